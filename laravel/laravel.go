@@ -1,0 +1,124 @@
+// Package laravel owns Laravel's queue tables: it opens a connection in one of three dialects
+// (MariaDB/MySQL, PostgreSQL, SQLite), creates and inspects the schema Laravel's migrations create, and
+// claims and completes jobs through named claim strategies that are all safe beside PHP workers.
+//
+// Everything a PHP worker writes to the database, this package writes the same way: released rows are new
+// rows with the exact payload bytes, failed_jobs rows match Laravel's failed-job providers, batch counters
+// are updated under a row lock, unique locks are released from the cache_locks table. Unlike PHP, every
+// completion is fenced: it applies only while the row still carries this worker's claim.
+package laravel
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Dialect names the SQL family of a connection, using Laravel's driver names (DB_CONNECTION).
+type Dialect string
+
+// The dialects artisan-go speaks.
+const (
+	MySQL    Dialect = "mysql" // MySQL and MariaDB
+	Postgres Dialect = "pgsql"
+	SQLite   Dialect = "sqlite"
+)
+
+// Sentinel errors. Drivers translate native errors (MySQL 1213/1205, PostgreSQL 40001/40P01/55P03,
+// SQLITE_BUSY) into these at their edge, wrapped with context, so callers test with errors.Is.
+var (
+	// ErrReservationLost means the row no longer carries this worker's claim: another worker re-claimed
+	// it after retry_after, or it was deleted (queue:clear). The completion did nothing.
+	ErrReservationLost = errors.New("reservation lost")
+	// ErrDeadlock means the database aborted the transaction to break a deadlock or serialization
+	// conflict; the operation may be retried.
+	ErrDeadlock = errors.New("deadlock")
+	// ErrBusy means a lock could not be taken in time (lock wait timeout, SQLITE_BUSY).
+	ErrBusy = errors.New("database busy")
+	// ErrMissingTable means a table the operation needs does not exist.
+	ErrMissingTable = errors.New("missing table")
+	// ErrUnknownStrategy means no claim strategy has the requested name.
+	ErrUnknownStrategy = errors.New("unknown claim strategy")
+)
+
+// Tables names the tables the queue uses. Every name is validated as a plain SQL identifier.
+type Tables struct {
+	Jobs       string // queue.connections.database.table
+	FailedJobs string // queue.failed.table
+	JobBatches string // queue.batching.table
+	Cache      string // cache.stores.database.table
+	CacheLocks string // cache.stores.database.lock_table
+}
+
+// DefaultTables returns the names Laravel's skeleton uses.
+func DefaultTables() Tables {
+	return Tables{Jobs: "jobs", FailedJobs: "failed_jobs", JobBatches: "job_batches", Cache: "cache", CacheLocks: "cache_locks"}
+}
+
+// Job is one claimed row of the jobs table. ID, Attempts and ReservedAt together are the claim's fence:
+// every completion checks all three, and renewal moves ReservedAt forward.
+type Job struct {
+	ID          int64
+	Queue       string
+	Payload     []byte // the payload column, byte for byte
+	Attempts    int    // attempts after this claim's increment
+	ReservedAt  int64  // Unix seconds this worker wrote when claiming or renewing
+	AvailableAt int64
+	CreatedAt   int64
+	Version     int64 // version column, for strategies that keep one; 0 otherwise
+}
+
+// JobClaimParams says what to claim.
+type JobClaimParams struct {
+	Queue      string // one queue name; priority across queues is the worker's loop
+	Now        int64  // worker clock, Unix seconds, as PHP's Carbon::now()
+	RetryAfter int64  // seconds after which a reservation has expired (Laravel's retry_after)
+	Limit      int    // claim at most this many (strategies that claim one at a time return one)
+}
+
+// JobReleaseParams says when a released job becomes available again.
+type JobReleaseParams struct {
+	Now   int64 // worker clock, Unix seconds; becomes created_at of the new row
+	Delay int64 // seconds; available_at = Now + Delay
+}
+
+// JobFailParams is the failed_jobs row to write beside the delete.
+type JobFailParams struct {
+	Connection string    // the queue connection name, e.g. "database"
+	Queue      string    // the queue the job was popped from
+	UUID       string    // payload uuid; written when the table has a uuid column
+	Exception  string    // PHP Throwable::__toString layout
+	FailedAt   time.Time // written in the application timezone as Y-m-d H:i:s
+}
+
+// JobPushParams is a new job row. The payload is stored byte for byte.
+type JobPushParams struct {
+	Queue       string
+	Payload     []byte
+	Attempts    int   // 0 for a new job
+	Now         int64 // worker clock, Unix seconds; becomes created_at
+	AvailableAt int64 // Unix seconds; Now for no delay
+}
+
+// Queue is the jobs table seen through one claim strategy. Every method is safe for concurrent use and
+// safe beside PHP workers on the same table.
+type Queue interface {
+	// Strategy returns the claim strategy's name.
+	Strategy() string
+	// JobClaim reserves up to Limit available jobs in id order: reserved_at = Now, attempts+1.
+	JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error)
+	// JobDelete removes a finished job, fenced on the claim; ErrReservationLost if the claim is gone.
+	JobDelete(ctx context.Context, j *Job) error
+	// JobRelease deletes the row and inserts the exact payload as a new row (new id, attempts kept,
+	// reserved_at NULL, available_at = Now + Delay, created_at = Now) in one transaction, fenced.
+	JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error
+	// JobFail deletes the row and writes the failed_jobs row in one transaction, fenced.
+	JobFail(ctx context.Context, j *Job, p *JobFailParams) error
+	// JobRenew moves reserved_at to now while the claim holds, and updates j.ReservedAt.
+	JobRenew(ctx context.Context, j *Job, now int64) error
+	// JobReturn gives back claimed jobs that never started (shutdown): the reservation and its attempt
+	// are undone, fenced, so they run next as if never claimed.
+	JobReturn(ctx context.Context, jobs []*Job) error
+	// JobPush inserts a new job row and returns its id.
+	JobPush(ctx context.Context, p *JobPushParams) (int64, error)
+}
