@@ -74,6 +74,9 @@ type JobClaimParams struct {
 	Now        int64  // worker clock, Unix seconds, as PHP's Carbon::now()
 	RetryAfter int64  // seconds after which a reservation has expired (Laravel's retry_after)
 	Limit      int    // claim at most this many (strategies that claim one at a time return one)
+	// ExcludeIDs are rows this worker handed back (classes it has no handler for) and must not take
+	// again, so that PHP workers on the same queue get them and this worker does not spin on them.
+	ExcludeIDs []int64
 }
 
 // JobReleaseParams says when a released job becomes available again.
