@@ -112,10 +112,10 @@ func (o *Object) Prop(name string) *Property {
 // public property when there is none. It returns o so that calls chain.
 func (o *Object) Set(name string, v Value) *Object {
 	if p := o.Prop(name); p != nil {
-		p.Value, p.ref = v, refInfo{}
+		p.Value, p.ref = normalValue(v), refInfo{}
 		return o
 	}
-	o.Props = append(o.Props, Property{Name: name, Value: v})
+	o.Props = append(o.Props, Property{Name: name, Value: normalValue(v)})
 	return o
 }
 
@@ -131,6 +131,7 @@ func (o *Object) SetPrivate(declarer, name string, v Value) *Object {
 }
 
 func (o *Object) setWith(np Property) *Object {
+	np.Value = normalValue(np.Value)
 	if p := o.Prop(np.Name); p != nil {
 		*p = np
 		return o
@@ -172,7 +173,7 @@ type Array struct {
 func NewList(values ...Value) *Array {
 	a := &Array{Entries: make([]ArrayEntry, len(values))}
 	for i, v := range values {
-		a.Entries[i] = ArrayEntry{Key: int64(i), Value: v}
+		a.Entries[i] = ArrayEntry{Key: int64(i), Value: normalValue(v)}
 	}
 	return a
 }
@@ -208,11 +209,11 @@ func (a *Array) Set(key any, v Value) *Array {
 	}
 	for i := range a.Entries {
 		if a.Entries[i].Key == k {
-			a.Entries[i].Value, a.Entries[i].ref = v, refInfo{}
+			a.Entries[i].Value, a.Entries[i].ref = normalValue(v), refInfo{}
 			return a
 		}
 	}
-	a.Entries = append(a.Entries, ArrayEntry{Key: k, Value: v})
+	a.Entries = append(a.Entries, ArrayEntry{Key: k, Value: normalValue(v)})
 	return a
 }
 
@@ -224,7 +225,7 @@ func (a *Array) Append(v Value) *Array {
 			next = k + 1
 		}
 	}
-	a.Entries = append(a.Entries, ArrayEntry{Key: next, Value: v})
+	a.Entries = append(a.Entries, ArrayEntry{Key: next, Value: normalValue(v)})
 	return a
 }
 
@@ -249,6 +250,29 @@ func (a *Array) Values() []Value {
 		out[i] = a.Entries[i].Value
 	}
 	return out
+}
+
+// normalValue turns the Go numbers builders are given into the int64 and float64 a decoded Value holds.
+func normalValue(v Value) Value {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
 }
 
 func normalKey(key any) (Value, bool) {
