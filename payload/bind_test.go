@@ -2,9 +2,9 @@ package payload
 
 import (
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
-	"reflect"
 	"testing"
 	"time"
 )
