@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,6 +199,11 @@ func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
 			bt = DefaultSQLiteBusyTimeout
 		}
 		file, query, _ := strings.Cut(path, "?")
+		if plain := strings.TrimPrefix(file, "file:"); plain != ":memory:" && plain != "" {
+			if _, err := os.Stat(plain); err != nil {
+				return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
+			}
+		}
 		q, err := url.ParseQuery(query)
 		if err != nil {
 			return "", "", "", fmt.Errorf("%w: SQLite DSN %q: %v", ErrInvalid, path, err)
