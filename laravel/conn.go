@@ -111,7 +111,11 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if p.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(p.MaxOpenConns)
 	}
-	db.SetMaxIdleConns(max(2, min(p.MaxOpenConns, 16)))
+	idle := 16
+	if p.MaxOpenConns > 0 {
+		idle = p.MaxOpenConns
+	}
+	db.SetMaxIdleConns(idle)
 	c := &Conn{db: db, dialect: p.Dialect, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
 	if c.clock == nil {
 		c.clock = time.Now

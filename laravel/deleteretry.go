@@ -21,6 +21,7 @@ type deleteRetry struct {
 	Fenced
 }
 
+// Strategy returns "delete-retry".
 func (q *deleteRetry) Strategy() string { return "delete-retry" }
 
 // JobClaim claims one row per transaction, up to Limit, so each transaction stays as short as PHP's.

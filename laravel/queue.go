@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -89,8 +90,8 @@ const jobColumns = "id, queue, payload, attempts, reserved_at, available_at, cre
 // reserved_at still match the claim, retries on deadlock, and runs in one transaction. Strategies embed
 // it and add JobClaim and Strategy.
 type Fenced struct {
-	C     *Conn
-	Tries int
+	C     *Conn // the connection the queue runs on
+	Tries int   // attempts per completion while it fails with ErrDeadlock
 }
 
 // NewFenced returns the shared completions for a queue built from p.
@@ -181,8 +182,13 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 			var env struct {
 				UUID string `json:"uuid"`
 			}
-			_ = json.Unmarshal(j.Payload, &env) // a damaged payload still fails, with an empty uuid
+			_ = json.Unmarshal(j.Payload, &env) // a damaged payload still fails, with a new uuid
 			uuid = env.UUID
+		}
+		if uuid == "" {
+			// Payloads from before Laravel 8 carry no uuid; the column is unique and not null, so such
+			// a job gets a fresh one rather than failing to fail.
+			uuid = newUUID()
 		}
 		cols = append([]string{"uuid"}, cols...)
 		args = append([]any{uuid}, args...)
@@ -352,6 +358,15 @@ func ScanJobs(rows *sqlx.Rows) ([]*Job, error) {
 		out = append(out, &j)
 	}
 	return out, rows.Err()
+}
+
+// newUUID returns a random (version 4) UUID in its canonical text form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // failedHasUUID reports, once per Conn, whether failed_jobs has Laravel 8's uuid column.
