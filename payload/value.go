@@ -124,17 +124,21 @@ func (o *Object) SetProtected(name string, v Value) *Object {
 	return o.setWith(Property{Name: name, Visibility: Protected, Value: v})
 }
 
-// SetPrivate sets a private property declared by class declarer (usually o.Class), appending it when it
-// does not exist. It returns o.
+// SetPrivate sets a private property declared by class declarer (usually o.Class), appending it when
+// that class's property does not exist yet (an ancestor's private property of the same name is another
+// property). It returns o.
 func (o *Object) SetPrivate(declarer, name string, v Value) *Object {
 	return o.setWith(Property{Name: name, Visibility: Private, Declarer: declarer, Value: v})
 }
 
 func (o *Object) setWith(np Property) *Object {
 	np.Value = normalValue(np.Value)
-	if p := o.Prop(np.Name); p != nil {
-		*p = np
-		return o
+	// A private property of another class may share the name; PHP keeps both.
+	for i := range o.Props {
+		if p := &o.Props[i]; p.Name == np.Name && p.Declarer == np.Declarer {
+			*p = np
+			return o
+		}
 	}
 	o.Props = append(o.Props, np)
 	return o
