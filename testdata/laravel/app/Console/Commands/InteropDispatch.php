@@ -99,7 +99,12 @@ class InteropDispatch extends Command
                 if ($this->option('queue') !== null) {
                     $pending->onQueue($this->option('queue'));
                 }
+                $before = DB::table($this->jobsTable())->max('id') ?? 0;
                 $out['batch'] = $pending->dispatch()->id;
+                // Batches are pushed with Queue::bulk, which fires no JobQueued events: find the
+                // members by the batch id inside their serialized commands.
+                $this->queued = DB::table($this->jobsTable())->where('id', '>', $before)
+                    ->where('payload', 'like', '%'.$out['batch'].'%')->pluck('id')->all();
                 break;
 
             default:
@@ -217,14 +222,18 @@ class InteropDispatch extends Command
         return $user;
     }
 
+    private function jobsTable()
+    {
+        return config('queue.connections.'.config('queue.default').'.table', 'jobs');
+    }
+
     /** The rows queued during this command, read back from the jobs table. */
     private function rows()
     {
         if (! $this->queued) {
             return [];
         }
-        $table = config('queue.connections.'.config('queue.default').'.table', 'jobs');
-        $rows = DB::table($table)->whereIn('id', $this->queued)->orderBy('id')->get();
+        $rows = DB::table($this->jobsTable())->whereIn('id', $this->queued)->orderBy('id')->get();
 
         return $rows->map(function ($row) {
             $payload = json_decode($row->payload, true);
