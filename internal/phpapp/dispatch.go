@@ -30,10 +30,11 @@ import (
 //   - closure: a queued closure
 //   - raw: Queue::push('App\Jobs\RawHandler@handle', data)
 //   - noop: App\Jobs\Noop, which records nothing
+//   - typed: App\Jobs\Typed, Carbon and DateTimeImmutable dates and a backed enum (PHP 8.1+)
 var Kinds = []string{
 	"plain", "delayed", "flaky", "failing", "retry-until", "releasing", "slow", "unique",
 	"unique-until-processing", "encrypted", "model", "chain", "batch", "listener", "notification",
-	"mail", "closure", "raw", "noop",
+	"mail", "closure", "raw", "noop", "typed",
 }
 
 // DispatchOption is an option of interop:dispatch.

@@ -174,6 +174,13 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 		if data, _ := raw.Props["data"].(map[string]any); data["path"] != "a/b" || raw.UUID != queued["raw"].Jobs[0].UUID {
 			t.Errorf("raw row = %+v", raw)
 		}
+		typed := one(`App\Jobs\Typed`)
+		for k, v := range map[string]any{"at": "2024-01-02T03:04:05.000000+01:00", "immutable": "2024-06-30T23:59:58.123456+02:00",
+			"status": `App\Enums\Status:Active`} {
+			if typed.Props[k] != v {
+				t.Errorf("typed prop %s = %#v, want %#v", k, typed.Props[k], v)
+			}
+		}
 		if _, ok := log[`App\Jobs\Noop`]; ok {
 			t.Errorf("noop recorded a row")
 		}

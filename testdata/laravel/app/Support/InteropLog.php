@@ -62,7 +62,7 @@ class InteropLog
 
     /**
      * Turn a PHP value into something json_encode keeps: models become their class and key,
-     * dates ISO-8601 strings, enums Class:Case, closures the string "Closure", other objects
+     * dates ISO-8601 strings with microseconds, enums Class:Case, closures the string "Closure", other objects
      * their class and public properties.
      */
     public static function normalize($value)
@@ -80,7 +80,7 @@ class InteropLog
             return ['@collection' => get_class($value), 'keys' => $value->modelKeys()];
         }
         if ($value instanceof DateTimeInterface) {
-            return $value->format(DateTimeInterface::RFC3339_EXTENDED);
+            return $value->format('Y-m-d\\TH:i:s.uP');
         }
         if (interface_exists(UnitEnum::class) && $value instanceof UnitEnum) {
             return get_class($value).':'.$value->name;

@@ -29,10 +29,10 @@ class InteropDispatch extends Command
     const KINDS = [
         'plain', 'delayed', 'flaky', 'failing', 'retry-until', 'releasing', 'slow', 'unique',
         'unique-until-processing', 'encrypted', 'model', 'chain', 'batch', 'listener', 'notification',
-        'mail', 'closure', 'raw', 'noop',
+        'mail', 'closure', 'raw', 'noop', 'typed',
     ];
 
-    protected $signature = 'interop:dispatch {kind : one of plain, delayed, flaky, failing, retry-until, releasing, slow, unique, unique-until-processing, encrypted, model, chain, batch, listener, notification, mail, closure, raw, noop}
+    protected $signature = 'interop:dispatch {kind : one of plain, delayed, flaky, failing, retry-until, releasing, slow, unique, unique-until-processing, encrypted, model, chain, batch, listener, notification, mail, closure, raw, noop, typed}
         {--count=1 : how many jobs (chain links, batch members)}
         {--queue= : the queue to push onto}
         {--delay= : seconds to delay the jobs}
@@ -209,6 +209,8 @@ class InteropDispatch extends Command
                 return new Jobs\WithModel($user, User::query()->whereKey([$user->id, $other->id])->get());
             case 'noop':
                 return new Jobs\Noop($i);
+            case 'typed':
+                return new Jobs\Typed();
         }
 
         throw new InvalidArgumentException("unknown kind [$kind]: use one of ".implode(', ', self::KINDS));
