@@ -247,7 +247,7 @@ func dotenv(env []string) string {
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if !bareValue.MatchString(v) {
-			v = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v) + `"`
+			v = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "\n", `\n`).Replace(v) + `"`
 		}
 		fmt.Fprintf(&b, "%s=%s\n", k, v)
 	}

@@ -3,7 +3,8 @@ package phpapp_test
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -242,25 +243,38 @@ func TestFailedJobCommands(t *testing.T) {
 	})
 }
 
-// TestEnvFile checks that the .env file and Env agree and that artisan reads them.
+// TestEnvFile checks that the .env file holds exactly Env, as Laravel's own .env parser reads it.
 func TestEnvFile(t *testing.T) {
 	t.Parallel()
-	app := phpapp.New(t, testenv.SQLite(t), phpapp.WithoutSchema(), phpapp.WithEnv("APP_NAME=Interop Test \"quoted\""))
-	b, err := os.ReadFile(app.EnvFile())
+	odd := `Interop "quoted" $HOME ${APP_ENV} back\slash # not a comment`
+	app := phpapp.New(t, testenv.SQLite(t), phpapp.WithoutSchema(), phpapp.WithEnv("APP_NAME="+odd))
+	script := `require 'Illuminate/autoload.php'; echo json_encode(Dotenv\Dotenv::createArrayBacked($argv[1])->load());`
+	out, err := exec.Command("php", "-r", script, filepath.Dir(app.EnvFile())).Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("php reading %s: %v", app.EnvFile(), err)
 	}
-	for _, key := range []string{"APP_KEY", "DB_CONNECTION", "DB_DATABASE", "QUEUE_CONNECTION", "CACHE_PREFIX"} {
-		if !strings.Contains(string(b), key+"="+app.Getenv(key)) {
-			t.Errorf(".env lacks %s=%s:\n%s", key, app.Getenv(key), b)
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	want := map[string]string{}
+	for _, kv := range app.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		want[k] = v
+	}
+	if want["APP_NAME"] != odd {
+		t.Fatalf("Env APP_NAME = %q, want %q", want["APP_NAME"], odd)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("phpdotenv reads %s = %q from the .env file, want %q", k, got[k], v)
 		}
 	}
-	out, err := app.Artisan(testContext(t), "env")
-	if err != nil {
-		t.Fatal(err)
+	if len(got) != len(want) {
+		t.Errorf("the .env file has %d variables, Env %d", len(got), len(want))
 	}
-	if !strings.Contains(out, "testing") {
-		t.Errorf("artisan env = %q, want testing", out)
+	if out, err := app.Artisan(testContext(t), "env"); err != nil || !strings.Contains(out, "testing") {
+		t.Errorf("artisan env = %q, %v; want testing", out, err)
 	}
 }
 
