@@ -36,7 +36,7 @@ func (c *Conn) CacheGet(ctx context.Context, key string) (string, bool, error) {
 	if c.now() >= expiration {
 		return "", false, c.CacheForget(ctx, key)
 	}
-	return c.cacheDecode(value), true, nil
+	return c.pgDecode(value), true, nil
 }
 
 // CachePut stores a PHP-serialized value under the prefixed key for ttl (whole seconds), replacing any
@@ -62,7 +62,7 @@ func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) e
 	} else {
 		q += `on conflict ("key") do update set "value" = excluded."value", "expiration" = excluded."expiration"`
 	}
-	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.cacheEncode(value), c.now()+seconds); err != nil {
+	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.pgEncode(value), c.now()+seconds); err != nil {
 		return fmt.Errorf("cache put %s: %w", key, c.translate(err))
 	}
 	return nil
@@ -88,12 +88,12 @@ func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64,
 			}
 			return err
 		}
-		cur, ok := UnserializeNumber(c.cacheDecode(raw))
+		cur, ok := UnserializeNumber(c.pgDecode(raw))
 		if !ok {
 			return fmt.Errorf("%w: value %q is not a number", ErrInvalid, raw)
 		}
 		n = cur + by
-		_, err := tx.ExecContext(ctx, upd, c.cacheEncode(SerializeInt(n)), c.cachePrefix+key)
+		_, err := tx.ExecContext(ctx, upd, c.pgEncode(SerializeInt(n)), c.cachePrefix+key)
 		return err
 	})
 	if err != nil {
@@ -121,17 +121,17 @@ func (c *Conn) CacheLockForceRelease(ctx context.Context, key string) error {
 	return nil
 }
 
-// cacheEncode base64-encodes values containing NUL on PostgreSQL, whose text columns cannot hold NUL.
-func (c *Conn) cacheEncode(v string) string {
+// pgEncode base64-encodes values containing NUL on PostgreSQL, whose text columns cannot hold NUL.
+func (c *Conn) pgEncode(v string) string {
 	if c.dialect == Postgres && strings.Contains(v, "\x00") {
 		return base64.StdEncoding.EncodeToString([]byte(v))
 	}
 	return v
 }
 
-// cacheDecode undoes cacheEncode as Laravel does: on PostgreSQL a value with neither ':' nor ';' is
+// pgDecode undoes pgEncode as Laravel does: on PostgreSQL a value with neither ':' nor ';' is
 // base64.
-func (c *Conn) cacheDecode(v string) string {
+func (c *Conn) pgDecode(v string) string {
 	if c.dialect == Postgres && !strings.ContainsAny(v, ":;") {
 		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
 			return string(b)
