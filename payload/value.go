@@ -112,10 +112,10 @@ func (o *Object) Prop(name string) *Property {
 // public property when there is none. It returns o so that calls chain.
 func (o *Object) Set(name string, v Value) *Object {
 	if p := o.Prop(name); p != nil {
-		p.Value, p.ref = v, refInfo{}
+		p.Value, p.ref = normalValue(v), refInfo{}
 		return o
 	}
-	o.Props = append(o.Props, Property{Name: name, Value: v})
+	o.Props = append(o.Props, Property{Name: name, Value: normalValue(v)})
 	return o
 }
 
@@ -124,16 +124,21 @@ func (o *Object) SetProtected(name string, v Value) *Object {
 	return o.setWith(Property{Name: name, Visibility: Protected, Value: v})
 }
 
-// SetPrivate sets a private property declared by class declarer (usually o.Class), appending it when it
-// does not exist. It returns o.
+// SetPrivate sets a private property declared by class declarer (usually o.Class), appending it when
+// that class's property does not exist yet (an ancestor's private property of the same name is another
+// property). It returns o.
 func (o *Object) SetPrivate(declarer, name string, v Value) *Object {
 	return o.setWith(Property{Name: name, Visibility: Private, Declarer: declarer, Value: v})
 }
 
 func (o *Object) setWith(np Property) *Object {
-	if p := o.Prop(np.Name); p != nil {
-		*p = np
-		return o
+	np.Value = normalValue(np.Value)
+	// A private property of another class may share the name; PHP keeps both.
+	for i := range o.Props {
+		if p := &o.Props[i]; p.Name == np.Name && p.Declarer == np.Declarer {
+			*p = np
+			return o
+		}
 	}
 	o.Props = append(o.Props, np)
 	return o
@@ -172,7 +177,7 @@ type Array struct {
 func NewList(values ...Value) *Array {
 	a := &Array{Entries: make([]ArrayEntry, len(values))}
 	for i, v := range values {
-		a.Entries[i] = ArrayEntry{Key: int64(i), Value: v}
+		a.Entries[i] = ArrayEntry{Key: int64(i), Value: normalValue(v)}
 	}
 	return a
 }
@@ -208,11 +213,11 @@ func (a *Array) Set(key any, v Value) *Array {
 	}
 	for i := range a.Entries {
 		if a.Entries[i].Key == k {
-			a.Entries[i].Value, a.Entries[i].ref = v, refInfo{}
+			a.Entries[i].Value, a.Entries[i].ref = normalValue(v), refInfo{}
 			return a
 		}
 	}
-	a.Entries = append(a.Entries, ArrayEntry{Key: k, Value: v})
+	a.Entries = append(a.Entries, ArrayEntry{Key: k, Value: normalValue(v)})
 	return a
 }
 
@@ -224,7 +229,7 @@ func (a *Array) Append(v Value) *Array {
 			next = k + 1
 		}
 	}
-	a.Entries = append(a.Entries, ArrayEntry{Key: next, Value: v})
+	a.Entries = append(a.Entries, ArrayEntry{Key: next, Value: normalValue(v)})
 	return a
 }
 
@@ -249,6 +254,29 @@ func (a *Array) Values() []Value {
 		out[i] = a.Entries[i].Value
 	}
 	return out
+}
+
+// normalValue turns the Go numbers builders are given into the int64 and float64 a decoded Value holds.
+func normalValue(v Value) Value {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
 }
 
 func normalKey(key any) (Value, bool) {
