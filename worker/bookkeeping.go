@@ -3,8 +3,11 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -105,7 +108,7 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil {
+	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
 		w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
 	}
 }
@@ -118,6 +121,9 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 		return
 	}
 	counts, err := w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+	if errors.Is(err, laravel.ErrBatchNotFound) {
+		return
+	}
 	if err != nil {
 		w.log.Error("record batch failure", "batch", id, "uuid", r.env.UUID, "error", err)
 		return
@@ -130,17 +136,17 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 		w.log.Error("read batch", "batch", id, "error", err)
 		return
 	}
-	if b == nil || allowFailures(b.Options) {
+	if allowFailures(b.Options) {
 		return
 	}
-	if err := w.conn.BatchCancel(ctx, id); err != nil {
+	if err := w.conn.BatchCancel(ctx, id, w.clock().Unix()); err != nil {
 		w.log.Error("cancel batch", "batch", id, "error", err)
 	}
 }
 
 // allowFailures reads the allowFailures option of a batch's serialized options.
-func allowFailures(options string) bool {
-	v, err := payload.Unserialize([]byte(options))
+func allowFailures(options []byte) bool {
+	v, err := payload.Unserialize(options)
 	if err != nil {
 		return false
 	}
@@ -152,17 +158,26 @@ func allowFailures(options string) bool {
 	return !phpFalsy(f)
 }
 
-// cacheGet reads a value of the database cache store as a string ("" when absent).
+// cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).
 func (w *Worker) cacheGet(ctx context.Context, key string) (string, error) {
 	v, ok, err := w.conn.CacheGet(ctx, key)
 	if err != nil || !ok {
 		return "", err
 	}
-	return phpString(v), nil
+	return v, nil
 }
 
+// cacheIncrement is Laravel's maxExceptions counting: put 0 for a day when the key is absent, then
+// increment.
 func (w *Worker) cacheIncrement(ctx context.Context, key string) (int, error) {
-	n, err := w.conn.CacheIncrement(ctx, key, 1, 86400)
+	if _, ok, err := w.conn.CacheGet(ctx, key); err != nil {
+		return 0, err
+	} else if !ok {
+		if err := w.conn.CachePut(ctx, key, "i:0;", 24*time.Hour); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.conn.CacheIncrement(ctx, key, 1)
 	return int(n), err
 }
 

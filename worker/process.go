@@ -52,7 +52,7 @@ var phpOnly = map[string]bool{
 // wrappers are Laravel's job classes that run something else; a handler registered under the
 // displayName (the listener, notification or mailable class) handles them.
 var wrappers = map[string]bool{
-	`Illuminate\Events\CallQueuedListener`:            true,
+	`Illuminate\Events\CallQueuedListener`:             true,
 	`Illuminate\Notifications\SendQueuedNotifications`: true,
 	`Illuminate\Mail\SendQueuedMailable`:               true,
 	`Illuminate\Broadcasting\BroadcastEvent`:           true,

@@ -179,7 +179,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if err != nil {
 		return nil, err
 	}
-	if err := handlers.AddRoutes(reg, handlerRoutes(cfg.Routes)); err != nil {
+	if err := addRoutes(reg, cfg.Routes); err != nil {
 		return nil, err
 	}
 	var kr *payload.Keyring
@@ -202,13 +202,17 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	return worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
 }
 
-// handlerRoutes converts the configured routes to the handlers package's form.
-func handlerRoutes(rs []config.Route) []handlers.Route {
-	out := make([]handlers.Route, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, handlers.Route{Class: r.Class, Exec: r.Exec, HTTP: r.HTTP, Builtin: r.Builtin, Timeout: r.Timeout})
+// addRoutes registers the configured exec, http and builtin routes. The handlers package does not
+// provide routes yet, so configured routes are an error naming the classes, rather than being ignored.
+func addRoutes(_ *handlers.Registry, rs []config.Route) error {
+	if len(rs) == 0 {
+		return nil
 	}
-	return out
+	classes := make([]string, 0, len(rs))
+	for _, r := range rs {
+		classes = append(classes, r.Class)
+	}
+	return fmt.Errorf("routes for %s are configured, but this build cannot run exec/http/builtin routes yet; remove them from the configuration", strings.Join(classes, ", "))
 }
 
 // workerConfig maps the configuration onto the worker's options.
