@@ -40,7 +40,7 @@ func (e *Exception) PHPClass() string { return e.Class }
 
 // newException builds an Exception thrown at the caller's caller, with the Go stack from there.
 func newException(class, message string, previous error) *Exception {
-	frames := callers(3, 32)
+	frames := callers(2, 32)
 	e := &Exception{Class: class, Message: message, Previous: previous}
 	if len(frames) > 0 {
 		e.File, e.Line = frames[0].File, frames[0].Line
