@@ -114,7 +114,7 @@ func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) 
 	fin := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set finished_at = ? where id = ?")
 	var counts BatchCounts
 	err := c.retry(ctx, DefaultDeleteRetries, func() error {
-		return c.inTx(ctx, func(tx *sqlx.Tx) error {
+		return c.InTx(ctx, func(tx *sqlx.Tx) error {
 			b, err := c.scanBatch(tx.QueryRowxContext(ctx, sel, id))
 			if err != nil {
 				return err

@@ -80,7 +80,7 @@ func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64,
 	sel := c.Rebind("select " + c.Q("value") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?" + lock)
 	upd := c.Rebind("update " + c.Q(c.tables.Cache) + " set " + c.Q("value") + " = ? where " + c.Q("key") + " = ?")
 	var n int64
-	err := c.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		var raw string
 		if err := tx.QueryRowxContext(ctx, sel, c.cachePrefix+key).Scan(&raw); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,7 +111,11 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if p.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(p.MaxOpenConns)
 	}
-	db.SetMaxIdleConns(max(2, min(p.MaxOpenConns, 16)))
+	idle := 16
+	if p.MaxOpenConns > 0 {
+		idle = p.MaxOpenConns
+	}
+	db.SetMaxIdleConns(idle)
 	c := &Conn{db: db, dialect: p.Dialect, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
 	if c.clock == nil {
 		c.clock = time.Now
@@ -198,6 +203,11 @@ func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
 			bt = DefaultSQLiteBusyTimeout
 		}
 		file, query, _ := strings.Cut(path, "?")
+		if plain := strings.TrimPrefix(file, "file:"); plain != ":memory:" && plain != "" {
+			if _, err := os.Stat(plain); err != nil {
+				return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
+			}
+		}
 		q, err := url.ParseQuery(query)
 		if err != nil {
 			return "", "", "", fmt.Errorf("%w: SQLite DSN %q: %v", ErrInvalid, path, err)

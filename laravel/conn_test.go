@@ -113,6 +113,10 @@ func TestOpenUnreachable(t *testing.T) {
 			t.Errorf("open unreachable %s: err = %v; want one naming host, database and the settings to check", p.Dialect, err)
 		}
 	}
+	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite"})
+	if !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "/nonexistent/database.sqlite") || !strings.Contains(err.Error(), "DB_DATABASE") {
+		t.Errorf("open a missing SQLite file: err = %v; want ErrInvalid naming the path and DB_DATABASE", err)
+	}
 	if _, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: "oracle"}); !errors.Is(err, laravel.ErrInvalid) {
 		t.Errorf("unknown dialect: err = %v, want ErrInvalid", err)
 	}

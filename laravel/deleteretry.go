@@ -21,6 +21,7 @@ type deleteRetry struct {
 	Fenced
 }
 
+// Strategy returns "delete-retry".
 func (q *deleteRetry) Strategy() string { return "delete-retry" }
 
 // JobClaim claims one row per transaction, up to Limit, so each transaction stays as short as PHP's.
@@ -49,7 +50,7 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 	sel, args := c.AvailableJobsSQL(p, exclude, 1, c.lock)
 	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ? where id = ?")
 	var claimed *Job
-	err := c.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		rows, err := tx.QueryxContext(ctx, sel, args...)
 		if err != nil {
 			return err
@@ -59,7 +60,7 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 			return err
 		}
 		j := jobs[0]
-		j.Attempts++
+		j.Attempts = min(j.Attempts+1, c.MaxAttempts())
 		j.ReservedAt = p.Now
 		if _, err := tx.ExecContext(ctx, upd, j.ReservedAt, j.Attempts, j.ID); err != nil {
 			return err

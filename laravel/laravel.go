@@ -91,7 +91,7 @@ type JobFailParams struct {
 	Queue      string    // the queue the job was popped from
 	UUID       string    // payload uuid; written when the table has a uuid column
 	Exception  string    // PHP Throwable::__toString layout
-	FailedAt   time.Time // written in the application timezone as Y-m-d H:i:s
+	FailedAt   time.Time // written in its location (the app timezone) as Y-m-d H:i:s; zero means now
 }
 
 // JobPushParams is a new job row. The payload is stored byte for byte.

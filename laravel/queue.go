@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -89,8 +90,8 @@ const jobColumns = "id, queue, payload, attempts, reserved_at, available_at, cre
 // reserved_at still match the claim, retries on deadlock, and runs in one transaction. Strategies embed
 // it and add JobClaim and Strategy.
 type Fenced struct {
-	C     *Conn
-	Tries int
+	C     *Conn // the connection the queue runs on
+	Tries int   // attempts per completion while it fails with ErrDeadlock
 }
 
 // NewFenced returns the shared completions for a queue built from p.
@@ -110,7 +111,7 @@ func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushPa
 	var ids []int64
 	err := f.C.retry(ctx, f.Tries, func() error {
 		ids = ids[:0]
-		return f.C.inTx(ctx, func(tx *sqlx.Tx) error {
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
 				return err
 			}
@@ -133,7 +134,7 @@ func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushPa
 // JobRelease deletes the row and inserts its exact payload as a new row, in one transaction, fenced.
 func (f *Fenced) JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error {
 	err := f.C.retry(ctx, f.Tries, func() error {
-		return f.C.inTx(ctx, func(tx *sqlx.Tx) error {
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
 				return err
 			}
@@ -149,6 +150,19 @@ func (f *Fenced) JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) er
 	return nil
 }
 
+// MaxAttempts returns the largest value the attempts column holds: 255 for MySQL's tinyint unsigned,
+// 32767 for PostgreSQL's smallint. Claims saturate there instead of failing the update (which would
+// leave the row at the head of the queue for ever); a worker then fails it as attempted too many times.
+func (c *Conn) MaxAttempts() int {
+	switch c.dialect {
+	case MySQL:
+		return 255
+	case Postgres:
+		return 32767
+	}
+	return 1<<31 - 1
+}
+
 // JobFail deletes the row and writes the failed_jobs row in one transaction, fenced. The uuid column is
 // written when the table has one (Laravel 8+), taken from p.UUID or else from the payload.
 func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
@@ -157,22 +171,31 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 		return fmt.Errorf("fail job %d: %w", j.ID, err)
 	}
 	cols := []string{"connection", "queue", "payload", "exception", "failed_at"}
-	args := []any{p.Connection, p.Queue, string(j.Payload), p.Exception, p.FailedAt.Format("2006-01-02 15:04:05")}
+	at := p.FailedAt
+	if at.IsZero() {
+		at = f.C.clock()
+	}
+	args := []any{p.Connection, p.Queue, string(j.Payload), p.Exception, at.Format("2006-01-02 15:04:05")}
 	if withUUID {
 		uuid := p.UUID
 		if uuid == "" {
 			var env struct {
 				UUID string `json:"uuid"`
 			}
-			_ = json.Unmarshal(j.Payload, &env) // a damaged payload still fails, with an empty uuid
+			_ = json.Unmarshal(j.Payload, &env) // a damaged payload still fails, with a new uuid
 			uuid = env.UUID
+		}
+		if uuid == "" {
+			// Payloads from before Laravel 8 carry no uuid; the column is unique and not null, so such
+			// a job gets a fresh one rather than failing to fail.
+			uuid = newUUID()
 		}
 		cols = append([]string{"uuid"}, cols...)
 		args = append([]any{uuid}, args...)
 	}
 	insert := f.C.insertSQL(f.C.tables.FailedJobs, cols)
 	err = f.C.retry(ctx, f.Tries, func() error {
-		return f.C.inTx(ctx, func(tx *sqlx.Tx) error {
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
 				return err
 			}
@@ -236,12 +259,8 @@ func (c *Conn) Rebind(q string) string {
 }
 
 // InTx runs fn in one transaction (BEGIN IMMEDIATE on SQLite), commits if it returns nil and rolls
-// back otherwise. Errors come back translated to the package sentinels.
+// back otherwise. fn returns driver errors as they are; InTx translates them to the package sentinels.
 func (c *Conn) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return c.inTx(ctx, fn)
-}
-
-func (c *Conn) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := c.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return c.translate(err)
@@ -264,7 +283,7 @@ func (c *Conn) execFenced(ctx context.Context, ex sqlx.ExecerContext, q string, 
 	res, err := ex.ExecContext(ctx, q, args...)
 	if err != nil {
 		if _, ok := ex.(*sqlx.Tx); ok {
-			return err // inTx translates
+			return err // InTx translates
 		}
 		return c.translate(err)
 	}
@@ -339,6 +358,15 @@ func ScanJobs(rows *sqlx.Rows) ([]*Job, error) {
 		out = append(out, &j)
 	}
 	return out, rows.Err()
+}
+
+// newUUID returns a random (version 4) UUID in its canonical text form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // failedHasUUID reports, once per Conn, whether failed_jobs has Laravel 8's uuid column.

@@ -106,6 +106,9 @@ func schemaDDL(d Dialect, t Tables, p SchemaParams) []string {
 		if d == SQLite {
 			return []string{strings.TrimSuffix(stmt, ")") + ", primary key (" + q(column) + "))"}
 		}
+		if d == MySQL {
+			return []string{stmt, fmt.Sprintf("alter table %s add primary key %s(%s)", q(table), q(table+"_"+column+"_primary"), q(column))}
+		}
 		return []string{stmt, fmt.Sprintf("alter table %s add primary key (%s)", q(table), q(column))}
 	}
 

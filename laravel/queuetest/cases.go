@@ -71,6 +71,21 @@ func init() {
 		}
 	})
 
+	register("AttemptsSaturate", Options{}, func(t *testing.T, s *Setup) {
+		id := s.Push(t, "default", t0, t0, 1)
+		top := s.Conn.MaxAttempts()
+		if _, err := s.Conn.DB().Exec(s.Conn.Rebind("update "+s.Conn.Q(s.Conn.Tables().Jobs)+" set attempts = ? where id = ?"), top, id); err != nil {
+			t.Fatal(err)
+		}
+		j := s.Claim(t, s.Queue, "default", t0, 90)
+		if j == nil || j.ID != id || j.Attempts != top {
+			t.Fatalf("claim at the column's maximum attempts = %+v, want attempts %d", j, top)
+		}
+		if err := s.Queue.JobDelete(bg, j); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	})
+
 	register("ExcludeIDs", Options{}, func(t *testing.T, s *Setup) {
 		a := s.Push(t, "default", t0, t0, 1)
 		b := s.Push(t, "default", t0, t0, 2)

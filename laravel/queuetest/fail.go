@@ -50,6 +50,21 @@ func init() {
 				want.UUID = ""
 			}
 			got := f[0]
+			if !withoutUUID {
+				// Payloads from before Laravel 8 have no uuid; they still fail, each under a fresh one.
+				for range 2 {
+					if _, err := s.Queue.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: []byte(`{"job":"Old@fire"}`), Now: t0, AvailableAt: t0}); err != nil {
+						t.Fatal(err)
+					}
+					old := s.Claim(t, s.Queue, "default", t0, 90)
+					if err := s.Queue.JobFail(bg, old, failParams()); err != nil {
+						t.Fatalf("fail a payload without uuid: %v", err)
+					}
+				}
+				if f := s.FailedRows(t); len(f) != 3 || len(f[1].UUID) != 36 || len(f[2].UUID) != 36 || f[1].UUID == f[2].UUID {
+					t.Fatalf("failed rows for payloads without uuid: %+v", f)
+				}
+			}
 			if got.UUID != want.UUID || got.Connection != want.Connection || got.Queue != want.Queue ||
 				!bytes.Equal(got.Payload, want.Payload) || got.Exception != want.Exception || got.FailedAt != want.FailedAt {
 				t.Fatalf("failed_jobs row = %+v\nwant %+v", got, want)
