@@ -34,7 +34,7 @@ var ErrInvalid = errors.New("invalid configuration")
 type Config struct {
 	// Connection is the queue connection name the worker serves, as `queue:work <connection>` takes
 	// it. It is written to failed_jobs.connection and decides where chained jobs go. Set by
-	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.5). Default "database".
+	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.7). Default "database".
 	Connection string `mapstructure:"connection"`
 	// LaravelVersion is the application's Laravel version ("8.83", "11", "12.54"). Payload formats,
 	// lock keys and several defaults below depend on it. Set by ARTISAN_GO_LARAVEL_VERSION. Default
@@ -108,9 +108,10 @@ type Tables struct {
 	FailedJobs string `mapstructure:"failed_jobs"`
 	// JobBatches is queue.batching.table. Default "job_batches".
 	JobBatches string `mapstructure:"job_batches"`
-	// Cache is the database cache store's table. Default "cache".
+	// Cache is the database cache store's table. DB_CACHE_TABLE (Laravel 11+). Default "cache".
 	Cache string `mapstructure:"cache"`
-	// CacheLocks is the database cache store's lock table. Default "cache_locks".
+	// CacheLocks is the database cache store's lock table. DB_CACHE_LOCK_TABLE (Laravel 11+). Default
+	// "cache_locks".
 	CacheLocks string `mapstructure:"cache_locks"`
 }
 
@@ -183,8 +184,10 @@ type Cache struct {
 	// "file") means restart signals and unique locks cannot be seen (a warning). CACHE_DRIVER before
 	// Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database" from 11 on.
 	Store string `mapstructure:"store"`
-	// Prefix is the cache key prefix. CACHE_PREFIX. Default Str::slug(APP_NAME, '_') followed by
-	// "_cache" (Laravel 5.8–10) or "_cache_" (11 on); "laravel" before 5.8.
+	// Prefix is the cache key prefix. CACHE_PREFIX. Default, as the skeleton's config/cache.php of the
+	// version computes it from APP_NAME: "laravel" (5.4), Str::slug(APP_NAME, '_') followed by "_cache"
+	// (5.5–8.x) or "_cache_" (9.x to 12.19), and Str::slug(APP_NAME) followed by "-cache-" from 12.20
+	// (the skeleton of June 2025). The file is the application's own, so when in doubt set it.
 	Prefix string `mapstructure:"prefix"`
 	// Redis is the Redis connection of the redis store.
 	Redis Redis `mapstructure:"redis"`
@@ -202,7 +205,8 @@ type Redis struct {
 	// REDIS_DB, default 0, before.
 	DB int `mapstructure:"db"`
 	// Prefix is the Redis client's key prefix, put before the cache prefix. REDIS_PREFIX. Default
-	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 6 on), "" before.
+	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 5.8 to 12.19), Str::slug(APP_NAME)
+	// followed by "-database-" from 12.20, "" before 5.8.
 	Prefix string `mapstructure:"prefix"`
 }
 
@@ -210,6 +214,7 @@ type Redis struct {
 type Failed struct {
 	// Driver is "database-uuids" (default from Laravel 8: failed_jobs has a uuid column), "database"
 	// (numeric ids only, the only kind before 8) or "null" (failed jobs are not recorded).
+	// QUEUE_FAILED_DRIVER (Laravel 6+).
 	Driver string `mapstructure:"driver"`
 }
 

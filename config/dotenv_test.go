@@ -179,3 +179,24 @@ ARTISAN_GO_LARAVEL_VERSION=11
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}
 }
+
+// FuzzParseDotenv checks that no input panics, and that a value written in single quotes (which
+// phpdotenv keeps literally) reads back unchanged.
+func FuzzParseDotenv(f *testing.F) {
+	f.Add("A=b\nexport C=\"d\\n${A}\" # x\n", "plain")
+	f.Add("KEY=\"multi\nline\"\nB='x'", "it's ${HOME}")
+	f.Add("=\n\"\n'\n#", "")
+	f.Fuzz(func(t *testing.T, content, value string) {
+		_, _ = parseDotenv(".env", content, map[string]string{"HOME": "/h"})
+		if strings.ContainsAny(value, "'\r\n") {
+			return
+		}
+		got, err := parseDotenv(".env", "K='"+value+"'\n", nil)
+		if err != nil {
+			t.Fatalf("single-quoted %q: %v", value, err)
+		}
+		if got["K"] != strings.TrimSpace(value) && got["K"] != value {
+			t.Fatalf("single-quoted %q read as %q", value, got["K"])
+		}
+	})
+}

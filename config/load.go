@@ -208,6 +208,10 @@ func envSettings(vars map[string]string, ver version, where, dir string) ([]sett
 				continue
 			}
 			val, defined := laravelEnvValue(raw)
+			if !defined && k.path == "failed.driver" {
+				// A null failed driver is Laravel's Null provider, not the default.
+				val, defined = "null", true
+			}
 			if !defined {
 				continue
 			}
@@ -340,11 +344,17 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if unset("cache.store") && ver.atLeast(11, 0) {
 		c.Cache.Store = "database"
 	}
+	// The skeleton hyphenates the cache and Redis prefixes from its June 2025 release on, which
+	// ships with framework 12.20; an application created earlier keeps the underscores (a note
+	// says so).
+	hyphens := ver.atLeast(12, 20)
 	if unset("cache.prefix") {
 		switch {
-		case ver.atLeast(11, 0):
+		case hyphens:
+			c.Cache.Prefix = slug(c.App.Name, '-') + "-cache-"
+		case ver.atLeast(9, 0):
 			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache_"
-		case ver.atLeast(5, 8):
+		case ver.atLeast(5, 5):
 			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache"
 		default:
 			c.Cache.Prefix = "laravel"
@@ -354,11 +364,17 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		c.Cache.Redis.DB = 0
 	}
 	if unset("cache.redis.prefix") {
-		if ver.atLeast(6, 0) {
+		switch {
+		case hyphens:
+			c.Cache.Redis.Prefix = slug(c.App.Name, '-') + "-database-"
+		case ver.atLeast(5, 8):
 			c.Cache.Redis.Prefix = slug(c.App.Name, '_') + "_database_"
-		} else {
+		default:
 			c.Cache.Redis.Prefix = ""
 		}
+	}
+	if hyphens && unset("cache.prefix") {
+		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}
 }
 

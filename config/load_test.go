@@ -102,7 +102,7 @@ func TestLoadFullYAML(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	yaml := `connection: database
-laravel_version: "12.54"
+laravel_version: "12.19"
 db:
   driver: pgsql
   host: db.internal
@@ -162,7 +162,7 @@ log:
 		t.Fatalf("Validate: %v", err)
 	}
 	want := Default()
-	want.LaravelVersion = "12.54"
+	want.LaravelVersion = "12.19"
 	want.DB = DB{Driver: "pgsql", Host: "db.internal", Port: 5432, Database: "shop", Username: "app", Password: "secret", Schema: "queue", Version: "16.2"}
 	want.Tables.Jobs = "queue_jobs"
 	want.Worker = Worker{Queues: []string{"high", "default"}, Sleep: 500 * time.Millisecond, Tries: 3, Timeout: 2 * time.Minute,
@@ -201,6 +201,13 @@ func TestLoadVersionDefaults(t *testing.T) {
 		{"8.83", func(c *Config) bool {
 			return c.Worker.Tries == 1 && c.Failed.Driver == "database-uuids" && c.Cache.Store == "file" && c.DB.Driver == "mysql" && c.DB.Database == "forge"
 		}, "tries 1, database-uuids, file store, mysql forge"},
+		{"9.52", func(c *Config) bool {
+			return c.Cache.Store == "file" && c.Cache.Prefix == "laravel_cache_" && c.Cache.Redis.Prefix == "laravel_database_"
+		}, "file store, laravel_cache_"},
+		{"12.54", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-" &&
+				strings.Contains(strings.Join(c.Warnings(), "\n"), "set CACHE_PREFIX")
+		}, "hyphenated prefixes and a note about them"},
 		{"11", func(c *Config) bool {
 			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_" && c.DB.Driver == "sqlite" && c.DB.Port == 0 && c.DB.Username == "root"
 		}, "database store, laravel_cache_, sqlite, root"},
@@ -231,6 +238,19 @@ func TestLoadCacheStoreVariableByVersion(t *testing.T) {
 		if cfg.Cache.Store != want {
 			t.Errorf("Laravel %s: store %q, want %q", version, cfg.Cache.Store, want)
 		}
+	}
+}
+
+func TestLoadMoreLaravelNames(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"QUEUE_FAILED_DRIVER=null", "DB_CACHE_TABLE=app_cache",
+		"DB_CACHE_LOCK_TABLE=app_locks", "DB_QUEUE=high,low", "APP_PREVIOUS_KEYS=k1,k2", "REDIS_CACHE_DB=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Failed.Driver != "null" || cfg.Tables.Cache != "app_cache" || cfg.Tables.CacheLocks != "app_locks" ||
+		strings.Join(cfg.Worker.Queues, "|") != "high|low" || strings.Join(cfg.App.PreviousKeys, "|") != "k1|k2" || cfg.Cache.Redis.DB != 3 {
+		t.Errorf("got %+v", *cfg)
 	}
 }
 

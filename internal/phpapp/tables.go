@@ -1,0 +1,104 @@
+package phpapp
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// JobRow is a row of the jobs table.
+type JobRow struct {
+	ID          int64
+	Queue       string
+	Payload     string
+	Attempts    int
+	ReservedAt  *int64
+	AvailableAt int64
+	CreatedAt   int64
+}
+
+// UUID returns the payload's uuid, or "" when the payload has none or is not JSON.
+func (r JobRow) UUID() string { return payloadUUID(r.Payload) }
+
+// FailedRow is a row of the failed_jobs table (the database-uuids provider's layout).
+type FailedRow struct {
+	ID         int64
+	UUID       string
+	Connection string
+	Queue      string
+	Payload    string
+	Exception  string
+	FailedAt   string
+}
+
+// Jobs returns the rows of the jobs table in id order.
+func (a *App) Jobs(ctx context.Context) ([]JobRow, error) {
+	var out []JobRow
+	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM jobs ORDER BY id",
+		func(rows *sql.Rows) error {
+			var r JobRow
+			var reserved sql.NullInt64
+			if err := rows.Scan(&r.ID, &r.Queue, &r.Payload, &r.Attempts, &reserved, &r.AvailableAt, &r.CreatedAt); err != nil {
+				return err
+			}
+			if reserved.Valid {
+				r.ReservedAt = &reserved.Int64
+			}
+			out = append(out, r)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	return out, nil
+}
+
+// FailedJobs returns the rows of the failed_jobs table in id order.
+func (a *App) FailedJobs(ctx context.Context) ([]FailedRow, error) {
+	var out []FailedRow
+	err := a.query(ctx, "SELECT id, uuid, connection, queue, payload, exception, failed_at FROM failed_jobs ORDER BY id",
+		func(rows *sql.Rows) error {
+			var r FailedRow
+			var failedAt any
+			if err := rows.Scan(&r.ID, &r.UUID, &r.Connection, &r.Queue, &r.Payload, &r.Exception, &failedAt); err != nil {
+				return err
+			}
+			r.FailedAt = fmt.Sprint(failedAt)
+			if b, ok := failedAt.([]byte); ok {
+				r.FailedAt = string(b)
+			}
+			out = append(out, r)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read failed_jobs: %w", err)
+	}
+	return out, nil
+}
+
+func (a *App) query(ctx context.Context, q string, scan func(*sql.Rows) error) error {
+	db, err := a.open()
+	if err != nil {
+		return err
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func payloadUUID(payload string) string {
+	var p struct {
+		UUID string `json:"uuid"`
+	}
+	_ = json.Unmarshal([]byte(payload), &p)
+	return p.UUID
+}
