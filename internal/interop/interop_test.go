@@ -67,6 +67,18 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 // worker returns a Go worker over the app's tables with the app's settings, changed by mod.
 func (s *side) worker(t *testing.T, mod func(*worker.Config)) *worker.Worker {
 	t.Helper()
+	return s.newWorker(t, mod, nil)
+}
+
+// workerAt returns a Go worker whose clock reads at, for jobs delayed into the future.
+func (s *side) workerAt(t *testing.T, at time.Time) *worker.Worker {
+	t.Helper()
+	offset := time.Until(at)
+	return s.newWorker(t, nil, func() time.Time { return time.Now().Add(offset) })
+}
+
+func (s *side) newWorker(t *testing.T, mod func(*worker.Config), clock func() time.Time) *worker.Worker {
+	t.Helper()
 	q, err := laravel.NewQueue(s.conn, laravel.QueueParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +95,7 @@ func (s *side) worker(t *testing.T, mod func(*worker.Config)) *worker.Worker {
 	if mod != nil {
 		mod(&c)
 	}
-	w, err := worker.New(worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t)})
+	w, err := worker.New(worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock})
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}
