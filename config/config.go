@@ -162,6 +162,10 @@ type Worker struct {
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's
 	// worker finishes the current job on SIGTERM.
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+	// BatchCallbacks is the PHP job class that runs a batch's then/catch/finally callbacks when a Go
+	// worker finishes the batch's jobs (copy testdata/laravel/app/Jobs/RunBatchCallbacks.php into the
+	// app). Default "": those callbacks do not run, and the worker warns.
+	BatchCallbacks string `mapstructure:"batch_callbacks"`
 }
 
 // App holds the Laravel application settings the worker needs.

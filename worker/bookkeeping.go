@@ -108,14 +108,27 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
-		w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+	counts, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
+	if err != nil {
+		if !errors.Is(err, laravel.ErrBatchNotFound) {
+			w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+		}
+		return
 	}
+	var kinds []string
+	if counts.PendingJobs == 0 {
+		kinds = append(kinds, batchThen)
+	}
+	if counts.AllJobsHaveRanExactlyOnce() {
+		kinds = append(kinds, batchFinally)
+	}
+	w.queueBatchCallbacks(ctx, r, id, kinds, nil)
 }
 
 // recordBatchFailure counts a failed job in its batch and, on the batch's first failure, cancels it
-// unless the batch allows failures. Batch callbacks are PHP closures and are not run.
-func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
+// unless the batch allows failures. The batch's catch and finally callbacks are handed to PHP (see
+// queueBatchCallbacks).
+func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun, cause error) {
 	id := batchID(r)
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
@@ -128,9 +141,19 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 		w.log.Error("record batch failure", "batch", id, "uuid", r.env.UUID, "error", err)
 		return
 	}
-	if counts.FailedJobs != 1 {
-		return
+	var kinds []string
+	if counts.FailedJobs == 1 {
+		w.cancelUnlessAllowed(ctx, id)
+		kinds = append(kinds, batchCatch)
 	}
+	if counts.AllJobsHaveRanExactlyOnce() {
+		kinds = append(kinds, batchFinally)
+	}
+	w.queueBatchCallbacks(ctx, r, id, kinds, cause)
+}
+
+// cancelUnlessAllowed cancels a batch on its first failure unless it allows failures.
+func (w *Worker) cancelUnlessAllowed(ctx context.Context, id string) {
 	b, err := w.conn.BatchFind(ctx, id)
 	if err != nil {
 		w.log.Error("read batch", "batch", id, "error", err)

@@ -347,7 +347,7 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 		}
 	}
 	w.releaseUniqueLock(ctx, r)
-	w.recordBatchFailure(ctx, r)
+	w.recordBatchFailure(ctx, r, cause)
 }
 
 // succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,

@@ -65,6 +65,10 @@ type Config struct {
 	CacheEnabled bool
 	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
 	ExcludeLimit int
+	// BatchCallbacks is the PHP job class that runs a batch's then/catch/finally callbacks for Go
+	// (testdata/laravel/app/Jobs/RunBatchCallbacks.php is one to copy). When this worker's bookkeeping
+	// triggers callbacks it queues one such job for PHP workers; "" leaves them unrun, with a warning.
+	BatchCallbacks string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
