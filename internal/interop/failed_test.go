@@ -92,4 +92,3 @@ func TestGoFailurePHPCommands(t *testing.T) {
 		}
 	})
 }
-
