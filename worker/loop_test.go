@@ -323,3 +323,31 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		jobs := f.Conn.Tables().Jobs
+		f.exec(t, "alter table "+f.Conn.Q(jobs)+" rename to "+f.Conn.Q(jobs+"_away"))
+		w := f.worker(t, nil)
+		ctx, cancel := context.WithCancel(bg)
+		result := make(chan error, 1)
+		go func() { _, err := w.Run(ctx); result <- err }()
+		time.Sleep(300 * time.Millisecond) // claims fail: the table is missing
+		f.exec(t, "alter table "+f.Conn.Q(jobs+"_away")+" rename to "+f.Conn.Q(jobs))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		deadline := time.Now().Add(10 * time.Second)
+		for calls.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		if err := <-result; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if calls.Load() != 1 {
+			t.Fatal("the worker did not recover from failing claims")
+		}
+	})
+}

@@ -252,6 +252,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			jobs += claimed
 		}
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The claim was interrupted by the stop signal; the next check stops the loop.
 		case err != nil:
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
@@ -266,10 +268,13 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			}
 		case free == 0:
 			w.waitForSlot(ctx)
-		default:
-			if !w.cfg.StopWhenEmpty {
-				w.sleepOrSlot(ctx, w.cfg.Sleep)
+		case w.cfg.StopWhenEmpty:
+			// Nothing to claim: wait for the running jobs (one may continue a chain) rather than spin.
+			if w.inFlight() > 0 {
+				w.waitForCompletion(ctx)
 			}
+		default:
+			w.sleepOrSlot(ctx, w.cfg.Sleep)
 		}
 		if status, stop := w.shouldStop(ctx, started, &lastRestart, jobs, err == nil && free > 0 && claimed == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
@@ -398,6 +403,11 @@ func (w *Worker) waitForSlot(ctx context.Context) {
 	if w.inFlight() < cap(w.slots) {
 		return
 	}
+	w.waitForCompletion(ctx)
+}
+
+// waitForCompletion waits until a running job frees its slot.
+func (w *Worker) waitForCompletion(ctx context.Context) {
 	select {
 	case <-w.freed:
 	case <-ctx.Done():
