@@ -351,3 +351,34 @@ func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
 		}
 	})
 }
+
+func TestReservationLostCompletionDoesNothing(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		started, finish := make(chan struct{}), make(chan struct{})
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			close(started)
+			<-finish
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		w := f.worker(t, nil)
+		done := make(chan struct{})
+		go func() { runOnce(t, w); close(done) }()
+		<-started
+		// Another worker, whose clock is past retry_after, takes the job over (as PHP would).
+		stolen := f.Claim(t, f.Queue, "default", f.clock.Unix()+1000, 90)
+		if stolen == nil || stolen.Attempts != 2 {
+			t.Fatalf("take-over claim %+v", stolen)
+		}
+		close(finish)
+		<-done
+		row := f.onlyRow(t)
+		if row.ReservedAt == nil || *row.ReservedAt != stolen.ReservedAt || row.Attempts != 2 {
+			t.Fatalf("row %+v: the first worker's completion touched the new owner's row", row)
+		}
+		if s := w.Stats(); s.Lost != 1 || s.Processed != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
