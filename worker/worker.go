@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/metrics"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,8 +223,8 @@ func (w *Worker) Stats() Stats {
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
 // backoff; they never stop the worker.
 func (w *Worker) Run(ctx context.Context) (int, error) {
-	started := time.Now()
-	lastRestart := w.restartSignal(ctx, "")
+	st := &stopState{started: time.Now(), restartRead: time.Now()}
+	st.lastRestart = w.restartSignal(ctx, "")
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	stopRenew := w.startRenewer()
@@ -239,7 +241,6 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		return w.finish(ctx, cancelJobs, ExitSuccess), nil
 	}
 
-	var jobs int
 	claimBackoff := time.Duration(0)
 	for {
 		if ctx.Err() != nil {
@@ -249,11 +250,15 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		claimed, err := 0, error(nil)
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free)
-			jobs += claimed
+			st.jobs += claimed
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// The claim was interrupted by the stop signal; the next check stops the loop.
+		case err != nil && transient(err):
+			// A deadlock victim or a busy SQLite file: another claimer won; try again shortly.
+			w.log.Debug("claim conflict; retrying", "error", err)
+			sleepCtx(ctx, 20*time.Millisecond)
 		case err != nil:
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
@@ -276,31 +281,52 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		default:
 			w.sleepOrSlot(ctx, w.cfg.Sleep)
 		}
-		if status, stop := w.shouldStop(ctx, started, &lastRestart, jobs, err == nil && free > 0 && claimed == 0); stop {
+		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
 }
 
+// transient reports whether a database error is a lost race (deadlock victim, lock wait, SQLITE_BUSY)
+// that is retried at once rather than backed off.
+func transient(err error) bool {
+	return errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)
+}
+
+// restartEvery is how often the loop reads the queue:restart signal. Laravel reads it after every job;
+// with many jobs a second that costs a query each, so it is read at most this often instead.
+const restartEvery = time.Second
+
+// stopState is what the stop conditions remember between loops.
+type stopState struct {
+	started     time.Time
+	lastRestart string
+	restartRead time.Time
+	jobs        int
+}
+
 // shouldStop checks Laravel's stop conditions in Laravel's order.
-func (w *Worker) shouldStop(ctx context.Context, started time.Time, lastRestart *string, jobs int, empty bool) (int, bool) {
+func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int, bool) {
 	if w.cfg.MemoryMB > 0 && memoryMB() >= float64(w.cfg.MemoryMB) {
 		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(memoryMB()), "limit_mb", w.cfg.MemoryMB)
 		return ExitMemoryLimit, true
 	}
-	if cur := w.restartSignal(ctx, *lastRestart); cur != *lastRestart {
-		w.log.Info("queue:restart signal received; stopping")
-		return ExitSuccess, true
+	if time.Since(st.restartRead) >= restartEvery {
+		st.restartRead = time.Now()
+		if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
+			w.log.Info("queue:restart signal received; stopping")
+			return ExitSuccess, true
+		}
 	}
 	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 {
 		w.log.Info("queue is empty; stopping (--stop-when-empty)")
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxTime > 0 && time.Since(started) >= w.cfg.MaxTime {
+	if w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime {
 		w.log.Info("--max-time reached; stopping")
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxJobs > 0 && jobs >= w.cfg.MaxJobs {
+	if w.cfg.MaxJobs > 0 && st.jobs >= w.cfg.MaxJobs {
 		w.log.Info("--max-jobs reached; stopping")
 		return ExitSuccess, true
 	}
@@ -339,20 +365,16 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
 }
 
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
-// again from the first queue), and starts each one.
+// again from the first queue), and starts each one. Up to maxParallelClaims claims run at once, so that
+// with several free slots the claim transactions overlap instead of queueing one commit behind another.
 func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, error) {
 	total := 0
+	var firstErr error
 	for _, q := range w.cfg.Queues {
 		if total >= limit {
 			break
 		}
-		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
-			Queue: q, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
-			Limit: limit - total, ExcludeIDs: w.excluded.list(),
-		})
-		if err != nil {
-			return total, fmt.Errorf("claim job from queue %q: %w", q, err)
-		}
+		jobs, err := w.claimParallel(ctx, q, limit-total)
 		for _, j := range jobs {
 			if j.Queue == "" {
 				j.Queue = q
@@ -361,8 +383,68 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, err
 			w.start(ctx, jobCtx, j)
 			total++
 		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("claim job from queue %q: %w", q, err)
+		}
+		if err != nil && len(jobs) == 0 {
+			return total, firstErr
+		}
 	}
-	return total, nil
+	if total > 0 {
+		if firstErr != nil && !transient(firstErr) {
+			w.log.Warn("some claims failed", "error", firstErr)
+		}
+		return total, nil // the claims that worked count; a failed one is retried by the next loop
+	}
+	return total, firstErr
+}
+
+// maxParallelClaims bounds the claim transactions one worker runs at once.
+const maxParallelClaims = 8
+
+// claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once.
+func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
+	claim := func(n int) ([]*laravel.Job, error) {
+		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
+			Limit: n, ExcludeIDs: w.excluded.list(),
+		})
+	}
+	parallel := min(limit, maxParallelClaims)
+	if !strings.Contains(strings.ToUpper(w.conn.Lock()), "SKIP LOCKED") {
+		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
+		// behind the same lock, so one claim takes them all in turn.
+		parallel = 1
+	}
+	if parallel <= 1 {
+		return claim(limit)
+	}
+	type result struct {
+		jobs []*laravel.Job
+		err  error
+	}
+	results := make(chan result, parallel)
+	for i := range parallel {
+		n := limit / parallel
+		if i < limit%parallel {
+			n++
+		}
+		go func() {
+			jobs, err := claim(n)
+			results <- result{jobs, err}
+		}()
+	}
+	var all []*laravel.Job
+	var firstErr error
+	for range parallel {
+		r := <-results
+		all = append(all, r.jobs...)
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, firstErr
 }
 
 // start runs one claimed job on its own goroutine, holding a slot until it completes or is abandoned.
