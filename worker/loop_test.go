@@ -382,3 +382,39 @@ func TestReservationLostCompletionDoesNothing(t *testing.T) {
 		}
 	})
 }
+
+func TestMaintenanceModeAndPausedQueues(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var mu sync.Mutex
+		var ran []string
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			mu.Lock()
+			ran = append(ran, j.Queue)
+			mu.Unlock()
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		f.push(t, "other", envelope(t, jobClass, "", nil))
+		if err := f.Conn.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
+			t.Fatal(err)
+		}
+		queues := []string{"default", "other"}
+		down := func(c *Config) { c.LaravelVersion = "12.40"; c.Queues = queues; c.MaxTime = 300 * time.Millisecond }
+		if _, err := f.worker(t, down).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(ran) != 0 {
+			t.Fatalf("ran %v in maintenance mode", ran)
+		}
+		if err := f.Conn.CachePut(bg, pausedPrefix+"database:default", "b:1;", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.worker(t, func(c *Config) { down(c); c.Force = true }).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(ran, ",") != "other" {
+			t.Fatalf("with --force and default paused, ran %v, want [other]", ran)
+		}
+	})
+}

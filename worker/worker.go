@@ -58,6 +58,7 @@ type Config struct {
 	Concurrency    int           // jobs in flight; at least 1
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
+	Force          bool          // --force: work while the application is in maintenance mode
 	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
 	FailedDriver   string        // "database-uuids", "database" or "null"
@@ -221,16 +222,23 @@ func (w *Worker) Stats() Stats {
 // --stop-when-empty, --max-time, --max-jobs, --once) or until ctx is cancelled (SIGTERM/SIGINT), and
 // returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
-// backoff; they never stop the worker.
+// backoff; they never stop the worker. Like Laravel's worker it claims nothing while the application is
+// in maintenance mode (the cache maintenance driver's key) unless Force is set, and skips queues paused
+// with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
-	st := &stopState{started: time.Now(), restartRead: time.Now()}
+	st := &stopState{started: time.Now(), paused: map[string]bool{}}
 	st.lastRestart = w.restartSignal(ctx, "")
+	w.readSignals(ctx, st)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 
 	if w.cfg.Once {
+		if st.down && !w.cfg.Force {
+			sleepCtx(ctx, w.cfg.Sleep)
+			return ExitSuccess, nil
+		}
 		found, err := w.runOne(ctx, jobCtx)
 		if err != nil {
 			w.log.Error("claim failed", "error", err)
@@ -246,10 +254,19 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
 		}
+		w.readSignals(ctx, st)
+		if st.down && !w.cfg.Force {
+			// Maintenance mode (cache driver): claim nothing, as Laravel's worker does without --force.
+			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
+			if status, stop := w.shouldStop(ctx, st, false); stop {
+				return w.finish(ctx, cancelJobs, status), nil
+			}
+			continue
+		}
 		free := cap(w.slots) - len(w.slots)
 		claimed, err := 0, error(nil)
 		if free > 0 {
-			claimed, err = w.claimAndStart(ctx, jobCtx, free)
+			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
 			st.jobs += claimed
 		}
 		switch {
@@ -293,16 +310,59 @@ func transient(err error) bool {
 	return errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)
 }
 
-// restartEvery is how often the loop reads the queue:restart signal. Laravel reads it after every job;
-// with many jobs a second that costs a query each, so it is read at most this often instead.
-const restartEvery = time.Second
+// signalsEvery is how often the loop reads the cache signals (queue:restart, maintenance mode, paused
+// queues). Laravel reads them on every loop; with many jobs a second that costs queries each, so they are
+// read at most this often instead.
+const signalsEvery = time.Second
 
-// stopState is what the stop conditions remember between loops.
+// Cache keys Laravel's commands write for workers.
+const (
+	restartKey     = "illuminate:queue:restart"
+	maintenanceKey = "illuminate:foundation:down" // php artisan down with the cache maintenance driver (9.x+)
+	pausedPrefix   = "illuminate:queue:paused:"   // + connection:queue, php artisan queue:pause (12.40+)
+)
+
+// stopState is what the stop conditions and signals remember between loops.
 type stopState struct {
 	started     time.Time
 	lastRestart string
-	restartRead time.Time
+	signalsRead time.Time
+	restart     bool            // queue:restart changed since the start
+	down        bool            // the application is in maintenance mode
+	paused      map[string]bool // queues paused with queue:pause
 	jobs        int
+}
+
+// readSignals reads the cache signals when signalsEvery has passed since the last read.
+func (w *Worker) readSignals(ctx context.Context, st *stopState) {
+	if !w.cfg.CacheEnabled || time.Since(st.signalsRead) < signalsEvery {
+		return
+	}
+	st.signalsRead = time.Now()
+	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
+		st.restart = true
+	}
+	if !w.cfg.Force && w.version.AtLeast(9, 0) {
+		if _, down, err := w.conn.CacheGet(ctx, maintenanceKey); err == nil {
+			if down && !st.down {
+				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
+			}
+			st.down = down
+		}
+	}
+	if w.version.AtLeast(12, 40) {
+		for _, q := range w.cfg.Queues {
+			v, ok, err := w.conn.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
+			if err != nil {
+				continue
+			}
+			paused := ok && v != "b:0;" && v != "N;"
+			if paused != st.paused[q] {
+				w.log.Info("queue pause changed", "queue", q, "paused", paused)
+			}
+			st.paused[q] = paused
+		}
+	}
 }
 
 // shouldStop checks Laravel's stop conditions in Laravel's order.
@@ -311,12 +371,10 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(memoryMB()), "limit_mb", w.cfg.MemoryMB)
 		return ExitMemoryLimit, true
 	}
-	if time.Since(st.restartRead) >= restartEvery {
-		st.restartRead = time.Now()
-		if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
-			w.log.Info("queue:restart signal received; stopping")
-			return ExitSuccess, true
-		}
+	w.readSignals(ctx, st)
+	if st.restart {
+		w.log.Info("queue:restart signal received; stopping")
+		return ExitSuccess, true
 	}
 	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 {
 		w.log.Info("queue is empty; stopping (--stop-when-empty)")
@@ -359,7 +417,7 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 }
 
 func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
-	n, err := w.claimAndStart(ctx, jobCtx, 1)
+	n, err := w.claimAndStart(ctx, jobCtx, 1, nil)
 	w.wg.Wait()
 	return n > 0, err
 }
@@ -367,12 +425,15 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
 // again from the first queue), and starts each one. Up to maxParallelClaims claims run at once, so that
 // with several free slots the claim transactions overlap instead of queueing one commit behind another.
-func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, error) {
+func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused map[string]bool) (int, error) {
 	total := 0
 	var firstErr error
 	for _, q := range w.cfg.Queues {
 		if total >= limit {
 			break
+		}
+		if paused[q] {
+			continue
 		}
 		jobs, err := w.claimParallel(ctx, q, limit-total)
 		for _, j := range jobs {
@@ -582,5 +643,3 @@ func (w *Worker) restartSignal(ctx context.Context, prev string) string {
 	}
 	return v
 }
-
-const restartKey = "illuminate:queue:restart"
