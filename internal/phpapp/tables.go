@@ -32,10 +32,14 @@ type FailedRow struct {
 	FailedAt   string
 }
 
-// Jobs returns the rows of the jobs table in id order.
+// Jobs returns the rows of the jobs table (DB_QUEUE_TABLE, default jobs) in id order.
 func (a *App) Jobs(ctx context.Context) ([]JobRow, error) {
+	table := a.Getenv("DB_QUEUE_TABLE")
+	if table == "" {
+		table = "jobs"
+	}
 	var out []JobRow
-	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM jobs ORDER BY id",
+	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM "+table+" ORDER BY id",
 		func(rows *sql.Rows) error {
 			var r JobRow
 			var reserved sql.NullInt64
