@@ -73,6 +73,11 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 			t.Errorf("batch dispatch = %+v, want a batch id and 3 jobs", queued["batch"])
 		}
 
+		lock := app.UniqueLockKey(`App\Jobs\Unique`, "unique")
+		if held, err := app.LockHeld(ctx, lock); err != nil || !held {
+			t.Errorf("lock %q held = %v, %v; want held while the job is queued", lock, held, err)
+		}
+
 		w := app.StartWorker(ctx, "--stop-when-empty", "--sleep=0")
 		if err := w.Wait(); err != nil {
 			t.Fatal(err)
@@ -129,6 +134,9 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 		one(`App\Jobs\RetryUntil`)
 		one(`App\Jobs\Slow`)
 		one(`App\Jobs\Unique`)
+		if held, err := app.LockHeld(ctx, lock); err != nil || held {
+			t.Errorf("lock %q held = %v, %v; want released after the job ran", lock, held, err)
+		}
 		one(`App\Jobs\UniqueUntilProcessing`)
 
 		chain := log[`App\Jobs\ChainLink`]
