@@ -295,6 +295,9 @@ func (a *App) Getenv(key string) string {
 // `artisan-go --env-file`.
 func (a *App) EnvFile() string { return a.envFile }
 
+// PHP returns the path of the php binary the application runs with.
+func (a *App) PHP() string { return a.php }
+
 // Dir returns the directory of the Laravel application (testdata/laravel).
 func (a *App) Dir() string { return a.base }
 
@@ -324,6 +327,12 @@ func (a *App) Artisan(ctx context.Context, args ...string) (string, error) {
 		return stdout.String(), &ArtisanError{Args: args, Err: err, Stdout: stdout.String(), Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
+}
+
+// Work runs PHP's worker until the queue is empty (`queue:work database --stop-when-empty args...`) and
+// returns what it printed.
+func (a *App) Work(ctx context.Context, args ...string) (string, error) {
+	return a.Artisan(ctx, append([]string{"queue:work", "database", "--stop-when-empty"}, args...)...)
 }
 
 // ArtisanError describes a failed artisan command.
