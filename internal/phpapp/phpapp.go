@@ -134,10 +134,30 @@ func find() probe {
 	return probeResult
 }
 
-// appDir returns the absolute path of testdata/laravel, found from this source file.
+// appDir returns the absolute path of testdata/laravel: next to this source file, or (when the test
+// binary was built with -trimpath) above the working directory, which go test sets to the package.
 func appDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "laravel")
+	var starts []string
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, dir := range starts {
+		for {
+			app := filepath.Join(dir, "testdata", "laravel")
+			if _, err := os.Stat(filepath.Join(app, "artisan")); err == nil {
+				return app
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return filepath.Join("testdata", "laravel")
 }
 
 var pdoDriver = map[string]string{"mysql": "pdo_mysql", "mariadb": "pdo_mysql", "pgsql": "pdo_pgsql", "sqlite": "pdo_sqlite"}
