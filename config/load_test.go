@@ -338,6 +338,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "bad backoff list", environ: []string{"ARTISAN_GO_WORKER_BACKOFF=1,x"}, want: []string{"worker.backoff", "comma-separated"}},
 		{name: "unknown override", overrides: map[string]any{"worker.concurency": 2}, want: []string{`override "worker.concurency"`}},
 		{name: "override of the wrong type", overrides: map[string]any{"worker.tries": []string{"x"}}, want: []string{"worker.tries", "the override of worker.tries"}},
+		{name: "version as a YAML number", yaml: "laravel_version: 12.50\n", want: []string{"laravel_version", "quote it"}},
 		{name: "YAML syntax", yaml: "worker: [\n", want: []string{"c.yaml"}},
 		{name: ".env syntax", dotenv: "A=b c\n", want: []string{".env:1", "whitespace"}},
 	}
