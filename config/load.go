@@ -135,6 +135,13 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	for _, vars := range []map[string]string{dotenv, environ} {
+		if raw, ok := vars["DB_QUEUE"]; ok {
+			if v, defined := laravelEnvValue(raw); defined && strings.TrimSpace(v) != "" {
+				cfg.defaultQueue = strings.TrimSpace(v)
+			}
+		}
+	}
 	deriveDefaults(cfg, winner, dotenvDir)
 	return cfg, nil
 }

@@ -249,8 +249,23 @@ func TestLoadMoreLaravelNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Failed.Driver != "null" || cfg.Tables.Cache != "app_cache" || cfg.Tables.CacheLocks != "app_locks" ||
-		strings.Join(cfg.Worker.Queues, "|") != "high|low" || strings.Join(cfg.App.PreviousKeys, "|") != "k1|k2" || cfg.Cache.Redis.DB != 3 {
+		strings.Join(cfg.Worker.Queues, "|") != "high|low" || cfg.DefaultQueue() != "high,low" || strings.Join(cfg.App.PreviousKeys, "|") != "k1|k2" || cfg.Cache.Redis.DB != 3 {
 		t.Errorf("got %+v", *cfg)
+	}
+}
+
+func TestDefaultQueue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_QUEUE=emails\n"), Overrides: map[string]any{"worker.queues": "high,emails"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultQueue() != "emails" || strings.Join(cfg.Worker.Queues, ",") != "high,emails" {
+		t.Errorf("default queue %q, queues %q", cfg.DefaultQueue(), cfg.Worker.Queues)
+	}
+	if c := Default(); c.DefaultQueue() != "default" {
+		t.Errorf("Default().DefaultQueue() = %q", c.DefaultQueue())
 	}
 }
 
