@@ -137,8 +137,8 @@ func TestJobActions(t *testing.T) {
 		t.Errorf("fail: %v %v %v", a, d, err)
 	}
 	j.Fail(nil)
-	if _, _, err := j.Action(); !errors.Is(err, ErrFailed) {
-		t.Errorf("Fail(nil) recorded %v", err)
+	if a, _, err := j.Action(); a != ActionFail || err != nil {
+		t.Errorf("Fail(nil): %v %v", a, err)
 	}
 	j.Delete()
 	if a, _, err := j.Action(); a != ActionDelete || err != nil {
