@@ -50,9 +50,13 @@ func Load(p LoadParams) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read env file: %w", err)
 		}
-		dotenv, err = parseDotenv(p.EnvFile, string(b), environ)
+		var unclosed int
+		dotenv, unclosed, err = parseDotenv(p.EnvFile, string(b), environ)
 		if err != nil {
 			return nil, fmt.Errorf("read env file: %w", err)
+		}
+		if unclosed > 0 {
+			notes = append(notes, fmt.Sprintf("%s:%d: a double-quoted value is never closed, so it and every line after it are ignored, as Laravel ignores them; close the quote", p.EnvFile, unclosed))
 		}
 		if abs, err := filepath.Abs(p.EnvFile); err == nil {
 			dotenvDir = filepath.Dir(abs)

@@ -439,3 +439,18 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadNotesUnclosedQuote(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, t.TempDir(), ".env", "DB_HOST=db\nAPP_NAME=\"Shop\nDB_PORT=3307\n")
+	cfg, err := Load(LoadParams{EnvFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Host != "db" || cfg.DB.Port != 3306 || cfg.App.Name != "Laravel" {
+		t.Errorf("read %+v; want the lines after the unclosed quote ignored, as Laravel ignores them", cfg.DB)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, path+":2: a double-quoted value is never closed") {
+		t.Errorf("warnings %q do not point at line 2", w)
+	}
+}
