@@ -384,6 +384,9 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 			c.Cache.Redis.Prefix = ""
 		}
 	}
+	if _, exact := slugExact(c.App.Name, '_'); !exact && (unset("cache.prefix") || unset("cache.redis.prefix")) {
+		c.notes = append(c.notes, fmt.Sprintf("app.name %q has letters Laravel transliterates with tables artisan-go does not have, so the derived cache.prefix %q may differ from the application's: set CACHE_PREFIX (and REDIS_PREFIX) explicitly", c.App.Name, c.Cache.Prefix))
+	}
 	if hyphens && unset("cache.prefix") {
 		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}

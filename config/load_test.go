@@ -454,3 +454,21 @@ func TestLoadNotesUnclosedQuote(t *testing.T) {
 		t.Errorf("warnings %q do not point at line 2", w)
 	}
 }
+
+func TestLoadNotesUntransliteratedName(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"APP_NAME=Привет shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, "set CACHE_PREFIX") {
+		t.Errorf("warnings %q do not ask for CACHE_PREFIX", w)
+	}
+	cfg, err = Load(LoadParams{Environ: []string{"APP_NAME=Привет shop", "CACHE_PREFIX=p", "REDIS_PREFIX=r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); strings.Contains(w, "CACHE_PREFIX") {
+		t.Errorf("warnings %q although the prefixes are set", w)
+	}
+}
