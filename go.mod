@@ -3,8 +3,10 @@ module github.com/artisan-go/artisan-go
 go 1.26.8
 
 require (
+	github.com/elliotchance/phpserialize v1.4.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/jmoiron/sqlx v1.4.0
 	github.com/spf13/viper v1.21.0
 	golang.org/x/text v0.41.0
 	modernc.org/sqlite v1.61.1

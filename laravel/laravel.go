@@ -91,7 +91,7 @@ type JobFailParams struct {
 	Queue      string    // the queue the job was popped from
 	UUID       string    // payload uuid; written when the table has a uuid column
 	Exception  string    // PHP Throwable::__toString layout
-	FailedAt   time.Time // written in the application timezone as Y-m-d H:i:s
+	FailedAt   time.Time // written in its location (the app timezone) as Y-m-d H:i:s; zero means now
 }
 
 // JobPushParams is a new job row. The payload is stored byte for byte.
@@ -112,6 +112,9 @@ type Queue interface {
 	JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error)
 	// JobDelete removes a finished job, fenced on the claim; ErrReservationLost if the claim is gone.
 	JobDelete(ctx context.Context, j *Job) error
+	// JobDeleteAndPush removes a finished job and inserts new jobs in the same transaction, fenced, so
+	// a chain's next link is written exactly when its predecessor is deleted. It returns the new ids.
+	JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error)
 	// JobRelease deletes the row and inserts the exact payload as a new row (new id, attempts kept,
 	// reserved_at NULL, available_at = Now + Delay, created_at = Now) in one transaction, fenced.
 	JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error

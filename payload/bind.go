@@ -98,8 +98,15 @@ func Bind(v Value, dst any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &BindError{Msg: fmt.Sprintf("destination must be a non-nil pointer, got %T", dst)}
 	}
-	return bindValue(v, rv.Elem(), "", 0)
+	return bindValue(v, rv.Elem(), "", &bindState{left: bindBudget})
 }
+
+// bindBudget bounds the values Bind visits: back-references can make a small input stand for an
+// exponentially large tree when the Go type is recursive.
+const bindBudget = 1 << 20
+
+// bindState counts what Bind may still visit and how deep it is.
+type bindState struct{ left, depth int }
 
 func bindErr(path, format string, args ...any) error {
 	return &BindError{Path: path, Msg: fmt.Sprintf(format, args...)}
@@ -112,10 +119,14 @@ func joinPath(path, name string) string {
 	return path + "." + name
 }
 
-func bindValue(v Value, dst reflect.Value, path string, depth int) error {
-	if depth > maxSerializeDepth {
+func bindValue(v Value, dst reflect.Value, path string, budget *bindState) error {
+	if budget.left--; budget.left < 0 {
+		return bindErr(path, "more than %d values to bind (a cycle or a reference bomb?)", bindBudget)
+	}
+	if budget.depth++; budget.depth > maxSerializeDepth {
 		return bindErr(path, "nesting deeper than %d levels (a cycle?)", maxSerializeDepth)
 	}
+	defer func() { budget.depth-- }()
 	if dst.CanAddr() && dst.Addr().Type().Implements(unmarshaler) {
 		if err := dst.Addr().Interface().(Unmarshaler).UnmarshalPHP(v); err != nil {
 			return bindErr(path, "%v", err)
@@ -144,7 +155,7 @@ func bindValue(v Value, dst reflect.Value, path string, depth int) error {
 		if dst.IsNil() {
 			dst.Set(reflect.New(t.Elem()))
 		}
-		return bindValue(v, dst.Elem(), path, depth+1)
+		return bindValue(v, dst.Elem(), path, budget)
 	}
 	if v == nil {
 		dst.Set(reflect.Zero(t))
@@ -226,15 +237,15 @@ func bindValue(v Value, dst reflect.Value, path string, depth int) error {
 		}
 		s := reflect.MakeSlice(t, len(a.Entries), len(a.Entries))
 		for i, e := range a.Entries {
-			if err := bindValue(e.Value, s.Index(i), joinPath(path, keyString(e.Key)), depth+1); err != nil {
+			if err := bindValue(e.Value, s.Index(i), joinPath(path, keyString(e.Key)), budget); err != nil {
 				return err
 			}
 		}
 		dst.Set(s)
 	case reflect.Map:
-		return bindMap(v, dst, path, depth)
+		return bindMap(v, dst, path, budget)
 	case reflect.Struct:
-		return bindStruct(v, dst, path, depth)
+		return bindStruct(v, dst, path, budget)
 	default:
 		return bindErr(path, "unsupported Go type %s", t)
 	}
@@ -283,7 +294,7 @@ func entries(v Value) ([]ArrayEntry, bool) {
 	return nil, false
 }
 
-func bindMap(v Value, dst reflect.Value, path string, depth int) error {
+func bindMap(v Value, dst reflect.Value, path string, budget *bindState) error {
 	t := dst.Type()
 	es, ok := entries(v)
 	if !ok {
@@ -292,11 +303,11 @@ func bindMap(v Value, dst reflect.Value, path string, depth int) error {
 	m := reflect.MakeMapWithSize(t, len(es))
 	for _, e := range es {
 		k := reflect.New(t.Key()).Elem()
-		if err := bindValue(e.Key, k, path, depth+1); err != nil {
+		if err := bindValue(e.Key, k, path, budget); err != nil {
 			return bindErr(path, "key %v does not fit %s", e.Key, t.Key())
 		}
 		ev := reflect.New(t.Elem()).Elem()
-		if err := bindValue(e.Value, ev, joinPath(path, keyString(e.Key)), depth+1); err != nil {
+		if err := bindValue(e.Value, ev, joinPath(path, keyString(e.Key)), budget); err != nil {
 			return err
 		}
 		m.SetMapIndex(k, ev)
@@ -305,7 +316,7 @@ func bindMap(v Value, dst reflect.Value, path string, depth int) error {
 	return nil
 }
 
-func bindStruct(v Value, dst reflect.Value, path string, depth int) error {
+func bindStruct(v Value, dst reflect.Value, path string, budget *bindState) error {
 	t := dst.Type()
 	es, ok := entries(v)
 	if !ok {
@@ -325,7 +336,7 @@ func bindStruct(v Value, dst reflect.Value, path string, depth int) error {
 		}
 		for _, e := range es {
 			if k, ok := e.Key.(string); ok && k == name {
-				if err := bindValue(e.Value, dst.Field(i), joinPath(path, name), depth+1); err != nil {
+				if err := bindValue(e.Value, dst.Field(i), joinPath(path, name), budget); err != nil {
 					return err
 				}
 				break
@@ -348,7 +359,7 @@ func bindModelIdentifier(v Value, dst reflect.Value, path string) error {
 			o2.Props = append(o2.Props, p)
 		}
 	}
-	if err := bindStruct(o2, reflect.ValueOf(&m).Elem(), path, 0); err != nil {
+	if err := bindStruct(o2, reflect.ValueOf(&m).Elem(), path, &bindState{left: bindBudget}); err != nil {
 		return err
 	}
 	if a, ok := id.(*Array); ok {

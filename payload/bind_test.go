@@ -3,6 +3,8 @@ package payload
 import (
 	"errors"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,5 +149,34 @@ func TestBindErrors(t *testing.T) {
 	var obj *Object
 	if err := Bind(o, &obj); err != nil || obj != o {
 		t.Errorf("*Object: %v", err)
+	}
+}
+
+type node struct {
+	A *node `php:"a"`
+	B *node `php:"b"`
+}
+
+func TestBindReferenceBomb(t *testing.T) {
+	// Each level holds the previous one twice through r:, so 40 levels stand for 2^40 nodes.
+	// Level k (from the top) is slot k, and its first property, level k+1, is slot k+1.
+	in := strings.Repeat(`O:1:"N":2:{s:1:"a";`, 40) + "N;"
+	for k := 40; k >= 1; k-- {
+		in += `s:1:"b";r:` + strconv.Itoa(k+1) + `;}`
+	}
+	v, err := Unserialize([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n node
+	if err := Bind(v, &n); !errors.Is(err, ErrBind) {
+		t.Errorf("bomb bound without error: %v", err)
+	}
+	if js := CanonicalJSON(v); len(js) > CanonicalLimit+1<<20 {
+		t.Errorf("canonical JSON of %d bytes", len(js))
+	}
+	cyc, _ := Unserialize([]byte(`O:1:"N":2:{s:1:"a";r:1;s:1:"b";N;}`))
+	if err := Bind(cyc, &n); !errors.Is(err, ErrBind) {
+		t.Errorf("cycle bound without error: %v", err)
 	}
 }

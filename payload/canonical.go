@@ -21,6 +21,9 @@ import (
 //   - an integral float keeps a fraction ("0.0", "3.0"), so floats stay floats; NAN, INF and -INF, which
 //     JSON cannot hold, are the strings "NAN", "INF" and "-INF";
 //   - strings are written as UTF-8; bytes that are not valid UTF-8 become U+FFFD.
+//
+// Back-references can make a small input stand for an exponentially large tree, so the output is capped
+// at CanonicalLimit bytes: past it, each remaining value is written as the string "@truncated".
 func CanonicalJSON(v Value) []byte {
 	return appendCanonical(make([]byte, 0, 256), v, nil)
 }
@@ -34,7 +37,13 @@ func onStack(stack []any, p any) bool {
 	return false
 }
 
+// CanonicalLimit is the size past which CanonicalJSON stops expanding values.
+const CanonicalLimit = 32 << 20
+
 func appendCanonical(b []byte, v Value, stack []any) []byte {
+	if len(b) > CanonicalLimit {
+		return append(b, `"@truncated"`...)
+	}
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/artisan-go/artisan-go/fixtures"
-	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
 const pingCommand = `O:8:"App\Ping":1:{s:1:"n";i:1;}`
@@ -136,8 +135,13 @@ func TestEncryptReadByLaravel(t *testing.T) {
 	const autoload = "/usr/share/php/Illuminate/Encryption/autoload.php"
 	php, err := exec.LookPath("php")
 	if _, serr := os.Stat(autoload); err != nil || serr != nil {
-		testenv.Missing(t, "php with Laravel's Encrypter (%s); install php-cli and php-laravel-framework", autoload)
-		return
+		// internal/testenv.Missing does this too; it is not imported so that the fuzzing build of this
+		// package stays free of the database drivers.
+		msg := "php with Laravel's Encrypter (" + autoload + ") is missing; install php-cli and php-laravel-framework"
+		if os.Getenv("ARTISAN_GO_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	for _, c := range cryptCases(t) {
 		kr, _ := NewKeyring(c.key, nil, c.cipher)

@@ -270,6 +270,17 @@ func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
 	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 		return &n
 	}
+	// PHP reads these keys with `??` and uses them as numbers, so a numeric string ("3") works there.
+	if len(v) > 2 && v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return &n
+			}
+		}
+		r.fail(key, "is not an integer")
+		return nil
+	}
 	// PHP may write an integral float (3.0) where an int is meant; accept it, reject fractions.
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {

@@ -164,7 +164,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":""}`, "data"},
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"A"}}`, "data.command"},
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"command":5}}`, "data.command"},
-		{`{"job":"X","maxTries":"3"}`, "maxTries"},
+		{`{"job":"X","maxTries":"three"}`, "maxTries"},
 		{`{"job":"X","maxTries":1.5}`, "maxTries"},
 		{`{"job":"X","timeout":99999999999}`, "timeout"},
 		{`{"job":"X","failOnTimeout":1}`, "failOnTimeout"},
@@ -182,8 +182,8 @@ func TestParseEnvelopeErrors(t *testing.T) {
 			t.Errorf("%s: key %q, want %q (%v)", tt.in, ee.Key, tt.key, err)
 		}
 	}
-	e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":3.0,"backoff":null,"delay":null}`))
-	if err != nil || *e.MaxTries != 3 || e.BackoffSpec() != "" {
+	e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":3.0,"timeout":"60","backoff":null,"delay":null}`))
+	if err != nil || *e.MaxTries != 3 || *e.Timeout != 60 || e.BackoffSpec() != "" {
 		t.Errorf("integral float or nulls: %v %+v", err, e)
 	}
 }

@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -59,7 +60,10 @@ func Unserialize(b []byte, opts ...Option) (Value, error) {
 	if len(b) > o.maxSize {
 		return nil, &SyntaxError{Offset: o.maxSize, Msg: fmt.Sprintf("input of %d bytes is over the %d-byte limit", len(b), o.maxSize)}
 	}
-	d := decoder{b: b, opts: o}
+	// One string copy of the input backs every decoded string, so reading a string allocates nothing.
+	// Back-references need every value numbered; inputs without "r:" or "R:" skip that bookkeeping.
+	d := decoder{b: b, s: string(b), opts: o}
+	d.track = bytes.Contains(b, []byte("r:")) || bytes.Contains(b, []byte("R:"))
 	v, _, err := d.value()
 	if err != nil {
 		return nil, err
@@ -74,6 +78,8 @@ func Unserialize(b []byte, opts ...Option) (Value, error) {
 // R: itself and array keys), in order, starting at 1.
 type decoder struct {
 	b     []byte
+	s     string // the same bytes as b
+	track bool   // record slots for back-references
 	pos   int
 	depth int
 	opts  options
@@ -201,7 +207,7 @@ func (d *decoder) float() (float64, error) {
 		d.pos = j
 		return 0, d.errf("expected ';' after the float")
 	}
-	f, err := strconv.ParseFloat(string(d.b[start:j]), 64)
+	f, err := strconv.ParseFloat(d.s[start:j], 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, d.errAt(start, "invalid float")
 	}
@@ -224,7 +230,7 @@ func (d *decoder) quoted(n int) (string, error) {
 	if n > len(d.b)-d.pos {
 		return "", d.errf("declared length %d runs past the end of the input", n)
 	}
-	s := string(d.b[d.pos : d.pos+n])
+	s := d.s[d.pos : d.pos+n]
 	d.pos += n
 	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
 		return "", d.errf(`expected '"' after %d bytes; the declared length does not match`, n)
@@ -298,14 +304,17 @@ func (d *decoder) value() (Value, refInfo, error) {
 	tag := d.b[d.pos]
 	if tag == 'r' || tag == 'R' {
 		v, idx, err := d.reference()
-		if err == nil && tag == 'r' {
+		if err == nil && tag == 'r' && d.track {
 			// PHP numbers r: like any value; only R: takes no slot of its own.
 			d.slots = append(d.slots, v)
 		}
 		return v, refInfo{kind: tag, index: idx}, err
 	}
-	slot := len(d.slots)
-	d.slots = append(d.slots, nil)
+	slot := -1
+	if d.track {
+		slot = len(d.slots)
+		d.slots = append(d.slots, nil)
+	}
 	start := d.pos
 	if tag != 'N' && d.b[d.pos+1] != ':' {
 		d.pos++
@@ -353,8 +362,14 @@ func (d *decoder) value() (Value, refInfo, error) {
 	if err != nil {
 		return nil, refInfo{}, err
 	}
-	d.slots[slot] = v
+	d.setSlot(slot, v)
 	return v, refInfo{}, nil
+}
+
+func (d *decoder) setSlot(slot int, v Value) {
+	if slot >= 0 {
+		d.slots[slot] = v
+	}
 }
 
 // reference reads `r:N;` or `R:N;` and returns the value in slot N.
@@ -384,7 +399,7 @@ func (d *decoder) array(slot int) (Value, error) {
 		return nil, err
 	}
 	a := &Array{Entries: make([]ArrayEntry, 0, n)}
-	d.slots[slot] = a
+	d.setSlot(slot, a)
 	for range n {
 		key, err := d.key("array key")
 		if err != nil {
@@ -440,7 +455,7 @@ func (d *decoder) object(slot int) (Value, error) {
 		return nil, err
 	}
 	o := &Object{Class: class, Props: make([]Property, 0, n)}
-	d.slots[slot] = o
+	d.setSlot(slot, o)
 	for range n {
 		k, err := d.key("property name")
 		if err != nil {
@@ -521,7 +536,7 @@ func (d *decoder) custom() (Value, error) {
 	if n > len(d.b)-d.pos {
 		return nil, d.errf("declared length %d runs past the end of the input", n)
 	}
-	data := string(d.b[d.pos : d.pos+n])
+	data := d.s[d.pos : d.pos+n]
 	d.pos += n
 	if err := d.expect("}"); err != nil {
 		return nil, d.errf("expected '}' after %d bytes; the declared length does not match", n)

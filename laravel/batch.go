@@ -1,0 +1,213 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrBatchNotFound means no job_batches row has the id; Laravel then skips the batch bookkeeping.
+var ErrBatchNotFound = errors.New("batch not found")
+
+// Batch is one job_batches row.
+type Batch struct {
+	ID           string
+	Name         string
+	TotalJobs    int
+	PendingJobs  int
+	FailedJobs   int
+	FailedJobIDs []string
+	Options      []byte // PHP-serialized options array, base64-decoded on PostgreSQL
+	CreatedAt    int64
+	CancelledAt  *int64
+	FinishedAt   *int64
+}
+
+// BatchCounts are the counters after recording one job, as Laravel's UpdatedBatchJobCounts.
+type BatchCounts struct {
+	PendingJobs int
+	FailedJobs  int
+}
+
+// AllJobsHaveRanExactlyOnce reports pending - failed == 0, when Laravel runs the batch's finally
+// callbacks.
+func (b BatchCounts) AllJobsHaveRanExactlyOnce() bool { return b.PendingJobs-b.FailedJobs == 0 }
+
+const batchColumns = "id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at, cancelled_at, finished_at"
+
+// BatchFind reads a batch with all its columns. A missing batch gives ErrBatchNotFound.
+func (c *Conn) BatchFind(ctx context.Context, id string) (*Batch, error) {
+	q := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?")
+	b, err := c.scanBatch(c.db.QueryRowxContext(ctx, q, id))
+	if err != nil {
+		return nil, fmt.Errorf("find batch %s: %w", id, c.translate(err))
+	}
+	return b, nil
+}
+
+func (c *Conn) scanBatch(row *sqlx.Row) (*Batch, error) {
+	var b Batch
+	var ids string
+	var options sql.NullString
+	err := row.Scan(&b.ID, &b.Name, &b.TotalJobs, &b.PendingJobs, &b.FailedJobs, &ids, &options, &b.CreatedAt, &b.CancelledAt, &b.FinishedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrBatchNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b.FailedJobIDs, err = decodeFailedJobIDs(ids); err != nil {
+		return nil, err
+	}
+	if options.Valid {
+		b.Options = []byte(c.pgDecode(options.String))
+	}
+	return &b, nil
+}
+
+// BatchRecordSuccess records a finished job as DatabaseBatchRepository::decrementPendingJobs does, in
+// one transaction under the row lock: pending_jobs - 1 and the uuid removed from failed_job_ids; and
+// finished_at = now when pending_jobs reaches 0, as Batch::recordSuccessfulJob then does.
+func (c *Conn) BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*BatchCounts, error) {
+	counts, err := c.batchUpdate(ctx, id, func(b *Batch) {
+		b.PendingJobs--
+		b.FailedJobIDs = slices.DeleteFunc(b.FailedJobIDs, func(s string) bool { return s == jobUUID })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record batch %s success: %w", id, err)
+	}
+	return counts, nil
+}
+
+// BatchRecordFailure records a failed job as DatabaseBatchRepository::incrementFailedJobs does:
+// failed_jobs + 1 and the uuid appended to failed_job_ids unless present; pending_jobs is unchanged.
+// Cancelling on the first failure when the batch does not allow failures is the caller's step
+// (BatchCancel), as in Batch::recordFailedJob.
+func (c *Conn) BatchRecordFailure(ctx context.Context, id, jobUUID string) (*BatchCounts, error) {
+	counts, err := c.batchUpdate(ctx, id, func(b *Batch) {
+		b.FailedJobs++
+		if !slices.Contains(b.FailedJobIDs, jobUUID) {
+			b.FailedJobIDs = append(b.FailedJobIDs, jobUUID)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record batch %s failure: %w", id, err)
+	}
+	return counts, nil
+}
+
+// batchUpdate is Laravel's updateAtomicValues: a locked read-modify-write of the counters.
+func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) (*BatchCounts, error) {
+	lock := ""
+	if c.dialect != SQLite {
+		lock = " for update"
+	}
+	sel := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?" + lock)
+	upd := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
+	fin := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set finished_at = ? where id = ?")
+	var counts BatchCounts
+	err := c.retry(ctx, DefaultDeleteRetries, func() error {
+		return c.InTx(ctx, func(tx *sqlx.Tx) error {
+			b, err := c.scanBatch(tx.QueryRowxContext(ctx, sel, id))
+			if err != nil {
+				return err
+			}
+			finished := b.PendingJobs == 0
+			change(b)
+			if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, phpJSONStrings(b.FailedJobIDs), id); err != nil {
+				return err
+			}
+			if b.PendingJobs == 0 && !finished {
+				if _, err := tx.ExecContext(ctx, fin, c.now(), id); err != nil {
+					return err
+				}
+			}
+			counts = BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs}
+			return nil
+		})
+	})
+	return &counts, err
+}
+
+// BatchCancel marks a batch cancelled and finished at now, as Batch::cancel does.
+func (c *Conn) BatchCancel(ctx context.Context, id string, now int64) error {
+	q := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
+	if _, err := c.db.ExecContext(ctx, q, now, now, id); err != nil {
+		return fmt.Errorf("cancel batch %s: %w", id, c.translate(err))
+	}
+	return nil
+}
+
+// decodeFailedJobIDs reads failed_job_ids: a JSON list, or an object when PHP kept array keys.
+func decodeFailedJobIDs(s string) ([]string, error) {
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(s), &list); err == nil {
+		return list, nil
+	}
+	var obj map[string]string
+	if err := json.Unmarshal([]byte(s), &obj); err != nil {
+		return nil, fmt.Errorf("%w: failed_job_ids %q is not a JSON list of uuids", ErrInvalid, s)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	for _, k := range keys {
+		list = append(list, obj[k])
+	}
+	return list, nil
+}
+
+// phpJSONStrings encodes a list of strings as PHP's json_encode with default flags: "/" escaped as
+// "\/", non-ASCII as \uXXXX (UTF-16), no HTML escaping.
+func phpJSONStrings(list []string) string {
+	b := []byte{'['}
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for _, r := range s {
+			switch {
+			case r == '"' || r == '\\' || r == '/':
+				b = append(b, '\\', byte(r))
+			case r == '\b':
+				b = append(b, `\b`...)
+			case r == '\f':
+				b = append(b, `\f`...)
+			case r == '\n':
+				b = append(b, `\n`...)
+			case r == '\r':
+				b = append(b, `\r`...)
+			case r == '\t':
+				b = append(b, `\t`...)
+			case r < 0x20 || r > 0x7f:
+				if r > 0xffff {
+					r1, r2 := utf16.EncodeRune(r)
+					b = fmt.Appendf(b, `\u%04x\u%04x`, r1, r2)
+				} else {
+					b = fmt.Appendf(b, `\u%04x`, r)
+				}
+			default:
+				b = append(b, byte(r))
+			}
+		}
+		b = append(b, '"')
+	}
+	return string(append(b, ']'))
+}

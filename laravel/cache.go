@@ -1,0 +1,141 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrCacheMiss means a cache key is absent (or expired) where the operation needs it, as Laravel's
+// DatabaseStore::increment returns false for a missing key instead of creating it.
+var ErrCacheMiss = errors.New("cache key not found")
+
+// foreverSeconds is how far ahead DatabaseStore::forever sets the expiration: ten years.
+const foreverSeconds = 315360000
+
+// CacheGet returns the PHP-serialized value stored under the prefixed key, as Laravel's database cache
+// store reads it: an expired entry is deleted and reported missing; on PostgreSQL a base64 value (one
+// with neither ':' nor ';') is decoded.
+func (c *Conn) CacheGet(ctx context.Context, key string) (string, bool, error) {
+	var value string
+	var expiration int64
+	q := c.Rebind("select " + c.Q("value") + ", " + c.Q("expiration") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?")
+	err := c.db.QueryRowxContext(ctx, q, c.cachePrefix+key).Scan(&value, &expiration)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("cache get %s: %w", key, c.translate(err))
+	}
+	if c.now() >= expiration {
+		return "", false, c.CacheForget(ctx, key)
+	}
+	return c.pgDecode(value), true, nil
+}
+
+// CachePut stores a PHP-serialized value under the prefixed key for ttl (whole seconds), replacing any
+// entry. A ttl below one second forgets the key, as Laravel's Repository::put does.
+func (c *Conn) CachePut(ctx context.Context, key, value string, ttl time.Duration) error {
+	if ttl < time.Second {
+		return c.CacheForget(ctx, key)
+	}
+	return c.cachePut(ctx, key, value, int64(ttl/time.Second))
+}
+
+// CacheForever stores a PHP-serialized value under the prefixed key for ten years, as
+// DatabaseStore::forever does (queue:restart writes illuminate:queue:restart this way).
+func (c *Conn) CacheForever(ctx context.Context, key, value string) error {
+	return c.cachePut(ctx, key, value, foreverSeconds)
+}
+
+func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) error {
+	cols := c.Q("key") + ", " + c.Q("value") + ", " + c.Q("expiration")
+	q := "insert into " + c.Q(c.tables.Cache) + " (" + cols + ") values (?, ?, ?) "
+	if c.dialect == MySQL {
+		q += "on duplicate key update `value` = values(`value`), `expiration` = values(`expiration`)"
+	} else {
+		q += `on conflict ("key") do update set "value" = excluded."value", "expiration" = excluded."expiration"`
+	}
+	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.pgEncode(value), c.now()+seconds); err != nil {
+		return fmt.Errorf("cache put %s: %w", key, c.translate(err))
+	}
+	return nil
+}
+
+// CacheIncrement adds by to the integer stored under the prefixed key and returns the new value, under
+// a row lock in one transaction, storing the serialized int as DatabaseStore::increment does. A
+// missing key gives ErrCacheMiss (Laravel returns false and stores nothing), a non-numeric value an
+// error; the expiration is left as it was.
+func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64, error) {
+	lock := ""
+	if c.dialect != SQLite {
+		lock = " for update"
+	}
+	sel := c.Rebind("select " + c.Q("value") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?" + lock)
+	upd := c.Rebind("update " + c.Q(c.tables.Cache) + " set " + c.Q("value") + " = ? where " + c.Q("key") + " = ?")
+	var n int64
+	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+		var raw string
+		if err := tx.QueryRowxContext(ctx, sel, c.cachePrefix+key).Scan(&raw); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrCacheMiss
+			}
+			return err
+		}
+		cur, ok := UnserializeNumber(c.pgDecode(raw))
+		if !ok {
+			return fmt.Errorf("%w: value %q is not a number", ErrInvalid, raw)
+		}
+		n = cur + by
+		_, err := tx.ExecContext(ctx, upd, c.pgEncode(SerializeInt(n)), c.cachePrefix+key)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cache increment %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// CacheForget deletes the prefixed key from the cache table.
+func (c *Conn) CacheForget(ctx context.Context, key string) error {
+	q := c.Rebind("delete from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?")
+	if _, err := c.db.ExecContext(ctx, q, c.cachePrefix+key); err != nil {
+		return fmt.Errorf("cache forget %s: %w", key, c.translate(err))
+	}
+	return nil
+}
+
+// CacheLockForceRelease deletes the prefixed key from the cache_locks table whoever owns it, as
+// DatabaseLock::forceRelease does; it releases ShouldBeUnique locks (laravel_unique_job:...).
+func (c *Conn) CacheLockForceRelease(ctx context.Context, key string) error {
+	q := c.Rebind("delete from " + c.Q(c.tables.CacheLocks) + " where " + c.Q("key") + " = ?")
+	if _, err := c.db.ExecContext(ctx, q, c.cachePrefix+key); err != nil {
+		return fmt.Errorf("release cache lock %s: %w", key, c.translate(err))
+	}
+	return nil
+}
+
+// pgEncode base64-encodes values containing NUL on PostgreSQL, whose text columns cannot hold NUL.
+func (c *Conn) pgEncode(v string) string {
+	if c.dialect == Postgres && strings.Contains(v, "\x00") {
+		return base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	return v
+}
+
+// pgDecode undoes pgEncode as Laravel does: on PostgreSQL a value with neither ':' nor ';' is
+// base64.
+func (c *Conn) pgDecode(v string) string {
+	if c.dialect == Postgres && !strings.ContainsAny(v, ":;") {
+		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+			return string(b)
+		}
+	}
+	return v
+}

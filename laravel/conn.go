@@ -1,0 +1,333 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// MariaDB is accepted by Open as a synonym of MySQL, as Laravel 11+ names a separate mariadb driver for
+// the same wire protocol and SQL.
+const MariaDB Dialect = "mariadb"
+
+// ErrInvalid means a parameter was malformed; the error names the field and the fix.
+var ErrInvalid = errors.New("invalid parameter")
+
+// DefaultSQLiteBusyTimeout is how long a SQLite connection waits for another writer before it reports
+// ErrBusy. PHP's PDO waits 60 s; a worker prefers to give up sooner and try again on its next loop.
+const DefaultSQLiteBusyTimeout = 10 * time.Second
+
+// OpenParams says which database to open. Either DSN (a Go driver DSN: go-sql-driver/mysql form, a pgx
+// URL or keyword string, or a SQLite path) or the discrete fields, as in Laravel's config/database.php.
+type OpenParams struct {
+	Dialect  Dialect // mysql (or mariadb), pgsql, sqlite
+	DSN      string  // wins over the discrete fields when set
+	Host     string  // default 127.0.0.1
+	Port     int     // default 3306 / 5432
+	Database string  // database name; for SQLite the file path
+	Username string
+	Password string
+	Socket   string // MySQL unix_socket, or a PostgreSQL socket directory
+	Schema   string // PostgreSQL search_path
+
+	Tables Tables // zero fields default to DefaultTables
+
+	// ServerVersion overrides the version the server reports, as Laravel's `version` connection key
+	// does; it decides the pop lock (see PopLock).
+	ServerVersion string
+	// ForceForUpdate makes claims use plain FOR UPDATE even where Laravel would use SKIP LOCKED, as a
+	// Laravel before 6.14 (or with an old server) does.
+	ForceForUpdate bool
+
+	// CachePrefix is prepended to every cache and cache_locks key (cache.prefix, e.g. "laravel_cache").
+	CachePrefix string
+
+	// MaxOpenConns caps the connection pool; 0 leaves database/sql's default (unlimited).
+	MaxOpenConns int
+	// BusyTimeout is SQLite's busy_timeout; 0 means DefaultSQLiteBusyTimeout.
+	BusyTimeout time.Duration
+	// Clock gives "now" for batch and cache timestamps; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Conn is an open database with Laravel's queue tables. It is safe for concurrent use.
+type Conn struct {
+	db          *sqlx.DB
+	dialect     Dialect
+	tables      Tables
+	version     string
+	engine      string
+	lock        string // the pop lock clause, "" on SQLite
+	cachePrefix string
+	clock       func() time.Time
+	where       string // host and database, for messages
+
+	failedUUIDMu    sync.Mutex
+	failedUUIDKnown bool
+	failedUUID      bool
+
+	deadlocks atomic.Int64
+	busy      atomic.Int64
+	retries   atomic.Int64
+}
+
+// ConnStats counts the conflicts a Conn has seen since it was opened.
+type ConnStats struct {
+	Deadlocks int64 // statements aborted as deadlock victims or serialization failures
+	Busy      int64 // lock wait timeouts and SQLITE_BUSY
+	Retries   int64 // operations retried after a deadlock
+}
+
+// Open connects to the database, checks that it answers, and detects the server version that decides
+// the pop lock. Wrong credentials or an unreachable server give an error naming host and database.
+func Open(ctx context.Context, p OpenParams) (*Conn, error) {
+	if p.Dialect == MariaDB {
+		p.Dialect = MySQL
+	}
+	p.Tables = p.Tables.withDefaults()
+	if err := p.Tables.Validate(); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	driver, dsn, where, err := p.driverDSN()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db, err := sqlx.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s database %s: %w", p.Dialect, where, err)
+	}
+	if p.MaxOpenConns > 0 {
+		db.SetMaxOpenConns(p.MaxOpenConns)
+	}
+	idle := 16
+	if p.MaxOpenConns > 0 {
+		idle = p.MaxOpenConns
+	}
+	db.SetMaxIdleConns(idle)
+	c := &Conn{db: db, dialect: p.Dialect, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s database %s: %w; check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right", p.Dialect, where, err)
+	}
+	reported, err := c.serverVersion(pctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read server version of %s: %w", where, err)
+	}
+	c.version = reported
+	if p.ServerVersion != "" {
+		c.version = p.ServerVersion
+	}
+	c.engine, c.lock = PopLock(p.Dialect, c.version)
+	if p.ForceForUpdate && c.lock != "" {
+		c.lock = "for update"
+	}
+	return c, nil
+}
+
+// driverDSN returns the database/sql driver name, the DSN and a description of where it points.
+func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
+	switch p.Dialect {
+	case MySQL:
+		cfg := mysql.NewConfig()
+		if p.DSN != "" {
+			if cfg, err = mysql.ParseDSN(p.DSN); err != nil {
+				return "", "", "", fmt.Errorf("%w: DB DSN %q: %v; use the go-sql-driver form user:pass@tcp(host:3306)/dbname", ErrInvalid, p.DSN, err)
+			}
+		} else {
+			cfg.User, cfg.Passwd, cfg.DBName = p.Username, p.Password, p.Database
+			if p.Socket != "" {
+				cfg.Net, cfg.Addr = "unix", p.Socket
+			} else {
+				cfg.Net, cfg.Addr = "tcp", hostPort(p.Host, p.Port, 3306)
+			}
+		}
+		// Fenced updates count matched rows, so a renewal within the same second is not "lost".
+		cfg.ClientFoundRows = true
+		if cfg.Params == nil {
+			cfg.Params = map[string]string{}
+		}
+		if _, ok := cfg.Params["charset"]; !ok {
+			cfg.Params["charset"] = "utf8mb4"
+		}
+		return "mysql", cfg.FormatDSN(), fmt.Sprintf("%s/%s", cfg.Addr, cfg.DBName), nil
+	case Postgres:
+		if p.DSN != "" {
+			return "pgx", p.DSN, redactPostgres(p.DSN), nil
+		}
+		host := p.Host
+		if p.Socket != "" {
+			host = p.Socket
+		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		port := p.Port
+		if port == 0 {
+			port = 5432
+		}
+		kv := []string{"host=" + pgQuote(host), "port=" + strconv.Itoa(port), "sslmode=prefer"}
+		for _, f := range [][2]string{{"dbname", p.Database}, {"user", p.Username}, {"password", p.Password}, {"search_path", p.Schema}} {
+			if f[1] != "" {
+				kv = append(kv, f[0]+"="+pgQuote(f[1]))
+			}
+		}
+		return "pgx", strings.Join(kv, " "), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
+	case SQLite:
+		path := p.DSN
+		if path == "" {
+			path = p.Database
+		}
+		if path == "" {
+			return "", "", "", fmt.Errorf("%w: DB_DATABASE is empty: set it to the SQLite file path Laravel uses (database/database.sqlite)", ErrInvalid)
+		}
+		bt := p.BusyTimeout
+		if bt == 0 {
+			bt = DefaultSQLiteBusyTimeout
+		}
+		file, query, _ := strings.Cut(path, "?")
+		if plain := strings.TrimPrefix(file, "file:"); plain != ":memory:" && plain != "" {
+			if _, err := os.Stat(plain); err != nil {
+				return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
+			}
+		}
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return "", "", "", fmt.Errorf("%w: SQLite DSN %q: %v", ErrInvalid, path, err)
+		}
+		setDefault(q, "_busy_timeout", strconv.FormatInt(bt.Milliseconds(), 10))
+		setDefault(q, "_journal_mode", "WAL")
+		setDefault(q, "_txlock", "immediate")
+		return "sqlite", file + "?" + q.Encode(), file, nil
+	}
+	return "", "", "", fmt.Errorf("%w: DB_CONNECTION %q: use mysql, mariadb, pgsql or sqlite", ErrInvalid, p.Dialect)
+}
+
+func setDefault(q url.Values, k, v string) {
+	if q.Get(k) == "" {
+		q.Set(k, v)
+	}
+}
+
+func hostPort(host string, port, def int) string {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == 0 {
+		port = def
+	}
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+func pgQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// redactPostgres describes a pgx DSN without its password.
+func redactPostgres(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+		return u.Host + u.Path
+	}
+	var parts []string
+	for _, f := range strings.Fields(dsn) {
+		if k, _, _ := strings.Cut(f, "="); k == "host" || k == "port" || k == "dbname" {
+			parts = append(parts, f)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// serverVersion returns the version string as PHP's PDO::ATTR_SERVER_VERSION reports it.
+func (c *Conn) serverVersion(ctx context.Context) (string, error) {
+	var q string
+	switch c.dialect {
+	case MySQL:
+		q = "select version()"
+	case Postgres:
+		q = "show server_version"
+	default:
+		q = "select sqlite_version()"
+	}
+	var v string
+	err := c.db.QueryRowContext(ctx, q).Scan(&v)
+	return v, err
+}
+
+// Close closes the connection pool.
+func (c *Conn) Close() error { return c.db.Close() }
+
+// DB returns the underlying pool, for tests and tools that need plain SQL.
+func (c *Conn) DB() *sqlx.DB { return c.db }
+
+// Dialect returns the connection's SQL family.
+func (c *Conn) Dialect() Dialect { return c.dialect }
+
+// Tables returns the table names this connection uses.
+func (c *Conn) Tables() Tables { return c.tables }
+
+// ServerVersion returns the version string that decided the pop lock: the override if one was given,
+// else what the server reported.
+func (c *Conn) ServerVersion() string { return c.version }
+
+// Engine returns the engine Laravel's getLockForPopping derives: mysql, mariadb, pgsql or sqlite.
+func (c *Conn) Engine() string { return c.engine }
+
+// Lock returns the lock clause appended to claim selects: "FOR UPDATE SKIP LOCKED", "for update", or
+// "" on SQLite, where BEGIN IMMEDIATE serializes claims instead.
+func (c *Conn) Lock() string { return c.lock }
+
+// Stats returns the conflict counters.
+func (c *Conn) Stats() ConnStats {
+	return ConnStats{Deadlocks: c.deadlocks.Load(), Busy: c.busy.Load(), Retries: c.retries.Load()}
+}
+
+// now returns the Conn clock in Unix seconds.
+func (c *Conn) now() int64 { return c.clock().Unix() }
+
+// PopLock returns the engine name and the lock clause Laravel 8.83's DatabaseQueue::getLockForPopping
+// chooses for a server version string: SKIP LOCKED for MySQL >= 8.0.1, MariaDB >= 10.6.0 and PostgreSQL
+// >= 9.5 (compared as PHP's version_compare does), plain "for update" otherwise, nothing on SQLite.
+func PopLock(d Dialect, version string) (engine, lock string) {
+	switch d {
+	case SQLite:
+		return "sqlite", ""
+	case Postgres:
+		engine = "pgsql"
+	default:
+		engine = "mysql"
+	}
+	if strings.Contains(version, "MariaDB") {
+		engine = "mariadb"
+		v := version
+		if _, after, ok := strings.Cut(v, "5.5.5-"); ok {
+			v = after
+		}
+		v, _, _ = strings.Cut(v, "-")
+		version = v
+	}
+	least := map[string]string{"mysql": "8.0.1", "mariadb": "10.6.0", "pgsql": "9.5"}[engine]
+	if VersionCompare(version, least) >= 0 {
+		return engine, "FOR UPDATE SKIP LOCKED"
+	}
+	return engine, "for update"
+}

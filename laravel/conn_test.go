@@ -1,0 +1,162 @@
+package laravel_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+func TestVersionCompare(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"8.0.1", "8.0.1", 0},
+		{"8.0.0", "8.0.1", -1},
+		{"8.0.36", "8.0.1", 1},
+		{"5.7.44-log", "8.0.1", -1},
+		{"8.0.mysql_aurora.3.04.0", "8.0.1", -1},
+		{"16.3 (Debian 16.3-1.pgdg120+1)", "9.5", 1},
+		{"9.4.26", "9.5", -1},
+		{"9.5", "9.5", 0},
+		{"10.11.19", "10.6.0", 1},
+		{"10.6", "10.6.0", -1},
+		{"1.0rc1", "1.0", -1},
+		{"1.0pl1", "1.0", 1},
+		{"1.0-dev", "1.0alpha", -1},
+		{"", "1", -1},
+		{"", "", 0},
+	} {
+		if got := laravel.VersionCompare(tc.a, tc.b); got != tc.want {
+			t.Errorf("VersionCompare(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestPopLock(t *testing.T) {
+	for _, tc := range []struct {
+		d               laravel.Dialect
+		version         string
+		engine, wantSQL string
+	}{
+		{laravel.MySQL, "8.0.36", "mysql", "FOR UPDATE SKIP LOCKED"},
+		{laravel.MySQL, "8.0.0", "mysql", "for update"},
+		{laravel.MySQL, "5.7.44-log", "mysql", "for update"},
+		{laravel.MySQL, "8.0.mysql_aurora.3.04.0", "mysql", "for update"},
+		{laravel.MySQL, "10.11.19-MariaDB-0+deb12u1", "mariadb", "FOR UPDATE SKIP LOCKED"},
+		{laravel.MySQL, "5.5.5-10.11.19-MariaDB-0+deb12u1", "mariadb", "FOR UPDATE SKIP LOCKED"},
+		{laravel.MySQL, "5.5.5-10.5.23-MariaDB-1", "mariadb", "for update"},
+		{laravel.MySQL, "10.6.0-MariaDB", "mariadb", "FOR UPDATE SKIP LOCKED"},
+		{laravel.Postgres, "15.20 (Debian 15.20-0+deb12u1)", "pgsql", "FOR UPDATE SKIP LOCKED"},
+		{laravel.Postgres, "9.4.26", "pgsql", "for update"},
+		{laravel.SQLite, "3.46.0", "sqlite", ""},
+	} {
+		engine, lock := laravel.PopLock(tc.d, tc.version)
+		if engine != tc.engine || lock != tc.wantSQL {
+			t.Errorf("PopLock(%s, %q) = %q, %q; want %q, %q", tc.d, tc.version, engine, lock, tc.engine, tc.wantSQL)
+		}
+	}
+}
+
+func TestOpenDetectsVersionAndLock(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		p := queuetest.OpenParams(db)
+		c := queuetest.Open(t, p)
+		if c.ServerVersion() == "" {
+			t.Fatal("no server version detected")
+		}
+		_, want := laravel.PopLock(c.Dialect(), c.ServerVersion())
+		if c.Lock() != want {
+			t.Fatalf("Lock() = %q for %q, want %q", c.Lock(), c.ServerVersion(), want)
+		}
+		p.ServerVersion = "5.5.5-10.5.0-MariaDB"
+		if db.Dialect == "pgsql" {
+			p.ServerVersion = "9.4"
+		}
+		old := queuetest.Open(t, p)
+		if db.Dialect != "sqlite" && old.Lock() != "for update" {
+			t.Fatalf("with version override %q: Lock() = %q, want for update", p.ServerVersion, old.Lock())
+		}
+		p.ServerVersion = ""
+		p.ForceForUpdate = true
+		if forced := queuetest.Open(t, p); db.Dialect != "sqlite" && forced.Lock() != "for update" {
+			t.Fatalf("ForceForUpdate: Lock() = %q", forced.Lock())
+		}
+	})
+}
+
+func TestOpenFromParts(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		p := laravel.OpenParams{
+			Dialect: laravel.Dialect(db.Dialect), Host: db.Host, Port: db.Port, Database: db.Name,
+			Username: db.User, Password: db.Password, Schema: db.Schema,
+		}
+		c := queuetest.Open(t, p)
+		if err := laravel.CreateSchema(context.Background(), c, laravel.SchemaParams{}); err != nil {
+			t.Fatalf("create schema through a connection from parts: %v", err)
+		}
+	})
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	for _, p := range []laravel.OpenParams{
+		{Dialect: laravel.MySQL, Host: "127.0.0.1", Port: 1, Database: "app", Username: "root"},
+		{Dialect: laravel.Postgres, Host: "127.0.0.1", Port: 1, Database: "app", Username: "postgres"},
+	} {
+		_, err := laravel.Open(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "app") || !strings.Contains(err.Error(), "DB_HOST") {
+			t.Errorf("open unreachable %s: err = %v; want one naming host, database and the settings to check", p.Dialect, err)
+		}
+	}
+	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite"})
+	if !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "/nonexistent/database.sqlite") || !strings.Contains(err.Error(), "DB_DATABASE") {
+		t.Errorf("open a missing SQLite file: err = %v; want ErrInvalid naming the path and DB_DATABASE", err)
+	}
+	if _, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: "oracle"}); !errors.Is(err, laravel.ErrInvalid) {
+		t.Errorf("unknown dialect: err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestTablesValidate(t *testing.T) {
+	if err := laravel.DefaultTables().Validate(); err != nil {
+		t.Fatalf("default tables: %v", err)
+	}
+	bad := laravel.DefaultTables()
+	bad.FailedJobs = "failed jobs; drop table x"
+	err := bad.Validate()
+	if !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "tables.failed_jobs") {
+		t.Fatalf("bad table name: err = %v; want ErrInvalid naming tables.failed_jobs", err)
+	}
+}
+
+func TestMissingTable(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		c := queuetest.Open(t, queuetest.OpenParams(db))
+		q, err := laravel.NewQueue(c, laravel.QueueParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = q.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: "default", Now: 1, RetryAfter: 90})
+		var mt *laravel.MissingTableError
+		if !errors.Is(err, laravel.ErrMissingTable) || !errors.As(err, &mt) || mt.Table != c.Tables().Jobs ||
+			!strings.Contains(err.Error(), "php artisan queue:table && php artisan migrate") {
+			t.Fatalf("claim without a jobs table: err = %v; want ErrMissingTable naming %s and the fix", err, c.Tables().Jobs)
+		}
+		_, _, err = c.CacheGet(context.Background(), "x")
+		if !errors.As(err, &mt) || mt.Table != c.Tables().Cache || !strings.Contains(err.Error(), "cache:table") {
+			t.Fatalf("cache get without a cache table: err = %v", err)
+		}
+	})
+}
+
+func TestUnknownStrategy(t *testing.T) {
+	_, err := laravel.NewQueue(nil, laravel.QueueParams{Strategy: "nope"})
+	if !errors.Is(err, laravel.ErrUnknownStrategy) || !strings.Contains(err.Error(), "delete-retry") {
+		t.Fatalf("err = %v; want ErrUnknownStrategy listing delete-retry", err)
+	}
+}

@@ -1,0 +1,121 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// MissingTableError reports a table the operation needs that does not exist, and the artisan command
+// that creates it. It wraps ErrMissingTable and the driver's error.
+type MissingTableError struct {
+	Table string
+	Fix   string
+	Err   error
+}
+
+// Error names the table and the fix.
+func (e *MissingTableError) Error() string {
+	return fmt.Sprintf("%v: table %q does not exist: run %q", ErrMissingTable, e.Table, e.Fix)
+}
+
+// Unwrap returns ErrMissingTable and the driver's error.
+func (e *MissingTableError) Unwrap() []error { return []error{ErrMissingTable, e.Err} }
+
+var missingTableName = regexp.MustCompile(`(?:Table '(?:[^'.]*\.)?([^']+)' doesn't exist|relation "(?:[^".]*\.)?([^"]+)" does not exist|no such table: (?:\w+\.)?(\w+))`)
+
+// translate maps a native driver error to the package sentinels, wrapped so both stay visible, and
+// counts conflicts. It returns err unchanged when there is nothing to translate.
+func (c *Conn) translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kind error
+	var my *mysql.MySQLError
+	var pg *pgconn.PgError
+	var lite *sqlite.Error
+	switch {
+	case errors.As(err, &my):
+		switch my.Number {
+		case 1213:
+			kind = ErrDeadlock
+		case 1205:
+			kind = ErrBusy
+		case 1146:
+			return c.missingTable(err)
+		}
+	case errors.As(err, &pg):
+		switch pg.Code {
+		case "40001", "40P01":
+			kind = ErrDeadlock
+		case "55P03":
+			kind = ErrBusy
+		case "42P01":
+			return c.missingTable(err)
+		}
+	case errors.As(err, &lite):
+		switch lite.Code() & 0xff {
+		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+			kind = ErrBusy
+		case 1:
+			if strings.Contains(lite.Error(), "no such table") {
+				return c.missingTable(err)
+			}
+		}
+	}
+	switch kind {
+	case ErrDeadlock:
+		c.deadlocks.Add(1)
+	case ErrBusy:
+		c.busy.Add(1)
+	default:
+		return err
+	}
+	return fmt.Errorf("%w: %w", kind, err)
+}
+
+func (c *Conn) missingTable(err error) error {
+	name := "?"
+	if m := missingTableName.FindStringSubmatch(err.Error()); m != nil {
+		name = m[1] + m[2] + m[3]
+	}
+	fix := "php artisan queue:table && php artisan migrate"
+	switch name {
+	case c.tables.FailedJobs:
+		fix = "php artisan queue:failed-table && php artisan migrate"
+	case c.tables.JobBatches:
+		fix = "php artisan queue:batches-table && php artisan migrate"
+	case c.tables.Cache, c.tables.CacheLocks:
+		fix = "php artisan cache:table && php artisan migrate"
+	}
+	return &MissingTableError{Table: name, Fix: fix, Err: err}
+}
+
+// retry runs fn up to tries times while it fails with ErrDeadlock, pausing briefly between tries so the
+// transaction that won the deadlock can finish.
+func (c *Conn) retry(ctx context.Context, tries int, fn func() error) error {
+	var err error
+	for i := 0; i < max(tries, 1); i++ {
+		if i > 0 {
+			c.retries.Add(1)
+			pause := time.Duration(i)*5*time.Millisecond + time.Duration(rand.IntN(5000))*time.Microsecond
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(pause):
+			}
+		}
+		if err = fn(); !errors.Is(err, ErrDeadlock) {
+			return err
+		}
+	}
+	return err
+}

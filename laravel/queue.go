@@ -1,0 +1,391 @@
+package laravel
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// DefaultStrategy is the claim strategy used when QueueParams.Strategy is empty: Laravel's own.
+const DefaultStrategy = "delete-retry"
+
+// DefaultDeleteRetries is how many times a completion is tried when the database picks it as a deadlock
+// victim.
+const DefaultDeleteRetries = 5
+
+// QueueParams configures a Queue.
+type QueueParams struct {
+	// Strategy names a registered claim strategy; empty means DefaultStrategy.
+	Strategy string
+	// DeleteRetries is how many times a completion (delete, release, fail, renew, return) is tried when
+	// it fails with ErrDeadlock; 0 means DefaultDeleteRetries.
+	DeleteRetries int
+}
+
+// StrategyFunc builds a Queue for one claim strategy on a connection.
+type StrategyFunc func(c *Conn, p QueueParams) (Queue, error)
+
+var (
+	strategiesMu sync.RWMutex
+	strategies   = map[string]StrategyFunc{}
+)
+
+// RegisterStrategy makes a claim strategy available to NewQueue under name. Like database/sql.Register
+// it panics when name is empty, fn is nil or the name is taken, because that is a programming error.
+func RegisterStrategy(name string, fn StrategyFunc) {
+	strategiesMu.Lock()
+	defer strategiesMu.Unlock()
+	if name == "" || fn == nil {
+		panic("laravel: RegisterStrategy needs a name and a function")
+	}
+	if _, dup := strategies[name]; dup {
+		panic("laravel: RegisterStrategy called twice for strategy " + name)
+	}
+	strategies[name] = fn
+}
+
+// Strategies returns the registered strategy names, sorted.
+func Strategies() []string {
+	strategiesMu.RLock()
+	defer strategiesMu.RUnlock()
+	names := make([]string, 0, len(strategies))
+	for n := range strategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewQueue returns the jobs table of c seen through the named claim strategy. An unknown name gives an
+// error wrapping ErrUnknownStrategy that lists the known ones.
+func NewQueue(c *Conn, p QueueParams) (Queue, error) {
+	if p.Strategy == "" {
+		p.Strategy = DefaultStrategy
+	}
+	if p.DeleteRetries <= 0 {
+		p.DeleteRetries = DefaultDeleteRetries
+	}
+	strategiesMu.RLock()
+	fn := strategies[p.Strategy]
+	strategiesMu.RUnlock()
+	if fn == nil {
+		return nil, fmt.Errorf("%w %q: use one of %s", ErrUnknownStrategy, p.Strategy, strings.Join(Strategies(), ", "))
+	}
+	return fn(c, p)
+}
+
+// jobColumns are the jobs columns every strategy reads, in scanJob's order.
+const jobColumns = "id, queue, payload, attempts, reserved_at, available_at, created_at"
+
+// Fenced implements the completions every strategy shares: each applies only where id, attempts and
+// reserved_at still match the claim, retries on deadlock, and runs in one transaction. Strategies embed
+// it and add JobClaim and Strategy.
+type Fenced struct {
+	C     *Conn // the connection the queue runs on
+	Tries int   // attempts per completion while it fails with ErrDeadlock
+}
+
+// NewFenced returns the shared completions for a queue built from p.
+func NewFenced(c *Conn, p QueueParams) Fenced {
+	return Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
+}
+
+// JobDelete removes a finished job, fenced on the claim.
+func (f *Fenced) JobDelete(ctx context.Context, j *Job) error {
+	_, err := f.JobDeleteAndPush(ctx, j, nil)
+	return err
+}
+
+// JobDeleteAndPush removes a finished job and inserts the given new jobs in the same transaction, so a
+// chain's next link exists exactly when its predecessor is gone. It returns the new ids.
+func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
+	var ids []int64
+	err := f.C.retry(ctx, f.Tries, func() error {
+		ids = ids[:0]
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
+			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+				return err
+			}
+			for _, p := range push {
+				id, err := f.C.insertJob(ctx, tx, p)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
+	}
+	return ids, nil
+}
+
+// JobRelease deletes the row and inserts its exact payload as a new row, in one transaction, fenced.
+func (f *Fenced) JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error {
+	err := f.C.retry(ctx, f.Tries, func() error {
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
+			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+				return err
+			}
+			_, err := f.C.insertJob(ctx, tx, &JobPushParams{
+				Queue: j.Queue, Payload: j.Payload, Attempts: j.Attempts, Now: p.Now, AvailableAt: p.Now + p.Delay,
+			})
+			return err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("release job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// MaxAttempts returns the largest value the attempts column holds: 255 for MySQL's tinyint unsigned,
+// 32767 for PostgreSQL's smallint. Claims saturate there instead of failing the update (which would
+// leave the row at the head of the queue for ever); a worker then fails it as attempted too many times.
+func (c *Conn) MaxAttempts() int {
+	switch c.dialect {
+	case MySQL:
+		return 255
+	case Postgres:
+		return 32767
+	}
+	return 1<<31 - 1
+}
+
+// JobFail deletes the row and writes the failed_jobs row in one transaction, fenced. The uuid column is
+// written when the table has one (Laravel 8+), taken from p.UUID or else from the payload.
+func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
+	withUUID, err := f.C.failedHasUUID(ctx)
+	if err != nil {
+		return fmt.Errorf("fail job %d: %w", j.ID, err)
+	}
+	cols := []string{"connection", "queue", "payload", "exception", "failed_at"}
+	at := p.FailedAt
+	if at.IsZero() {
+		at = f.C.clock()
+	}
+	args := []any{p.Connection, p.Queue, string(j.Payload), p.Exception, at.Format("2006-01-02 15:04:05")}
+	if withUUID {
+		uuid := p.UUID
+		if uuid == "" {
+			var env struct {
+				UUID string `json:"uuid"`
+			}
+			_ = json.Unmarshal(j.Payload, &env) // a damaged payload still fails, with a new uuid
+			uuid = env.UUID
+		}
+		if uuid == "" {
+			// Payloads from before Laravel 8 carry no uuid; the column is unique and not null, so such
+			// a job gets a fresh one rather than failing to fail.
+			uuid = newUUID()
+		}
+		cols = append([]string{"uuid"}, cols...)
+		args = append([]any{uuid}, args...)
+	}
+	insert := f.C.insertSQL(f.C.tables.FailedJobs, cols)
+	err = f.C.retry(ctx, f.Tries, func() error {
+		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
+			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, insert, args...)
+			return err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("fail job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// JobRenew moves reserved_at to now while the claim holds, and updates j.ReservedAt.
+func (f *Fenced) JobRenew(ctx context.Context, j *Job, now int64) error {
+	q := f.C.Rebind("update " + f.C.Q(f.C.tables.Jobs) + " set reserved_at = ? where id = ? and attempts = ? and reserved_at = ?")
+	err := f.C.retry(ctx, f.Tries, func() error {
+		return f.C.execFenced(ctx, f.C.db, q, now, j.ID, j.Attempts, j.ReservedAt)
+	})
+	if err != nil {
+		return fmt.Errorf("renew job %d: %w", j.ID, err)
+	}
+	j.ReservedAt = now
+	return nil
+}
+
+// JobReturn undoes the claims of jobs that never started: reserved_at NULL, attempts-1, each fenced.
+// Jobs whose claim is gone are reported in the joined error; the others are still returned.
+func (f *Fenced) JobReturn(ctx context.Context, jobs []*Job) error {
+	q := f.C.Rebind("update " + f.C.Q(f.C.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
+	var errs []error
+	for _, j := range jobs {
+		err := f.C.retry(ctx, f.Tries, func() error {
+			return f.C.execFenced(ctx, f.C.db, q, j.ID, j.Attempts, j.ReservedAt)
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("return job %d: %w", j.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// JobPush inserts a new job row and returns its id.
+func (f *Fenced) JobPush(ctx context.Context, p *JobPushParams) (int64, error) {
+	id, err := f.C.insertJob(ctx, f.C.db, p)
+	if err != nil {
+		return 0, fmt.Errorf("push job: %w", f.C.translate(err))
+	}
+	return id, nil
+}
+
+// Q quotes a table or column name for the connection's dialect.
+func (c *Conn) Q(name string) string { return quoteIdent(c.dialect, name) }
+
+// Rebind turns ? placeholders into the dialect's ($1, $2 … on PostgreSQL).
+func (c *Conn) Rebind(q string) string {
+	if c.dialect == Postgres {
+		return sqlx.Rebind(sqlx.DOLLAR, q)
+	}
+	return q
+}
+
+// InTx runs fn in one transaction (BEGIN IMMEDIATE on SQLite), commits if it returns nil and rolls
+// back otherwise. fn returns driver errors as they are; InTx translates them to the package sentinels.
+func (c *Conn) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := c.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return c.translate(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return c.translate(err)
+	}
+	return c.translate(tx.Commit())
+}
+
+// deleteFenced deletes the claimed row inside tx, or returns ErrReservationLost.
+func (c *Conn) deleteFenced(ctx context.Context, tx *sqlx.Tx, j *Job) error {
+	q := c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
+	return c.execFenced(ctx, tx, q, j.ID, j.Attempts, j.ReservedAt)
+}
+
+// execFenced runs a statement that must touch exactly one row, else ErrReservationLost.
+func (c *Conn) execFenced(ctx context.Context, ex sqlx.ExecerContext, q string, args ...any) error {
+	res, err := ex.ExecContext(ctx, q, args...)
+	if err != nil {
+		if _, ok := ex.(*sqlx.Tx); ok {
+			return err // InTx translates
+		}
+		return c.translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return ErrReservationLost
+	}
+	return nil
+}
+
+// insertSQL returns an insert statement for the given columns, rebound.
+func (c *Conn) insertSQL(table string, cols []string) string {
+	quoted := make([]string, len(cols))
+	for i, col := range cols {
+		quoted[i] = c.Q(col)
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+	return c.Rebind("insert into " + c.Q(table) + " (" + strings.Join(quoted, ", ") + ") values (" + marks + ")")
+}
+
+// insertJob inserts one jobs row as Laravel's buildDatabaseRecord does and returns its id. Errors are
+// returned untranslated.
+func (c *Conn) insertJob(ctx context.Context, ex sqlx.ExtContext, p *JobPushParams) (int64, error) {
+	q := c.insertSQL(c.tables.Jobs, []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"})
+	args := []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)}
+	if c.dialect == Postgres {
+		var id int64
+		err := ex.QueryRowxContext(ctx, q+` returning "id"`, args...).Scan(&id)
+		return id, err
+	}
+	res, err := ex.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// AvailableJobsSQL returns Laravel's getNextAvailableJob select for up to limit rows, with the
+// ExcludeIDs condition and the given lock clause ("" for none), and its arguments.
+func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, lock string) (string, []any) {
+	var b strings.Builder
+	b.WriteString("select " + jobColumns + " from " + c.Q(c.tables.Jobs) +
+		" where queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
+	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
+	if len(exclude) > 0 {
+		b.WriteString(" and id not in (" + strings.TrimSuffix(strings.Repeat("?, ", len(exclude)), ", ") + ")")
+		for _, id := range exclude {
+			args = append(args, id)
+		}
+	}
+	fmt.Fprintf(&b, " order by id asc limit %d", limit)
+	if lock != "" {
+		b.WriteString(" " + lock)
+	}
+	return c.Rebind(b.String()), args
+}
+
+// ScanJobs reads rows selected with the jobs columns in AvailableJobsSQL's order.
+func ScanJobs(rows *sqlx.Rows) ([]*Job, error) {
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		var j Job
+		var reserved sql.NullInt64
+		if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt); err != nil {
+			return nil, err
+		}
+		j.ReservedAt = reserved.Int64
+		out = append(out, &j)
+	}
+	return out, rows.Err()
+}
+
+// newUUID returns a random (version 4) UUID in its canonical text form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// failedHasUUID reports, once per Conn, whether failed_jobs has Laravel 8's uuid column.
+func (c *Conn) failedHasUUID(ctx context.Context) (bool, error) {
+	c.failedUUIDMu.Lock()
+	defer c.failedUUIDMu.Unlock()
+	if c.failedUUIDKnown {
+		return c.failedUUID, nil
+	}
+	rows, err := c.db.QueryxContext(ctx, "select * from "+c.Q(c.tables.FailedJobs)+" where 1 = 0")
+	if err != nil {
+		return false, c.translate(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return false, c.translate(err)
+	}
+	c.failedUUID = slices.ContainsFunc(cols, func(s string) bool { return strings.EqualFold(s, "uuid") })
+	c.failedUUIDKnown = true
+	return c.failedUUID, nil
+}

@@ -1,0 +1,202 @@
+// Package queuetest is the conformance suite every claim strategy must pass, on MariaDB, PostgreSQL and
+// SQLite: claim order and predicate, fenced completions, release and fail rows as Laravel writes them,
+// workers racing, reservations expiring mid-job and deadlocks. A strategy that is not run through Run
+// does not exist.
+package queuetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// Setup is one isolated set of Laravel tables, opened through one strategy.
+type Setup struct {
+	DB       testenv.Database
+	Params   laravel.OpenParams
+	Conn     *laravel.Conn
+	Queue    laravel.Queue
+	Strategy string
+}
+
+// Options varies the schema and connection a case runs against.
+type Options struct {
+	Schema         laravel.SchemaParams
+	ForceForUpdate bool
+}
+
+// OpenParams returns parameters that open db with its own set of tables, named with a random prefix so
+// that cases can share one database.
+func OpenParams(db testenv.Database) laravel.OpenParams {
+	prefix := testenv.Name("q")
+	return laravel.OpenParams{
+		Dialect: laravel.Dialect(db.Dialect),
+		DSN:     db.DSN,
+		Tables: laravel.Tables{
+			Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed_jobs", JobBatches: prefix + "_job_batches",
+			Cache: prefix + "_cache", CacheLocks: prefix + "_cache_locks",
+		},
+		CachePrefix: "laravel_cache",
+	}
+}
+
+// Open opens a Conn with p and closes it when the test ends.
+func Open(t testing.TB, p laravel.OpenParams) *laravel.Conn {
+	t.Helper()
+	c, err := laravel.Open(context.Background(), p)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// NewSetup creates fresh tables in db and a Queue of the named strategy over them.
+func NewSetup(t testing.TB, db testenv.Database, strategy string, o Options) *Setup {
+	t.Helper()
+	p := OpenParams(db)
+	p.ForceForUpdate = o.ForceForUpdate
+	c := Open(t, p)
+	if err := laravel.CreateSchema(context.Background(), c, o.Schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	s := &Setup{DB: db, Params: p, Conn: c, Strategy: strategy}
+	s.Queue = s.NewQueue(t, c)
+	return s
+}
+
+// NewQueue opens the setup's strategy on another Conn, as a second worker process would.
+func (s *Setup) NewQueue(t testing.TB, c *laravel.Conn) laravel.Queue {
+	t.Helper()
+	q, err := laravel.NewQueue(c, laravel.QueueParams{Strategy: s.Strategy})
+	if err != nil {
+		t.Fatalf("new queue: %v", err)
+	}
+	if q.Strategy() != s.Strategy {
+		t.Fatalf("Strategy() = %q, want %q", q.Strategy(), s.Strategy)
+	}
+	return q
+}
+
+// Push inserts a job whose payload is a small Laravel-like envelope and returns its id.
+func (s *Setup) Push(t testing.TB, queue string, now, availableAt int64, n int) int64 {
+	t.Helper()
+	id, err := s.Queue.JobPush(context.Background(), &laravel.JobPushParams{
+		Queue: queue, Payload: Payload(n), Now: now, AvailableAt: availableAt,
+	})
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	return id
+}
+
+// Payload returns a JSON envelope with a uuid that encodes n and characters that must survive byte for
+// byte: escaped slashes, unicode escapes, raw UTF-8 and a NUL-mangled property name.
+func Payload(n int) []byte {
+	return fmt.Appendf(nil, `{"uuid":"00000000-0000-4000-8000-%012d","displayName":"App\\Jobs\\Run","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\Run","command":"O:11:\"App\\Jobs\\Run\":1:{s:5:\"\u0000*\u0000n\";i:%d;} caf\u00e9 \/ café ✓"}}`, n, n)
+}
+
+// Claim claims with Limit 1 and returns the job or nil.
+func (s *Setup) Claim(t testing.TB, q laravel.Queue, queue string, now, retryAfter int64, exclude ...int64) *laravel.Job {
+	t.Helper()
+	jobs, err := q.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: queue, Now: now, RetryAfter: retryAfter, Limit: 1, ExcludeIDs: exclude})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	switch len(jobs) {
+	case 0:
+		return nil
+	case 1:
+		return jobs[0]
+	}
+	t.Fatalf("claim with Limit 1 returned %d jobs", len(jobs))
+	return nil
+}
+
+// Row is a jobs row as stored.
+type Row struct {
+	ID                     int64
+	Queue                  string
+	Payload                []byte
+	Attempts               int
+	ReservedAt             *int64
+	AvailableAt, CreatedAt int64
+}
+
+// Rows returns every jobs row in id order.
+func (s *Setup) Rows(t testing.TB) []Row {
+	t.Helper()
+	rows, err := s.Conn.DB().Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + s.Conn.Q(s.Conn.Tables().Jobs) + " order by id")
+	if err != nil {
+		t.Fatalf("select jobs: %v", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		var r Row
+		if err := rows.Scan(&r.ID, &r.Queue, &r.Payload, &r.Attempts, &r.ReservedAt, &r.AvailableAt, &r.CreatedAt); err != nil {
+			t.Fatalf("scan jobs: %v", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("select jobs: %v", err)
+	}
+	return out
+}
+
+// Count returns the number of rows in a table.
+func (s *Setup) Count(t testing.TB, table string) int {
+	t.Helper()
+	var n int
+	if err := s.Conn.DB().QueryRow("select count(*) from " + s.Conn.Q(table)).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
+type testCase struct {
+	name string
+	opts Options
+	fn   func(t *testing.T, s *Setup)
+}
+
+var cases []testCase
+
+func register(name string, opts Options, fn func(t *testing.T, s *Setup)) {
+	cases = append(cases, testCase{name, opts, fn})
+}
+
+// Run runs every conformance case for the named strategy on each database, in parallel where the
+// cases allow it.
+func Run(t *testing.T, strategy string) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				c.fn(t, NewSetup(t, db, strategy, c.opts))
+			})
+		}
+	})
+}
+
+// wantLost asserts that err reports a lost reservation.
+func wantLost(t *testing.T, op string, err error) {
+	t.Helper()
+	if !errors.Is(err, laravel.ErrReservationLost) {
+		t.Fatalf("%s after the claim moved on: err = %v, want ErrReservationLost", op, err)
+	}
+}
+
+var bg = context.Background()
+
+const t0 = int64(1_700_000_000)
+
+// unix returns t0 plus d, for readable timestamps in cases.
+func unix(d time.Duration) int64 { return t0 + int64(d/time.Second) }
