@@ -472,3 +472,34 @@ func TestLoadNotesUntransliteratedName(t *testing.T) {
 		t.Errorf("warnings %q although the prefixes are set", w)
 	}
 }
+
+// TestExampleFile keeps testdata/example.yaml, the documented configuration, loadable, valid and
+// complete: it sets every key to its default.
+func TestExampleFile(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{ConfigFile: "testdata/example.yaml"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	yaml, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		leaf := k.path[strings.LastIndexByte(k.path, '.')+1:]
+		if !strings.Contains(string(yaml), leaf+":") {
+			t.Errorf("testdata/example.yaml does not document %s", k.path)
+		}
+	}
+	want := Default()
+	want.Routes, want.App.PreviousKeys = cfg.Routes, cfg.App.PreviousKeys
+	if !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
+	}
+	if len(cfg.Routes) != 3 || cfg.Routes[0].Timeout != 30*time.Second {
+		t.Errorf("routes %+v", cfg.Routes)
+	}
+}
