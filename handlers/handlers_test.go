@@ -12,7 +12,7 @@ import (
 )
 
 // fixtureJob builds the Job a worker would hand over for a Laravel 8.83 fixture.
-func fixtureJob(t *testing.T, name string) *Job {
+func fixtureJob(t testing.TB, name string) *Job {
 	t.Helper()
 	f, ok := fixtures.Laravel883()[name]
 	if !ok {
