@@ -118,6 +118,10 @@ func Load(p LoadParams) (*Config, error) {
 	for i, layer := range layers {
 		for _, s := range layer {
 			v, err := convert(keyByPath[s.path].typ, s.value)
+			if q, ok := v.([]string); ok && len(q) == 0 && s.path == "worker.queues" {
+				// An empty --queue falls back to the connection's queue, as `queue:work` does.
+				continue
+			}
 			if errors.Is(err, errUnset) {
 				continue
 			}

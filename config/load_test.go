@@ -264,6 +264,13 @@ func TestDefaultQueue(t *testing.T) {
 	if cfg.DefaultQueue() != "emails" || strings.Join(cfg.Worker.Queues, ",") != "high,emails" {
 		t.Errorf("default queue %q, queues %q", cfg.DefaultQueue(), cfg.Worker.Queues)
 	}
+	cfg, err = Load(LoadParams{Environ: []string{"DB_QUEUE=emails"}, Overrides: map[string]any{"worker.queues": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.Worker.Queues, ",") != "emails" {
+		t.Errorf("an empty --queue gave queues %q, want the connection's queue", cfg.Worker.Queues)
+	}
 	if c := Default(); c.DefaultQueue() != "default" {
 		t.Errorf("Default().DefaultQueue() = %q", c.DefaultQueue())
 	}
