@@ -27,6 +27,8 @@ type RaceParams struct {
 	// ReleaseFirst releases every job on its first attempt (a new row, as after an exception with
 	// backoff 0) and deletes it on the second, so inserts race with claims and deletes.
 	ReleaseFirst bool
+	// Work is how long each job's handler runs, so that claims scan past rows still reserved.
+	Work time.Duration
 }
 
 // Race pushes jobs and drains them with workers goroutines, each on its own Conn as separate worker
@@ -82,6 +84,7 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 					mu.Lock()
 					runs[string(j.Payload)]++
 					mu.Unlock()
+					time.Sleep(rp.Work)
 					if rp.ReleaseFirst && j.Attempts == 1 {
 						if err := q.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: time.Now().Unix()}); err != nil {
 							t.Errorf("worker %d: %v", w, err)
@@ -135,7 +138,7 @@ func init() {
 	// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
 	// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
 	register("WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true})
+		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
 		t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
 	})
 
