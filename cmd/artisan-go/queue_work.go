@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+func init() {
+	register(command{
+		name:    "queue:work",
+		summary: "Work jobs from Laravel's database queue, as php artisan queue:work does",
+		run:     runQueueWork,
+	})
+}
+
+// workFlags maps each queue:work option to the configuration key it overrides.
+var workFlags = []struct {
+	name, key, usage string
+	boolean          bool
+}{
+	{"queue", "worker.queues", "queues to work, in priority order (comma-separated)", false},
+	{"sleep", "worker.sleep", "seconds to sleep when no job is available", false},
+	{"tries", "worker.tries", "attempts before a job fails, when the job does not say (0 is unlimited)", false},
+	{"timeout", "worker.timeout", "seconds a job may run (0 is no limit)", false},
+	{"backoff", "worker.backoff", "seconds to wait before retrying a job that threw (comma list, by attempt)", false},
+	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit)", false},
+	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit)", false},
+	{"stop-when-empty", "worker.stop_when_empty", "stop when the queues are empty", true},
+	{"once", "worker.once", "work one job and stop", true},
+	{"rest", "worker.rest", "seconds to rest after each job", false},
+	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check)", false},
+	{"name", "worker.name", "the worker's name", false},
+	{"force", "worker.force", "work even in maintenance mode", true},
+	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
+	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
+	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
+}
+
+func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
+	configFile := fs.String("config", "", "a YAML configuration file")
+	values := map[string]*string{}
+	bools := map[string]*bool{}
+	for _, f := range workFlags {
+		if f.boolean {
+			bools[f.name] = fs.Bool(f.name, false, f.usage)
+		} else {
+			values[f.name] = fs.String(f.name, "", f.usage)
+		}
+	}
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: artisan-go queue:work [connection] [options]")
+		fs.PrintDefaults()
+	}
+	overrides := map[string]any{}
+	if err := parseWithPositional(fs, args, func(arg string) { overrides["connection"] = arg }); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		for _, f := range workFlags {
+			if f.name != fl.Name {
+				continue
+			}
+			if f.boolean {
+				overrides[f.key] = *bools[f.name]
+			} else {
+				overrides[f.key] = *values[f.name]
+			}
+		}
+	})
+	cfg, err := loadConfig(*envFile, *configFile, overrides)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	log := newLogger(cfg.Log, stderr)
+	for _, warning := range cfg.Warnings() {
+		log.Warn(warning)
+	}
+	conn, err := openConn(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	defer conn.Close()
+	status, err := work(ctx, cfg, conn, handlers.Default(), log)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// parseWithPositional parses flags that may come before or after positional arguments, as artisan
+// accepts `queue:work database --queue=high` and `queue:work --queue=high database`.
+func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string)) error {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return nil
+		}
+		positional(rest[0])
+		args = rest[1:]
+	}
+}
+
+// loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
+func loadConfig(envFile, configFile string, overrides map[string]any) (*config.Config, error) {
+	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, ConfigFile: configFile, Environ: os.Environ(), Overrides: overrides})
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// newLogger builds the worker's log: text or JSON lines at the configured level.
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openConn opens the database the configuration names.
+func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
+	return laravel.Open(ctx, laravel.OpenParams{
+		Dialect: laravel.Dialect(cfg.DB.Driver), DSN: cfg.DB.DSN, Host: cfg.DB.Host, Port: cfg.DB.Port,
+		Database: cfg.DB.Database, Username: cfg.DB.Username, Password: cfg.DB.Password,
+		Socket: cfg.DB.Socket, Schema: cfg.DB.Schema, ServerVersion: cfg.DB.Version,
+		Tables: laravel.Tables{
+			Jobs: cfg.Tables.Jobs, FailedJobs: cfg.Tables.FailedJobs, JobBatches: cfg.Tables.JobBatches,
+			Cache: cfg.Tables.Cache, CacheLocks: cfg.Tables.CacheLocks,
+		},
+		CachePrefix: cfg.Cache.Prefix,
+	})
+}
+
+// work builds the queue, the handlers and the worker from the configuration and runs the worker.
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (int, error) {
+	w, err := newWorker(cfg, conn, reg, log)
+	if err != nil {
+		return 1, err
+	}
+	return w.Run(ctx)
+}
+
+// newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, error) {
+	q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
+	if err != nil {
+		return nil, err
+	}
+	if err := addRoutes(reg, cfg.Routes); err != nil {
+		return nil, err
+	}
+	var kr *payload.Keyring
+	if cfg.App.Key != "" {
+		if kr, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
+			return nil, fmt.Errorf("APP_KEY: %w", err)
+		}
+	}
+	wc, err := workerConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
+		"strategy", q.Strategy(), "dialect", conn.Dialect(), "server", conn.ServerVersion(),
+		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
+	if cfg.Cache.Store != "database" {
+		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
+			"cache_store", cfg.Cache.Store)
+	}
+	return worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
+}
+
+// addRoutes registers the configured exec, http and builtin routes. The handlers package does not
+// provide routes yet, so configured routes are an error naming the classes, rather than being ignored.
+func addRoutes(_ *handlers.Registry, rs []config.Route) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	classes := make([]string, 0, len(rs))
+	for _, r := range rs {
+		classes = append(classes, r.Class)
+	}
+	return fmt.Errorf("routes for %s are configured, but this build cannot run exec/http/builtin routes yet; remove them from the configuration", strings.Join(classes, ", "))
+}
+
+// workerConfig maps the configuration onto the worker's options.
+func workerConfig(cfg *config.Config) (worker.Config, error) {
+	loc, err := time.LoadLocation(cfg.App.Timezone)
+	if err != nil {
+		return worker.Config{}, fmt.Errorf("app.timezone %q: %w; use an IANA name such as UTC or Europe/Paris", cfg.App.Timezone, err)
+	}
+	w := cfg.Worker
+	wc := worker.Defaults()
+	wc.Connection = cfg.Connection
+	wc.LaravelVersion = cfg.LaravelVersion
+	wc.Queues = w.Queues
+	// The connection's default queue is DB_QUEUE, which also sets worker.queues; with a priority list
+	// given on the command line, Laravel's skeleton default "default" is the best guess.
+	wc.DefaultQueue = "default"
+	if len(w.Queues) == 1 {
+		wc.DefaultQueue = w.Queues[0]
+	}
+	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
+	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
+	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
+	wc.ShutdownGrace = w.ShutdownGrace
+	wc.Unhandled = cfg.Unhandled
+	wc.FailedDriver = cfg.Failed.Driver
+	wc.Location = loc
+	wc.CacheEnabled = cfg.Cache.Store == "database"
+	return wc, nil
+}

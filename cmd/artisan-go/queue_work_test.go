@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/fixtures"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+func TestQueueWorkStopWhenEmpty(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "database.sqlite")
+	ctx := context.Background()
+	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.SQLite, Database: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.JobPush(ctx, &laravel.JobPushParams{Queue: "emails", Payload: fixtures.Laravel883()["welcome"].Payload, Now: 1, AvailableAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nCACHE_DRIVER=database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(ctx, []string{"queue:work", "database", "--env-file", env, "--queue=high,emails", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit status %d: %s", code, errb.String())
+	}
+	log := errb.String()
+	for _, want := range []string{"strategy=delete-retry", "queues=high,emails", `Left for PHP (no Go handler)`, "stopping (--stop-when-empty)"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	var attempts int
+	var reserved *int64
+	if err := conn.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 0 || reserved != nil {
+		t.Fatalf("unhandled job attempts %d reserved_at %v, want handed back untouched", attempts, reserved)
+	}
+}
+
+func TestQueueWorkBadInput(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 2 {
+		t.Fatalf("unknown flag: exit status %d", code)
+	}
+	errb.Reset()
+	code := Do(context.Background(), []string{"queue:work", "--tries=many"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "worker.tries") {
+		t.Fatalf("bad --tries: exit status %d, stderr %q", code, errb.String())
+	}
+}

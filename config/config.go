@@ -1,0 +1,294 @@
+// Package config holds artisan-go's configuration: one struct with documented defaults, loaded from a
+// Laravel .env file, a YAML file, the process environment and command-line flags, and validated with
+// messages that name the field and the fix.
+//
+// It is the only package that imports viper. Precedence, lowest first:
+//
+//  1. Default() (Laravel 8.83's skeleton and `queue:work` defaults; see the field comments);
+//  2. the Laravel .env file (LoadParams.EnvFile), read as Laravel's phpdotenv reads it;
+//  3. the YAML file (LoadParams.ConfigFile);
+//  4. the process environment (LoadParams.Environ), under Laravel's names and ours;
+//  5. LoadParams.Overrides, set from command-line flags.
+//
+// Laravel's names (DB_HOST, QUEUE_CONNECTION, APP_KEY, ...) are read from the .env file and from the
+// process environment, the real environment winning as it does in Laravel. Every key also has our own
+// name, ARTISAN_GO_ followed by its YAML key in upper case with dots as underscores
+// (worker.concurrency is ARTISAN_GO_WORKER_CONCURRENCY, laravel_version is
+// ARTISAN_GO_LARAVEL_VERSION). In the same layer ours wins over Laravel's. Routes are set only in YAML.
+//
+// Values from the environment are strings: durations are seconds ("90", "0.5") or Go durations ("90s",
+// "1m30s"), lists are comma-separated ("high,default"), booleans are true/false.
+package config
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrInvalid is wrapped by every error that reports a bad setting, in Load and in Validate.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is the whole configuration of artisan-go. The YAML key of each field is its name in snake case
+// under its section's key (db.driver, worker.retry_after); the comments give the default and the
+// Laravel environment variables that set it.
+type Config struct {
+	// Connection is the queue connection name the worker serves, as `queue:work <connection>` takes
+	// it. It is written to failed_jobs.connection and decides where chained jobs go. Set by
+	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.5). Default "database".
+	Connection string `mapstructure:"connection"`
+	// LaravelVersion is the application's Laravel version ("8.83", "11", "12.54"). Payload formats,
+	// lock keys and several defaults below depend on it. Set by ARTISAN_GO_LARAVEL_VERSION. Default
+	// "8.83".
+	LaravelVersion string `mapstructure:"laravel_version"`
+	// DB is the database connection that holds the queue tables.
+	DB DB `mapstructure:"db"`
+	// Tables are the names of Laravel's tables.
+	Tables Tables `mapstructure:"tables"`
+	// Worker holds the `queue:work` options.
+	Worker Worker `mapstructure:"worker"`
+	// App holds the application settings the worker needs (encryption and time zone).
+	App App `mapstructure:"app"`
+	// Cache is the default cache store, where `queue:restart` signals and unique-job locks live.
+	Cache Cache `mapstructure:"cache"`
+	// Failed selects how failed jobs are recorded.
+	Failed Failed `mapstructure:"failed"`
+	// Unhandled says what happens to a job whose class has no handler: "leave" (default: the row is
+	// handed back untouched for a PHP worker), "fail" (recorded in failed_jobs) or "move:<queue>"
+	// (pushed onto another queue that PHP workers serve).
+	Unhandled string `mapstructure:"unhandled"`
+	// Routes bind job classes to external commands, HTTP endpoints or built-in handlers. YAML only.
+	Routes []Route `mapstructure:"routes"`
+	// Log configures the worker's own log.
+	Log Log `mapstructure:"log"`
+
+	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
+	// reported by Warnings.
+	notes []string
+}
+
+// DB is the database connection, as in Laravel's config/database.php.
+type DB struct {
+	// Driver is mysql, mariadb, pgsql or sqlite. Set by DB_CONNECTION, which names a connection in
+	// Laravel's skeleton that has the same name as its driver. Default "mysql" for Laravel before 11,
+	// "sqlite" from 11 on.
+	Driver string `mapstructure:"driver"`
+	// Host is the server's host. DB_HOST. Default "127.0.0.1".
+	Host string `mapstructure:"host"`
+	// Port is the server's TCP port. DB_PORT. Default 3306 for mysql and mariadb, 5432 for pgsql, 0 for
+	// sqlite.
+	Port int `mapstructure:"port"`
+	// Database is the database name, or for sqlite the file's path. DB_DATABASE. Default "forge" before
+	// Laravel 11, "laravel" from 11 on; for sqlite Laravel's database_path('database.sqlite'), i.e.
+	// database/database.sqlite under the application's base directory. A relative sqlite path is
+	// resolved against the directory of the file that set it (the .env file's directory is Laravel's
+	// base path, where `php artisan` runs), or against the working directory when it came from the
+	// environment or a flag. ":memory:" and "file:" URIs are kept as they are.
+	Database string `mapstructure:"database"`
+	// Username is the user to connect as. DB_USERNAME. Default "forge" before Laravel 11, "root" from 11 on.
+	Username string `mapstructure:"username"`
+	// Password is the user's password. DB_PASSWORD. Default "".
+	Password string `mapstructure:"password"`
+	// Socket is a Unix socket path that replaces Host and Port (MySQL/MariaDB). DB_SOCKET. Default "".
+	Socket string `mapstructure:"socket"`
+	// Schema is PostgreSQL's search_path (a comma-separated list of schemas). DB_SCHEMA. Default "":
+	// the server's default search_path.
+	Schema string `mapstructure:"schema"`
+	// Version overrides the server version used to pick the claim query, as Laravel's `version`
+	// connection key does (e.g. "8.0.36" or "10.6.0-MariaDB"). Default "": ask the server.
+	Version string `mapstructure:"version"`
+	// DSN is an optional Go driver DSN that wins over the parts above. Default "".
+	DSN string `mapstructure:"dsn"`
+}
+
+// Tables are Laravel's table names. Each must be a plain SQL identifier.
+type Tables struct {
+	// Jobs is the queue table. DB_QUEUE_TABLE (Laravel 11+). Default "jobs".
+	Jobs string `mapstructure:"jobs"`
+	// FailedJobs is queue.failed.table. Default "failed_jobs".
+	FailedJobs string `mapstructure:"failed_jobs"`
+	// JobBatches is queue.batching.table. Default "job_batches".
+	JobBatches string `mapstructure:"job_batches"`
+	// Cache is the database cache store's table. Default "cache".
+	Cache string `mapstructure:"cache"`
+	// CacheLocks is the database cache store's lock table. Default "cache_locks".
+	CacheLocks string `mapstructure:"cache_locks"`
+}
+
+// Worker holds the options of `php artisan queue:work`, with Laravel's defaults, and ours.
+type Worker struct {
+	// Queues are the queues to serve, in strict priority order (--queue). DB_QUEUE. Default ["default"].
+	Queues []string `mapstructure:"queues"`
+	// Sleep is how long to wait when every queue is empty (--sleep). Default 3s.
+	Sleep time.Duration `mapstructure:"sleep"`
+	// Tries is the maximum number of attempts for a job that does not say (--tries); 0 is unlimited.
+	// Default 1 (0 before Laravel 6, as `queue:work` had then).
+	Tries int `mapstructure:"tries"`
+	// Timeout is how long one job may run (--timeout); 0 is no limit. Default 60s.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// Backoff is the delay in seconds before a failed attempt is retried, indexed by attempt and
+	// clamped to the last element (--backoff). Default [0].
+	Backoff []int `mapstructure:"backoff"`
+	// MaxJobs stops the worker after this many jobs (--max-jobs); 0 is no limit. Default 0.
+	MaxJobs int `mapstructure:"max_jobs"`
+	// MaxTime stops the worker after it has run this long (--max-time); 0 is no limit. Default 0.
+	MaxTime time.Duration `mapstructure:"max_time"`
+	// StopWhenEmpty stops the worker when every queue is empty (--stop-when-empty). Default false.
+	StopWhenEmpty bool `mapstructure:"stop_when_empty"`
+	// Once runs a single job and stops (--once). Default false.
+	Once bool `mapstructure:"once"`
+	// Rest is a pause after each job (--rest). Default 0.
+	Rest time.Duration `mapstructure:"rest"`
+	// MemoryMB stops the worker when the process uses more memory than this (--memory); 0 disables the
+	// check. Default 128.
+	MemoryMB int `mapstructure:"memory_mb"`
+	// Name is the worker's name, as --name passes it to Laravel's events. Default "default".
+	Name string `mapstructure:"name"`
+	// Force runs the worker while the application is in maintenance mode (--force). Default false.
+	Force bool `mapstructure:"force"`
+	// Concurrency is how many jobs run at once in this process. Default 1: one `queue:work` process
+	// runs one job at a time, and job code written for PHP has never run concurrently with itself in
+	// one process (ordering within a queue, shared connections, external commands that are heavy), so
+	// more is an explicit choice.
+	Concurrency int `mapstructure:"concurrency"`
+	// RetryAfter is the connection's retry_after: a job reserved longer than this is handed to another
+	// worker. It must be what the PHP application's config/queue.php says. DB_QUEUE_RETRY_AFTER.
+	// Default 90s, the skeleton's value.
+	RetryAfter time.Duration `mapstructure:"retry_after"`
+	// Strategy names the claim strategy of the laravel package; "" (default) lets the worker choose at
+	// start from the database and its version.
+	Strategy string `mapstructure:"strategy"`
+	// ShutdownGrace bounds how long a stopping worker waits for running jobs before it cancels them;
+	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's
+	// worker finishes the current job on SIGTERM.
+	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+}
+
+// App holds the Laravel application settings the worker needs.
+type App struct {
+	// Name is APP_NAME; it seeds the default cache and Redis prefixes. Default "Laravel".
+	Name string `mapstructure:"name"`
+	// Key is APP_KEY ("base64:..." or a raw key), used to decrypt encrypted jobs. Default "".
+	Key string `mapstructure:"key"`
+	// PreviousKeys are APP_PREVIOUS_KEYS (comma-separated), tried when Key fails. Default none.
+	PreviousKeys []string `mapstructure:"previous_keys"`
+	// Cipher is AES-128-CBC, AES-256-CBC, AES-128-GCM or AES-256-GCM. APP_CIPHER. Default "AES-256-CBC".
+	Cipher string `mapstructure:"cipher"`
+	// Timezone is the application time zone, used for failed_jobs.failed_at. APP_TIMEZONE. Default "UTC".
+	Timezone string `mapstructure:"timezone"`
+}
+
+// Cache is Laravel's default cache store.
+type Cache struct {
+	// Store is the store's driver: "database" and "redis" are read by the worker; any other (such as
+	// "file") means restart signals and unique locks cannot be seen (a warning). CACHE_DRIVER before
+	// Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database" from 11 on.
+	Store string `mapstructure:"store"`
+	// Prefix is the cache key prefix. CACHE_PREFIX. Default Str::slug(APP_NAME, '_') followed by
+	// "_cache" (Laravel 5.8–10) or "_cache_" (11 on); "laravel" before 5.8.
+	Prefix string `mapstructure:"prefix"`
+	// Redis is the Redis connection of the redis store.
+	Redis Redis `mapstructure:"redis"`
+}
+
+// Redis is the Redis connection the redis cache store uses.
+type Redis struct {
+	// Host is REDIS_HOST. Default "127.0.0.1".
+	Host string `mapstructure:"host"`
+	// Port is REDIS_PORT. Default 6379.
+	Port int `mapstructure:"port"`
+	// Password is REDIS_PASSWORD. Default "" (none).
+	Password string `mapstructure:"password"`
+	// DB is the database number of the cache connection: REDIS_CACHE_DB, default 1 (Laravel 5.7 on);
+	// REDIS_DB, default 0, before.
+	DB int `mapstructure:"db"`
+	// Prefix is the Redis client's key prefix, put before the cache prefix. REDIS_PREFIX. Default
+	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 6 on), "" before.
+	Prefix string `mapstructure:"prefix"`
+}
+
+// Failed selects the failed-job provider, as queue.failed.driver does.
+type Failed struct {
+	// Driver is "database-uuids" (default from Laravel 8: failed_jobs has a uuid column), "database"
+	// (numeric ids only, the only kind before 8) or "null" (failed jobs are not recorded).
+	Driver string `mapstructure:"driver"`
+}
+
+// Route binds a job class to a handler that is not Go code; the stock binary reads these from YAML.
+// Exactly one of Exec, HTTP and Builtin is set.
+type Route struct {
+	// Class is the PHP job class (commandName, or the class of a raw Class@method job).
+	Class string `mapstructure:"class"`
+	// Exec is the argv of a command run for each job, with the job as JSON on its standard input.
+	// No shell is involved.
+	Exec []string `mapstructure:"exec"`
+	// HTTP is a URL the job is POSTed to as JSON.
+	HTTP string `mapstructure:"http"`
+	// Builtin names a handler compiled into the binary: "noop".
+	Builtin string `mapstructure:"builtin"`
+	// Timeout bounds one run of the route, within the job's own timeout; 0 means the job's timeout.
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// Log configures the worker's own log.
+type Log struct {
+	// Format is "text" (default) or "json".
+	Format string `mapstructure:"format"`
+	// Level is "debug", "info" (default), "warn" or "error".
+	Level string `mapstructure:"level"`
+}
+
+// DefaultLaravelVersion is the Laravel version assumed when none is configured.
+const DefaultLaravelVersion = "8.83"
+
+// Default returns the configuration used when nothing is set: Laravel 8.83's skeleton and `queue:work`
+// defaults. Load changes the defaults that depend on the Laravel version or the database driver when
+// those are set and the dependent key is not.
+func Default() Config {
+	return Config{
+		Connection:     "database",
+		LaravelVersion: DefaultLaravelVersion,
+		DB: DB{
+			Driver:   "mysql",
+			Host:     "127.0.0.1",
+			Port:     3306,
+			Database: "forge",
+			Username: "forge",
+		},
+		Tables: Tables{
+			Jobs:       "jobs",
+			FailedJobs: "failed_jobs",
+			JobBatches: "job_batches",
+			Cache:      "cache",
+			CacheLocks: "cache_locks",
+		},
+		Worker: Worker{
+			Queues:      []string{"default"},
+			Sleep:       3 * time.Second,
+			Tries:       1,
+			Timeout:     60 * time.Second,
+			Backoff:     []int{0},
+			MemoryMB:    128,
+			Name:        "default",
+			Concurrency: 1,
+			RetryAfter:  90 * time.Second,
+		},
+		App: App{
+			Name:     "Laravel",
+			Cipher:   "AES-256-CBC",
+			Timezone: "UTC",
+		},
+		Cache: Cache{
+			Store:  "file",
+			Prefix: "laravel_cache",
+			Redis: Redis{
+				Host:   "127.0.0.1",
+				Port:   6379,
+				DB:     1,
+				Prefix: "laravel_database_",
+			},
+		},
+		Failed:    Failed{Driver: "database-uuids"},
+		Unhandled: "leave",
+		Log:       Log{Format: "text", Level: "info"},
+	}
+}

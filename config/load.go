@@ -1,0 +1,378 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// LoadParams says where Load reads the configuration from.
+type LoadParams struct {
+	// EnvFile is a Laravel .env file (--env-file); "" reads none.
+	EnvFile string
+	// ConfigFile is a YAML file (--config); "" reads none.
+	ConfigFile string
+	// Environ is the process environment in os.Environ form; nil means none.
+	Environ []string
+	// Overrides are dotted YAML keys set by command-line flags, such as "worker.concurrency": 8.
+	Overrides map[string]any
+}
+
+// setting is one value for one key, with where it came from.
+type setting struct {
+	path   string
+	value  any
+	source string // for messages: "DB_PORT in /app/.env"
+	dir    string // directory that relative paths in the value are relative to; "" is the working directory
+}
+
+// Load reads the configuration: Default(), then the .env file, the YAML file, the process environment
+// and the overrides, each layer winning over the ones before. Values that cannot be read (a port that is
+// not a number, an unknown YAML key, a .env syntax error) are errors wrapping ErrInvalid, joined; the
+// meaning of the values is checked by Validate.
+func Load(p LoadParams) (*Config, error) {
+	environ := environMap(p.Environ)
+	var errs []error
+	var notes []string
+
+	var dotenv map[string]string
+	dotenvDir := ""
+	if p.EnvFile != "" {
+		b, err := os.ReadFile(p.EnvFile)
+		if err != nil {
+			return nil, fmt.Errorf("read env file: %w", err)
+		}
+		dotenv, err = parseDotenv(p.EnvFile, string(b), environ)
+		if err != nil {
+			return nil, fmt.Errorf("read env file: %w", err)
+		}
+		if abs, err := filepath.Abs(p.EnvFile); err == nil {
+			dotenvDir = filepath.Dir(abs)
+		}
+	}
+
+	var yamlSet []setting
+	if p.ConfigFile != "" {
+		var err error
+		yamlSet, err = readYAML(p.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	overrides := make([]setting, 0, len(p.Overrides))
+	for path, v := range p.Overrides {
+		k, ok := keyByPath[path]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w: override %q is not a configuration key", ErrInvalid, path))
+			continue
+		}
+		overrides = append(overrides, setting{path: k.path, value: v, source: "the override of " + path})
+	}
+	sort.Slice(overrides, func(i, j int) bool { return overrides[i].path < overrides[j].path })
+
+	// The Laravel version decides which Laravel variables are read and several defaults, so it is
+	// found first, by the same precedence.
+	ver := parseVersion(DefaultLaravelVersion)
+	pick := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			ver = parseVersion(s)
+		}
+	}
+	if s, ok := dotenv[EnvName("laravel_version")]; ok {
+		pick(s)
+	}
+	for _, s := range yamlSet {
+		if s.path == "laravel_version" {
+			pick(fmt.Sprint(s.value))
+		}
+	}
+	if s, ok := environ[EnvName("laravel_version")]; ok {
+		pick(s)
+	}
+	if v, ok := p.Overrides["laravel_version"]; ok {
+		pick(fmt.Sprint(v))
+	}
+
+	envFileName := p.EnvFile
+	dotenvSet, n := envSettings(dotenv, ver, "in "+envFileName, dotenvDir)
+	notes = append(notes, n...)
+	procSet, n := envSettings(environ, ver, "in the environment", "")
+	notes = append(notes, n...)
+
+	layers := [][]setting{dotenvSet, yamlSet, procSet, overrides}
+	typed := make([][]setting, len(layers))
+	winner := map[string]setting{}
+	for i, layer := range layers {
+		for _, s := range layer {
+			v, err := convert(keyByPath[s.path].typ, s.value)
+			if errors.Is(err, errUnset) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, &FieldError{Field: s.path, Source: s.source, Problem: err.Error()})
+				continue
+			}
+			s.value = v
+			typed[i] = append(typed[i], s)
+			winner[s.path] = s
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	cfg, err := merge(typed)
+	if err != nil {
+		return nil, err
+	}
+	cfg.notes = notes
+	deriveDefaults(cfg, winner, dotenvDir)
+	return cfg, nil
+}
+
+// merge layers the typed settings over Default() with viper: the defaults as viper's defaults, the
+// two files as merged configuration, the environment and the overrides as explicit sets, in that
+// order, and decodes the result.
+func merge(layers [][]setting) (*Config, error) {
+	v := viper.New()
+	def := Default()
+	dv := reflect.ValueOf(def)
+	for _, k := range keys {
+		v.SetDefault(k.path, dv.FieldByIndex(k.index).Interface())
+	}
+	for i, layer := range layers {
+		if i < 2 {
+			if err := v.MergeConfigMap(nest(layer)); err != nil {
+				return nil, fmt.Errorf("merge configuration: %w", err)
+			}
+			continue
+		}
+		for _, s := range layer {
+			v.Set(s.path, s.value)
+		}
+	}
+	var cfg Config
+	if err := v.Unmarshal(&cfg); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return &cfg, nil
+}
+
+// nest turns dotted settings into the nested map viper merges.
+func nest(ss []setting) map[string]any {
+	root := map[string]any{}
+	for _, s := range ss {
+		m := root
+		parts := strings.Split(s.path, ".")
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = s.value
+	}
+	return root
+}
+
+func environMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// envSettings turns variables (from a .env file or the process environment) into settings: Laravel's
+// names first, then ours, which win. ARTISAN_GO_ names that are not keys are returned as notes.
+func envSettings(vars map[string]string, ver version, where, dir string) ([]setting, []string) {
+	var out []setting
+	names := laravelNames(ver)
+	for _, k := range keys {
+		for _, name := range names[k.path] {
+			raw, ok := vars[name]
+			if !ok {
+				continue
+			}
+			val, defined := laravelEnvValue(raw)
+			if !defined {
+				continue
+			}
+			out = append(out, setting{path: k.path, value: val, source: name + " " + where, dir: dir})
+			break
+		}
+	}
+	var notes []string
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if !strings.HasPrefix(name, "ARTISAN_GO_") {
+			continue
+		}
+		path, ok := ourEnv[name]
+		if !ok {
+			if !foreignEnv[name] {
+				hint := ""
+				if c := closest(name, slices.Sorted(maps.Keys(ourEnv))); c != "" {
+					hint = fmt.Sprintf(" (did you mean %s?)", c)
+				}
+				notes = append(notes, fmt.Sprintf("%s %s is not a configuration variable%s", name, where, hint))
+			}
+			continue
+		}
+		out = append(out, setting{path: path, value: vars[name], source: name + " " + where, dir: dir})
+	}
+	return out, notes
+}
+
+// readYAML reads the YAML file with viper and flattens it into settings, rejecting keys that are not
+// configuration keys (to catch typos).
+func readYAML(path string) ([]setting, error) {
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		var pe viper.ConfigParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("read config file %s: %w: %w", path, ErrInvalid, err)
+		}
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	dir := ""
+	if abs, err := filepath.Abs(path); err == nil {
+		dir = filepath.Dir(abs)
+	}
+	var out []setting
+	var errs []error
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			val := m[name]
+			p := prefix + strings.ToLower(name)
+			if sections[p] {
+				sub, ok := val.(map[string]any)
+				if !ok && val != nil {
+					errs = append(errs, &FieldError{Field: p, Source: path,
+						Problem: fmt.Sprintf("is a section, got %s", describe(val)),
+						Fix:     "write its keys under it: " + strings.Join(knownKeys(p), ", ")})
+					continue
+				}
+				walk(p+".", sub)
+				continue
+			}
+			if _, ok := keyByPath[p]; !ok {
+				section := strings.TrimSuffix(prefix, ".")
+				hint := ""
+				if c := closest(strings.ToLower(name), knownKeys(section)); c != "" {
+					hint = fmt.Sprintf("did you mean %q? ", c)
+				}
+				where := "at the top level"
+				if section != "" {
+					where = "under " + section
+				}
+				errs = append(errs, &FieldError{Field: p, Source: path, Problem: "unknown key",
+					Fix: fmt.Sprintf("%sthe keys %s are %s", hint, where, strings.Join(knownKeys(section), ", "))})
+				continue
+			}
+			if val == nil {
+				continue
+			}
+			out = append(out, setting{path: p, value: val, source: path, dir: dir})
+		}
+	}
+	walk("", v.AllSettings())
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// deriveDefaults replaces the defaults that depend on the Laravel version, the driver or the app name
+// when no layer set them, and resolves a relative sqlite path.
+func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
+	ver := parseVersion(c.LaravelVersion)
+	unset := func(path string) bool { _, ok := set[path]; return !ok }
+	if unset("db.driver") && ver.atLeast(11, 0) {
+		c.DB.Driver = "sqlite"
+	}
+	if unset("db.port") {
+		switch c.DB.Driver {
+		case "pgsql":
+			c.DB.Port = 5432
+		case "sqlite":
+			c.DB.Port = 0
+		default:
+			c.DB.Port = 3306
+		}
+	}
+	if unset("db.username") && ver.atLeast(11, 0) {
+		c.DB.Username = "root"
+	}
+	if c.DB.Driver == "sqlite" {
+		if s, ok := set["db.database"]; ok {
+			c.DB.Database = sqlitePath(c.DB.Database, s.dir)
+		} else {
+			if baseDir == "" {
+				baseDir, _ = os.Getwd()
+			}
+			c.DB.Database = filepath.Join(baseDir, "database", "database.sqlite")
+		}
+	} else if unset("db.database") && ver.atLeast(11, 0) {
+		c.DB.Database = "laravel"
+	}
+	if unset("worker.tries") && !ver.atLeast(6, 0) {
+		c.Worker.Tries = 0
+	}
+	if unset("failed.driver") && !ver.atLeast(8, 0) {
+		c.Failed.Driver = "database"
+	}
+	if unset("cache.store") && ver.atLeast(11, 0) {
+		c.Cache.Store = "database"
+	}
+	if unset("cache.prefix") {
+		switch {
+		case ver.atLeast(11, 0):
+			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache_"
+		case ver.atLeast(5, 8):
+			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache"
+		default:
+			c.Cache.Prefix = "laravel"
+		}
+	}
+	if unset("cache.redis.db") && !ver.atLeast(5, 7) {
+		c.Cache.Redis.DB = 0
+	}
+	if unset("cache.redis.prefix") {
+		if ver.atLeast(6, 0) {
+			c.Cache.Redis.Prefix = slug(c.App.Name, '_') + "_database_"
+		} else {
+			c.Cache.Redis.Prefix = ""
+		}
+	}
+}
+
+// sqlitePath resolves a relative sqlite path against dir (the directory of the file that set it, or
+// the working directory), keeping ":memory:" and "file:" URIs as they are.
+func sqlitePath(p, dir string) string {
+	if p == "" || p == ":memory:" || strings.HasPrefix(p, "file:") || filepath.IsAbs(p) {
+		return p
+	}
+	if dir == "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	return filepath.Join(dir, p)
+}

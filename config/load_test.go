@@ -1,0 +1,405 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLoadPrecedence sets the same keys in every combination of the five layers and checks that the
+// highest layer present wins: defaults < .env < YAML < environment < overrides.
+func TestLoadPrecedence(t *testing.T) {
+	t.Parallel()
+	type layers struct{ dotenv, yaml, env, override bool }
+	tests := []struct {
+		name        string
+		l           layers
+		concurrency int
+		host        string
+		retry       time.Duration
+	}{
+		{"defaults only", layers{}, 1, "127.0.0.1", 90 * time.Second},
+		{".env over defaults", layers{dotenv: true}, 2, "dotenv-host", 10 * time.Second},
+		{"YAML over .env", layers{dotenv: true, yaml: true}, 3, "yaml-host", 20 * time.Second},
+		{"YAML alone", layers{yaml: true}, 3, "yaml-host", 20 * time.Second},
+		{"environment over YAML", layers{dotenv: true, yaml: true, env: true}, 4, "env-host", 30 * time.Second},
+		{"environment over .env", layers{dotenv: true, env: true}, 4, "env-host", 30 * time.Second},
+		{"overrides over everything", layers{true, true, true, true}, 5, "flag-host", 40 * time.Second},
+		{"overrides over defaults", layers{override: true}, 5, "flag-host", 40 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			var p LoadParams
+			if tt.l.dotenv {
+				p.EnvFile = writeFile(t, dir, ".env", "DB_HOST=dotenv-host\nARTISAN_GO_WORKER_CONCURRENCY=2\nDB_QUEUE_RETRY_AFTER=10\n")
+			}
+			if tt.l.yaml {
+				p.ConfigFile = writeFile(t, dir, "artisan-go.yaml", "db:\n  host: yaml-host\nworker:\n  concurrency: 3\n  retry_after: 20s\n")
+			}
+			if tt.l.env {
+				p.Environ = []string{"DB_HOST=env-host", "ARTISAN_GO_WORKER_CONCURRENCY=4", "ARTISAN_GO_WORKER_RETRY_AFTER=30", "UNRELATED=x"}
+			}
+			if tt.l.override {
+				p.Overrides = map[string]any{"db.host": "flag-host", "worker.concurrency": 5, "worker.retry_after": 40 * time.Second}
+			}
+			cfg, err := Load(p)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if cfg.Worker.Concurrency != tt.concurrency || cfg.DB.Host != tt.host || cfg.Worker.RetryAfter != tt.retry {
+				t.Errorf("got concurrency %d, host %q, retry_after %v; want %d, %q, %v",
+					cfg.Worker.Concurrency, cfg.DB.Host, cfg.Worker.RetryAfter, tt.concurrency, tt.host, tt.retry)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoadNothingIsDefault(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Default(); !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", *cfg, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the defaults do not validate: %v", err)
+	}
+}
+
+// TestLoadOursWinsOverLaravelInOneLayer: in the same layer ARTISAN_GO_DB_HOST wins over DB_HOST.
+func TestLoadOursWinsOverLaravelInOneLayer(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"ARTISAN_GO_DB_HOST=ours", "DB_HOST=laravel"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Host != "ours" {
+		t.Errorf("host %q, want ours", cfg.DB.Host)
+	}
+}
+
+func TestLoadFullYAML(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	yaml := `connection: database
+laravel_version: "12.54"
+db:
+  driver: pgsql
+  host: db.internal
+  database: shop
+  username: app
+  password: secret
+  schema: queue
+  version: "16.2"
+tables:
+  jobs: queue_jobs
+worker:
+  queues: [high, default]
+  sleep: 0.5
+  tries: 3
+  timeout: 2m
+  backoff: "10,30,60"
+  max_jobs: 1000
+  max_time: 3600
+  stop_when_empty: true
+  memory_mb: 0
+  name: supervisor-1
+  concurrency: 16
+  retry_after: 300
+  strategy: skip-locked
+  shutdown_grace: 30s
+app:
+  name: My Shop!
+  timezone: Europe/Paris
+  previous_keys: [base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=]
+cache:
+  store: redis
+  redis:
+    host: redis.internal
+    password: pw
+failed:
+  driver: database
+unhandled: move:php
+routes:
+  - class: App\Jobs\Resize
+    exec: [/usr/local/bin/resize, --fast]
+    timeout: 30s
+  - class: App\Jobs\Notify
+    http: http://127.0.0.1:9000/jobs
+  - class: App\Jobs\Ping
+    builtin: noop
+  - class: App\Jobs\One
+    exec: /bin/true
+log:
+  format: json
+  level: debug
+`
+	cfg, err := Load(LoadParams{ConfigFile: writeFile(t, dir, "c.yaml", yaml)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	want := Default()
+	want.LaravelVersion = "12.54"
+	want.DB = DB{Driver: "pgsql", Host: "db.internal", Port: 5432, Database: "shop", Username: "app", Password: "secret", Schema: "queue", Version: "16.2"}
+	want.Tables.Jobs = "queue_jobs"
+	want.Worker = Worker{Queues: []string{"high", "default"}, Sleep: 500 * time.Millisecond, Tries: 3, Timeout: 2 * time.Minute,
+		Backoff: []int{10, 30, 60}, MaxJobs: 1000, MaxTime: time.Hour, StopWhenEmpty: true, Name: "supervisor-1",
+		Concurrency: 16, RetryAfter: 300 * time.Second, Strategy: "skip-locked", ShutdownGrace: 30 * time.Second}
+	want.App = App{Name: "My Shop!", Timezone: "Europe/Paris", Cipher: "AES-256-CBC",
+		PreviousKeys: []string{"base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}
+	want.Cache = Cache{Store: "redis", Prefix: "my_shop_cache_", Redis: Redis{Host: "redis.internal", Port: 6379, Password: "pw", DB: 1, Prefix: "my_shop_database_"}}
+	want.Failed.Driver = "database"
+	want.Unhandled = "move:php"
+	want.Routes = []Route{
+		{Class: `App\Jobs\Resize`, Exec: []string{"/usr/local/bin/resize", "--fast"}, Timeout: 30 * time.Second},
+		{Class: `App\Jobs\Notify`, HTTP: "http://127.0.0.1:9000/jobs"},
+		{Class: `App\Jobs\Ping`, Builtin: "noop"},
+		{Class: `App\Jobs\One`, Exec: []string{"/bin/true"}},
+	}
+	want.Log = Log{Format: "json", Level: "debug"}
+	if !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", *cfg, want)
+	}
+}
+
+func TestLoadVersionDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		version string
+		check   func(c *Config) bool
+		want    string
+	}{
+		{"5.4", func(c *Config) bool {
+			return c.Worker.Tries == 0 && c.Failed.Driver == "database" && c.Cache.Prefix == "laravel" && c.Cache.Redis.DB == 0 && c.Cache.Redis.Prefix == ""
+		}, "tries 0, failed database, prefix laravel, redis db 0, no redis prefix"},
+		{"5.8", func(c *Config) bool {
+			return c.Worker.Tries == 0 && c.Cache.Prefix == "laravel_cache" && c.Cache.Redis.DB == 1
+		}, "tries 0, prefix laravel_cache, redis db 1"},
+		{"8.83", func(c *Config) bool {
+			return c.Worker.Tries == 1 && c.Failed.Driver == "database-uuids" && c.Cache.Store == "file" && c.DB.Driver == "mysql" && c.DB.Database == "forge"
+		}, "tries 1, database-uuids, file store, mysql forge"},
+		{"11", func(c *Config) bool {
+			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_" && c.DB.Driver == "sqlite" && c.DB.Port == 0 && c.DB.Username == "root"
+		}, "database store, laravel_cache_, sqlite, root"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(LoadParams{Environ: []string{"ARTISAN_GO_LARAVEL_VERSION=" + tt.version}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("got %+v; want %s", *cfg, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadCacheStoreVariableByVersion: Laravel 11 reads CACHE_STORE, 8.x CACHE_DRIVER, never both.
+func TestLoadCacheStoreVariableByVersion(t *testing.T) {
+	t.Parallel()
+	env := []string{"CACHE_DRIVER=redis", "CACHE_STORE=database"}
+	for version, want := range map[string]string{"8.83": "redis", "11": "database"} {
+		cfg, err := Load(LoadParams{Environ: append(env, "ARTISAN_GO_LARAVEL_VERSION="+version)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Cache.Store != want {
+			t.Errorf("Laravel %s: store %q, want %q", version, cfg.Cache.Store, want)
+		}
+	}
+}
+
+func TestLoadDriverDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"DB_CONNECTION=pgsql", "QUEUE_DRIVER=database-legacy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Port != 5432 || cfg.Connection != "database-legacy" {
+		t.Errorf("port %d connection %q; want 5432 and the QUEUE_DRIVER value", cfg.DB.Port, cfg.Connection)
+	}
+	cfg, err = Load(LoadParams{Environ: []string{"DB_CONNECTION=pgsql", "DB_PORT=6432", "QUEUE_CONNECTION=database", "QUEUE_DRIVER=old"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Port != 6432 || cfg.Connection != "database" {
+		t.Errorf("port %d connection %q; want 6432 and QUEUE_CONNECTION first", cfg.DB.Port, cfg.Connection)
+	}
+}
+
+func TestLoadSQLitePaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	envFile := writeFile(t, dir, ".env", "DB_CONNECTION=sqlite\nDB_DATABASE=storage/app.sqlite\n")
+	cfg, err := Load(LoadParams{EnvFile: envFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "storage", "app.sqlite"); cfg.DB.Database != want {
+		t.Errorf(".env relative path: %q, want %q", cfg.DB.Database, want)
+	}
+	sub := filepath.Join(dir, "conf")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	yamlFile := writeFile(t, sub, "c.yaml", "db:\n  database: q.sqlite\n")
+	cfg, err = Load(LoadParams{EnvFile: envFile, ConfigFile: yamlFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(sub, "q.sqlite"); cfg.DB.Database != want {
+		t.Errorf("YAML relative path: %q, want %q", cfg.DB.Database, want)
+	}
+	for _, keep := range []string{":memory:", "file:x.db?mode=memory", "/abs/x.sqlite"} {
+		cfg, err = Load(LoadParams{EnvFile: envFile, Environ: []string{"DB_DATABASE=" + keep}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.DB.Database != keep {
+			t.Errorf("%q became %q", keep, cfg.DB.Database)
+		}
+	}
+	cfg, err = Load(LoadParams{EnvFile: writeFile(t, dir, "only-driver.env", "DB_CONNECTION=sqlite\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "database", "database.sqlite"); cfg.DB.Database != want {
+		t.Errorf("default sqlite path %q, want Laravel's database_path: %q", cfg.DB.Database, want)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		dotenv    string
+		yaml      string
+		environ   []string
+		overrides map[string]any
+		want      []string
+	}{
+		{name: "unknown YAML key", yaml: "worker:\n  concurency: 4\n",
+			want: []string{"worker.concurency", "unknown key", `did you mean "concurrency"`}},
+		{name: "unknown top-level key", yaml: "conection: database\n",
+			want: []string{"conection", "at the top level", `"connection"`}},
+		{name: "section given a scalar", yaml: "worker: 4\n", want: []string{"worker", "is a section"}},
+		{name: "unknown route key", yaml: "routes:\n  - class: A\n    exe: [x]\n",
+			want: []string{"routes[0].exe", `did you mean "exec"`}},
+		{name: "routes not a list", yaml: "routes: x\n", want: []string{"routes", "want a list of routes"}},
+		{name: "bad port in .env", dotenv: "DB_PORT=abc\n", want: []string{"db.port", "DB_PORT in ", "whole number"}},
+		{name: "bad duration in YAML", yaml: "worker:\n  timeout: soon\n", want: []string{"worker.timeout", "duration"}},
+		{name: "bad bool in environment", environ: []string{"ARTISAN_GO_WORKER_ONCE=maybe"},
+			want: []string{"worker.once", "ARTISAN_GO_WORKER_ONCE in the environment", "true or false"}},
+		{name: "bad backoff list", environ: []string{"ARTISAN_GO_WORKER_BACKOFF=1,x"}, want: []string{"worker.backoff", "comma-separated"}},
+		{name: "unknown override", overrides: map[string]any{"worker.concurency": 2}, want: []string{`override "worker.concurency"`}},
+		{name: "override of the wrong type", overrides: map[string]any{"worker.tries": []string{"x"}}, want: []string{"worker.tries", "the override of worker.tries"}},
+		{name: "YAML syntax", yaml: "worker: [\n", want: []string{"c.yaml"}},
+		{name: ".env syntax", dotenv: "A=b c\n", want: []string{".env:1", "whitespace"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			p := LoadParams{Environ: tt.environ, Overrides: tt.overrides}
+			if tt.dotenv != "" {
+				p.EnvFile = writeFile(t, dir, ".env", tt.dotenv)
+			}
+			if tt.yaml != "" {
+				p.ConfigFile = writeFile(t, dir, "c.yaml", tt.yaml)
+			}
+			_, err := Load(p)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("got %v, want an error wrapping ErrInvalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, p := range []LoadParams{{EnvFile: filepath.Join(dir, "nope.env")}, {ConfigFile: filepath.Join(dir, "nope.yaml")}} {
+		_, err := Load(p)
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Load(%+v) = %v, want an error wrapping os.ErrNotExist", p, err)
+		}
+	}
+}
+
+func TestLoadLaravelNullAndEmpty(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"REDIS_PASSWORD=null", "DB_PASSWORD=(empty)", "DB_PORT=", "APP_NAME=\"Quoted App\""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Cache.Redis.Password != "" || cfg.DB.Password != "" || cfg.DB.Port != 3306 || cfg.App.Name != "Quoted App" {
+		t.Errorf("got %+v", *cfg)
+	}
+	if cfg.Cache.Prefix != "quoted_app_cache" {
+		t.Errorf("prefix %q, want quoted_app_cache", cfg.Cache.Prefix)
+	}
+}
+
+func TestLoadNotesUnknownOwnVariables(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"ARTISAN_GO_WORKER_CONCURENCY=3", "ARTISAN_GO_REQUIRE_ALL=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "ARTISAN_GO_WORKER_CONCURENCY") || !strings.Contains(w, "did you mean ARTISAN_GO_WORKER_CONCURRENCY") {
+		t.Errorf("warnings %q do not name the misspelt variable", w)
+	}
+	if strings.Contains(w, "REQUIRE_ALL") {
+		t.Errorf("warnings %q name a known non-configuration variable", w)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"Laravel":                "laravel",
+		"My Shop!":               "my_shop",
+		"  Café   Crème-Brûlée ": "cafe_creme_brulee",
+		"a.b":                    "ab",
+		"a@b":                    "a_at_b",
+		"__x__y__":               "x_y",
+		"Straße":                 "strasse",
+		"":                       "",
+	}
+	for in, want := range tests {
+		if got := slug(in, '_'); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

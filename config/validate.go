@@ -1,0 +1,342 @@
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	// The time zone database is embedded so that app.timezone validates and converts the same way on
+	// hosts without /usr/share/zoneinfo (such as scratch containers).
+	_ "time/tzdata"
+)
+
+// FieldError is one bad setting: the key, where it is set, what is wrong and how to fix it.
+type FieldError struct {
+	Field   string // the YAML key, e.g. "worker.concurrency"
+	Source  string // where the value came from, or the ways to set it
+	Problem string // what is wrong
+	Fix     string // what to do
+}
+
+// Error implements error.
+func (e *FieldError) Error() string {
+	s := e.Field
+	if e.Source != "" {
+		s += " (" + e.Source + ")"
+	}
+	s += ": " + e.Problem
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+
+// Unwrap makes a FieldError match ErrInvalid.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+var (
+	identRE    = regexp.MustCompile(`\A[A-Za-z_][A-Za-z0-9_]{0,63}\z`)
+	classRE    = regexp.MustCompile(`\A\\?[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*(\\[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)*\z`)
+	strategyRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9_-]*\z`)
+)
+
+// Builtins are the names a route's builtin may take.
+var Builtins = []string{"noop"}
+
+// Drivers are the database drivers artisan-go supports, as DB_CONNECTION names them.
+var Drivers = []string{"mysql", "mariadb", "pgsql", "sqlite"}
+
+// ciphers maps Laravel's cipher names (any case) to their key length in bytes.
+var ciphers = map[string]int{"AES-128-CBC": 16, "AES-256-CBC": 32, "AES-128-GCM": 16, "AES-256-GCM": 32}
+
+// Validate checks the meaning of every setting and returns the problems joined, each a *FieldError
+// wrapping ErrInvalid that names the key, the variables that set it and the fix. Risky but legal
+// settings are reported by Warnings instead.
+func (c *Config) Validate() error {
+	v := &validator{ver: parseVersion(c.LaravelVersion)}
+	c.validateTop(v)
+	c.validateDB(v)
+	c.validateWorker(v)
+	c.validateApp(v)
+	c.validateCacheAndFailed(v)
+	c.validateRoutes(v)
+	return errors.Join(v.errs...)
+}
+
+type validator struct {
+	ver  version
+	errs []error
+}
+
+func (v *validator) add(field, problem, fix string) {
+	v.errs = append(v.errs, &FieldError{Field: field, Source: setters(field, v.ver), Problem: problem, Fix: fix})
+}
+
+func oneOf(s string, set []string) bool {
+	for _, e := range set {
+		if s == e {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validateTop(v *validator) {
+	if strings.TrimSpace(c.Connection) == "" {
+		v.add("connection", "is empty", `set it to the queue connection of config/queue.php the jobs are pushed to, usually "database"`)
+	}
+	if ver := parseVersion(c.LaravelVersion); !ver.ok || ver.major < 5 {
+		v.add("laravel_version", fmt.Sprintf("%q is not a Laravel version from 5.4 on", c.LaravelVersion),
+			`set it to the application's version as composer show laravel/framework prints it, e.g. "8.83" or "11"`)
+	}
+	switch {
+	case c.Unhandled == "leave", c.Unhandled == "fail":
+	case strings.HasPrefix(c.Unhandled, "move:"):
+		if q := strings.TrimPrefix(c.Unhandled, "move:"); !validQueue(q) {
+			v.add("unhandled", fmt.Sprintf("%q does not name a queue after move:", c.Unhandled),
+				`write "move:<queue>" with a queue name without commas or spaces, e.g. "move:php"`)
+		}
+	default:
+		v.add("unhandled", fmt.Sprintf("%q is not a policy", c.Unhandled), `use "leave", "fail" or "move:<queue>"`)
+	}
+	if !oneOf(c.Log.Format, []string{"text", "json"}) {
+		v.add("log.format", fmt.Sprintf("%q is not a log format", c.Log.Format), `use "text" or "json"`)
+	}
+	if !oneOf(c.Log.Level, []string{"debug", "info", "warn", "error"}) {
+		v.add("log.level", fmt.Sprintf("%q is not a log level", c.Log.Level), `use "debug", "info", "warn" or "error"`)
+	}
+}
+
+func validQueue(q string) bool {
+	return q != "" && len(q) <= 255 && !strings.ContainsAny(q, ", \t\r\n")
+}
+
+func (c *Config) validateDB(v *validator) {
+	d := c.DB
+	if !oneOf(d.Driver, Drivers) {
+		fix := "use " + strings.Join(Drivers, ", ")
+		switch strings.ToLower(d.Driver) {
+		case "postgres", "postgresql", "pg":
+			fix = `use "pgsql", Laravel's name for PostgreSQL`
+		case "sqlsrv":
+			fix = "SQL Server is not supported; use " + strings.Join(Drivers, ", ")
+		case "sqlite3":
+			fix = `use "sqlite"`
+		}
+		v.add("db.driver", fmt.Sprintf("unknown driver %q", d.Driver), fix)
+	}
+	network := d.Driver != "sqlite" && d.DSN == ""
+	if d.Port < 0 || d.Port > 65535 || network && d.Socket == "" && d.Port == 0 {
+		v.add("db.port", fmt.Sprintf("%d is not a TCP port", d.Port), "use a port from 1 to 65535, e.g. 3306 for MySQL or 5432 for PostgreSQL")
+	}
+	if network && d.Socket == "" && strings.TrimSpace(d.Host) == "" {
+		v.add("db.host", "is empty", "set the database server's host name or address, or db.socket")
+	}
+	if d.DSN == "" && strings.TrimSpace(d.Database) == "" {
+		what := "the database name"
+		if d.Driver == "sqlite" {
+			what = "the path of the SQLite file"
+		}
+		v.add("db.database", "is empty", "set "+what)
+	}
+	if d.Schema != "" {
+		for s := range strings.SplitSeq(d.Schema, ",") {
+			if s = strings.TrimSpace(s); !identRE.MatchString(s) && s != `"$user"` {
+				v.add("db.schema", fmt.Sprintf("%q is not a schema name", s), "use comma-separated plain identifiers, e.g. public")
+			}
+		}
+	}
+	tables := []struct{ field, name string }{
+		{"tables.jobs", c.Tables.Jobs}, {"tables.failed_jobs", c.Tables.FailedJobs},
+		{"tables.job_batches", c.Tables.JobBatches}, {"tables.cache", c.Tables.Cache},
+		{"tables.cache_locks", c.Tables.CacheLocks},
+	}
+	for _, t := range tables {
+		if !identRE.MatchString(t.name) {
+			v.add(t.field, fmt.Sprintf("%q is not a plain table name", t.name),
+				"use letters, digits and underscores, starting with a letter or underscore, at most 64 characters")
+		}
+	}
+}
+
+func (c *Config) validateWorker(v *validator) {
+	w := c.Worker
+	if len(w.Queues) == 0 {
+		v.add("worker.queues", "is empty", `list at least one queue, e.g. ["default"]`)
+	}
+	for _, q := range w.Queues {
+		if !validQueue(q) {
+			v.add("worker.queues", fmt.Sprintf("%q is not a queue name", q), "use names without commas or spaces, at most 255 characters")
+		}
+	}
+	nonNegative := []struct {
+		field string
+		bad   bool
+		value any
+	}{
+		{"worker.sleep", w.Sleep < 0, w.Sleep}, {"worker.tries", w.Tries < 0, w.Tries},
+		{"worker.timeout", w.Timeout < 0, w.Timeout}, {"worker.max_jobs", w.MaxJobs < 0, w.MaxJobs},
+		{"worker.max_time", w.MaxTime < 0, w.MaxTime}, {"worker.rest", w.Rest < 0, w.Rest},
+		{"worker.memory_mb", w.MemoryMB < 0, w.MemoryMB}, {"worker.shutdown_grace", w.ShutdownGrace < 0, w.ShutdownGrace},
+	}
+	for _, n := range nonNegative {
+		if n.bad {
+			v.add(n.field, fmt.Sprintf("%v is negative", n.value), "use 0 or more (0 means no limit where a limit is meant)")
+		}
+	}
+	if len(w.Backoff) == 0 {
+		v.add("worker.backoff", "is empty", "list at least one delay in seconds, e.g. [0] or [10, 30, 60]")
+	}
+	for _, b := range w.Backoff {
+		if b < 0 {
+			v.add("worker.backoff", fmt.Sprintf("%d is negative", b), "use delays of 0 seconds or more")
+		}
+	}
+	if strings.TrimSpace(w.Name) == "" {
+		v.add("worker.name", "is empty", `set a name, e.g. "default"`)
+	}
+	if w.Concurrency < 1 {
+		v.add("worker.concurrency", fmt.Sprintf("%d is less than 1", w.Concurrency), "run at least 1 job at a time")
+	}
+	if w.RetryAfter <= 0 {
+		v.add("worker.retry_after", fmt.Sprintf("%v is not positive", w.RetryAfter),
+			"use the retry_after of the connection in config/queue.php (the skeleton's is 90)")
+	}
+	if w.Strategy != "" && !strategyRE.MatchString(w.Strategy) {
+		v.add("worker.strategy", fmt.Sprintf("%q is not a strategy name", w.Strategy),
+			`leave it empty to choose at start, or name a strategy (lower-case letters, digits, "-", "_")`)
+	}
+}
+
+func (c *Config) validateApp(v *validator) {
+	cipher := strings.ToUpper(c.App.Cipher)
+	size, known := ciphers[cipher]
+	if !known {
+		v.add("app.cipher", fmt.Sprintf("unknown cipher %q", c.App.Cipher), "use AES-128-CBC, AES-256-CBC, AES-128-GCM or AES-256-GCM")
+	}
+	check := func(field, k string) {
+		key := []byte(k)
+		if rest, ok := strings.CutPrefix(k, "base64:"); ok {
+			b, err := base64.StdEncoding.DecodeString(rest)
+			if err != nil {
+				v.add(field, "is not valid base64 after \"base64:\"", "copy APP_KEY from the application's .env exactly")
+				return
+			}
+			key = b
+		}
+		if known && len(key) != size {
+			v.add(field, fmt.Sprintf("is %d bytes long, %s needs %d", len(key), cipher, size),
+				"copy APP_KEY from the application's .env exactly, or set app.cipher to the application's cipher")
+		}
+	}
+	if c.App.Key != "" {
+		check("app.key", c.App.Key)
+	}
+	for _, k := range c.App.PreviousKeys {
+		check("app.previous_keys", k)
+	}
+	if _, err := time.LoadLocation(c.App.Timezone); err != nil || c.App.Timezone == "" {
+		v.add("app.timezone", fmt.Sprintf("unknown time zone %q", c.App.Timezone), `use an IANA name such as "UTC" or "Europe/Paris", as config/app.php has it`)
+	}
+}
+
+func (c *Config) validateCacheAndFailed(v *validator) {
+	if strings.TrimSpace(c.Cache.Store) == "" {
+		v.add("cache.store", "is empty", `set the application's default cache store driver, e.g. "database" or "redis"`)
+	}
+	if c.Cache.Store == "redis" {
+		if p := c.Cache.Redis.Port; p < 1 || p > 65535 {
+			v.add("cache.redis.port", fmt.Sprintf("%d is not a TCP port", p), "use a port from 1 to 65535, usually 6379")
+		}
+		if strings.TrimSpace(c.Cache.Redis.Host) == "" {
+			v.add("cache.redis.host", "is empty", "set the Redis host")
+		}
+	}
+	if c.Cache.Redis.DB < 0 {
+		v.add("cache.redis.db", fmt.Sprintf("%d is negative", c.Cache.Redis.DB), "use a Redis database number of 0 or more")
+	}
+	switch c.Failed.Driver {
+	case "database-uuids", "database", "null":
+	case "file", "dynamodb":
+		v.add("failed.driver", fmt.Sprintf("the %q failed-job provider is not supported", c.Failed.Driver),
+			`use "database-uuids", "database" or "null"`)
+	default:
+		v.add("failed.driver", fmt.Sprintf("unknown failed-job driver %q", c.Failed.Driver),
+			`use "database-uuids" (Laravel 8+), "database" or "null", as config/queue.php's failed.driver says`)
+	}
+}
+
+func (c *Config) validateRoutes(v *validator) {
+	seen := map[string]int{}
+	for i, r := range c.Routes {
+		field := fmt.Sprintf("routes[%d]", i)
+		class := strings.TrimPrefix(r.Class, `\`)
+		switch {
+		case r.Class == "":
+			v.add(field+".class", "is empty", `name the PHP job class, e.g. App\Jobs\SendWelcome`)
+		case !classRE.MatchString(r.Class):
+			v.add(field+".class", fmt.Sprintf("%q is not a PHP class name", r.Class), `write it as PHP does, e.g. App\Jobs\SendWelcome`)
+		default:
+			if j, dup := seen[class]; dup {
+				v.add(field+".class", fmt.Sprintf("%s is routed twice (also routes[%d])", class, j), "keep one route per class")
+			}
+			seen[class] = i
+		}
+		n := 0
+		if len(r.Exec) > 0 {
+			n++
+			if strings.TrimSpace(r.Exec[0]) == "" {
+				v.add(field+".exec", "has an empty program name", "put the program first, e.g. [/usr/local/bin/handler, --flag]")
+			}
+		}
+		if r.HTTP != "" {
+			n++
+			u, err := url.Parse(r.HTTP)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				v.add(field+".http", fmt.Sprintf("%q is not an http or https URL", r.HTTP), "write a full URL, e.g. http://127.0.0.1:8080/jobs")
+			}
+		}
+		if r.Builtin != "" {
+			n++
+			if !oneOf(r.Builtin, Builtins) {
+				v.add(field+".builtin", fmt.Sprintf("unknown builtin %q", r.Builtin), "use one of: "+strings.Join(Builtins, ", "))
+			}
+		}
+		if n != 1 {
+			v.add(field, fmt.Sprintf("has %d of exec, http and builtin", n), "give each route exactly one of exec, http and builtin")
+		}
+		if r.Timeout < 0 {
+			v.add(field+".timeout", fmt.Sprintf("%v is negative", r.Timeout), "use 0 (the job's timeout) or a positive duration")
+		}
+	}
+}
+
+// Warnings lists settings that are legal but risky, and what was noticed while loading, such as an
+// ARTISAN_GO_ variable that is not a configuration key. They are not errors because Laravel accepts the
+// same settings: a worker should log them at start.
+//
+// A timeout at or above retry_after is the main one. Laravel only documents that --timeout must be
+// shorter than retry_after, and PHP workers run either way, so refusing it would refuse a working PHP
+// setup; but a job that runs past retry_after can be claimed and run a second time by another worker
+// unless the reservation is renewed.
+func (c *Config) Warnings() []string {
+	out := append([]string(nil), c.notes...)
+	w := c.Worker
+	if w.Timeout > 0 && w.RetryAfter > 0 && w.Timeout >= w.RetryAfter {
+		out = append(out, fmt.Sprintf("worker.timeout (%v) is not shorter than worker.retry_after (%v): a job running past retry_after can be claimed by another worker and run twice; make the timeout several seconds shorter than retry_after", w.Timeout, w.RetryAfter))
+	}
+	if w.Timeout == 0 {
+		out = append(out, "worker.timeout is 0: jobs run without a time limit, and one that runs past worker.retry_after can be claimed by another worker")
+	}
+	switch c.Connection {
+	case "sync", "redis", "sqs", "beanstalkd", "null", "deferred", "background", "failover":
+		out = append(out, fmt.Sprintf("connection %q is the name of a non-database connection in Laravel's skeleton; name the database connection the jobs are pushed to (QUEUE_CONNECTION or the connection argument), usually \"database\"", c.Connection))
+	}
+	if c.Cache.Store != "database" && c.Cache.Store != "redis" {
+		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go: `php artisan queue:restart` cannot stop this worker and unique-job locks are not released; use the database or redis cache store", c.Cache.Store))
+	}
+	return out
+}

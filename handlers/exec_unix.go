@@ -1,0 +1,17 @@
+//go:build unix
+
+package handlers
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// killGroup starts the command in its own process group and makes cancellation kill the whole group,
+// so that `sh -c` and the programs it starts stop together.
+func killGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

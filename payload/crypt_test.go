@@ -1,0 +1,214 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/fixtures"
+)
+
+const pingCommand = `O:8:"App\Ping":1:{s:1:"n";i:1;}`
+
+type cryptCase struct{ cipher, key, ciphertext string }
+
+// cryptCases reads crypt.txt, written by Laravel's own Encrypter (make-crypt.php).
+func cryptCases(t *testing.T) []cryptCase {
+	t.Helper()
+	b, err := os.ReadFile("testdata/crypt.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cryptCase
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		out = append(out, cryptCase{f[0], f[1], f[2]})
+	}
+	return out
+}
+
+func wantPlaintext() []byte {
+	b, _ := Serialize(pingCommand)
+	return b
+}
+
+func TestDecryptLaravelCiphertexts(t *testing.T) {
+	for _, c := range cryptCases(t) {
+		kr, err := NewKeyring(c.key, nil, strings.ToLower(c.cipher))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := kr.Decrypt(c.ciphertext)
+		if err != nil || !bytes.Equal(pt, wantPlaintext()) {
+			t.Errorf("%s: %q, %v", c.cipher, pt, err)
+		}
+		// The same key as a previous key, after a wrong current one.
+		other := "base64:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, len(mustKey(t, c.key))))
+		kr2, err := NewKeyring(other, []string{c.key}, c.cipher)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt, err := kr2.Decrypt(c.ciphertext); err != nil || !bytes.Equal(pt, wantPlaintext()) {
+			t.Errorf("%s with a previous key: %v", c.cipher, err)
+		}
+		wrong, _ := NewKeyring(other, nil, c.cipher)
+		if _, err := wrong.Decrypt(c.ciphertext); err != ErrDecrypt {
+			t.Errorf("%s with a wrong key: %v", c.cipher, err)
+		}
+	}
+}
+
+func mustKey(t *testing.T, k string) []byte {
+	key, err := parseKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func TestDecryptTampered(t *testing.T) {
+	for _, c := range cryptCases(t) {
+		kr, _ := NewKeyring(c.key, nil, c.cipher)
+		raw, _ := base64.StdEncoding.DecodeString(c.ciphertext)
+		var env map[string]string
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		mutate := func(field, val string) string {
+			m := map[string]string{}
+			for k, v := range env {
+				m[k] = v
+			}
+			m[field] = val
+			b, _ := json.Marshal(m)
+			return base64.StdEncoding.EncodeToString(b)
+		}
+		flip := func(s string) string {
+			b, _ := base64.StdEncoding.DecodeString(s)
+			b[len(b)-1] ^= 1
+			return base64.StdEncoding.EncodeToString(b)
+		}
+		bad := []string{
+			"", "not base64!", base64.StdEncoding.EncodeToString([]byte("[]")), base64.StdEncoding.EncodeToString([]byte(`{"iv":1}`)),
+			mutate("value", flip(env["value"])),
+			mutate("iv", flip(env["iv"])),
+			mutate("iv", base64.StdEncoding.EncodeToString([]byte("short"))),
+			mutate("value", ""),
+		}
+		if env["mac"] != "" {
+			bad = append(bad, mutate("mac", strings.Repeat("0", 64)), mutate("tag", base64.StdEncoding.EncodeToString(make([]byte, 16))))
+		} else {
+			bad = append(bad, mutate("tag", flip(env["tag"])), mutate("tag", ""), mutate("tag", "AAAA"))
+		}
+		for i, b := range bad {
+			if _, err := kr.Decrypt(b); err != ErrDecrypt {
+				t.Errorf("%s case %d: %v, want ErrDecrypt", c.cipher, i, err)
+			}
+		}
+	}
+}
+
+func TestEncryptRoundTrip(t *testing.T) {
+	for _, c := range cryptCases(t) {
+		kr, _ := NewKeyring(c.key, nil, c.cipher)
+		ct, err := kr.Encrypt(wantPlaintext())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(ct)
+		if !bytes.HasPrefix(raw, []byte(`{"iv":"`)) || !bytes.Contains(raw, []byte(`","value":"`)) || !bytes.Contains(raw, []byte(`","mac":"`)) || !bytes.Contains(raw, []byte(`","tag":"`)) {
+			t.Errorf("%s: layout %s", c.cipher, raw)
+		}
+		if pt, err := kr.Decrypt(ct); err != nil || !bytes.Equal(pt, wantPlaintext()) {
+			t.Errorf("%s: %v", c.cipher, err)
+		}
+	}
+}
+
+// TestEncryptReadByLaravel has Laravel's own Encrypter decrypt what Keyring.Encrypt wrote.
+func TestEncryptReadByLaravel(t *testing.T) {
+	const autoload = "/usr/share/php/Illuminate/Encryption/autoload.php"
+	php, err := exec.LookPath("php")
+	if _, serr := os.Stat(autoload); err != nil || serr != nil {
+		// internal/testenv.Missing does this too; it is not imported so that the fuzzing build of this
+		// package stays free of the database drivers.
+		msg := "php with Laravel's Encrypter (" + autoload + ") is missing; install php-cli and php-laravel-framework"
+		if os.Getenv("ARTISAN_GO_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	for _, c := range cryptCases(t) {
+		kr, _ := NewKeyring(c.key, nil, c.cipher)
+		obj, _ := Unserialize([]byte(pingCommand))
+		ct, err := EncryptCommand(obj.(*Object), kr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := `require '` + autoload + `'; $e = new Illuminate\Encryption\Encrypter(base64_decode(substr($argv[1], 7)), $argv[2]); echo $e->decrypt($argv[3]);`
+		out, err := exec.Command(php, "-r", script, c.key, c.cipher, ct).CombinedOutput()
+		if err != nil || string(out) != pingCommand {
+			t.Errorf("%s: PHP read %q (%v)", c.cipher, out, err)
+		}
+	}
+}
+
+func TestDecodeCommand(t *testing.T) {
+	kr, err := NewKeyring(fixtures.AppKey, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := ParseEnvelope(fixtures.Laravel883()["secret"].Payload)
+	if _, err := DecodeCommand(env, nil); !errors.Is(err, ErrNoKeyring) {
+		t.Errorf("no keyring: %v", err)
+	}
+	obj, err := DecodeCommand(env, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := obj.Get("token"); obj.Class != `App\Jobs\SecretJob` || tok != "s3cr3t-token" {
+		t.Errorf("secret command %s %v", obj.Class, tok)
+	}
+	wrong, _ := NewKeyring("base64:"+base64.StdEncoding.EncodeToString(make([]byte, 32)), nil, "")
+	if _, err := DecodeCommand(env, wrong); !errors.Is(err, ErrDecrypt) {
+		t.Errorf("wrong key: %v", err)
+	}
+	raw, _ := ParseEnvelope(fixtures.Laravel883()["raw"].Payload)
+	if _, err := DecodeCommand(raw, kr); !errors.Is(err, ErrNoCommand) {
+		t.Errorf("raw: %v", err)
+	}
+	// An encrypted command that holds something other than a serialized string.
+	ct, _ := kr.Encrypt([]byte("i:5;"))
+	if _, err := DecodeCommand(&Envelope{Job: CallQueuedHandler, Command: ct}, kr); !errors.Is(err, ErrSyntax) {
+		t.Errorf("encrypted int: %v", err)
+	}
+	if _, err := DecodeCommand(&Envelope{Job: CallQueuedHandler, Command: "O:1:\"A\":0:{}x"}, nil); !errors.Is(err, ErrSyntax) {
+		t.Errorf("trailing data: %v", err)
+	}
+}
+
+func TestNewKeyringErrors(t *testing.T) {
+	for _, tt := range []struct{ key, cipher string }{
+		{"", ""},
+		{"base64:%%%", ""},
+		{"base64:" + base64.StdEncoding.EncodeToString(make([]byte, 16)), "AES-256-CBC"},
+		{"short", "aes-128-cbc"},
+		{fixtures.AppKey, "AES-192-CBC"},
+	} {
+		if _, err := NewKeyring(tt.key, nil, tt.cipher); !errors.Is(err, ErrKey) {
+			t.Errorf("%q %q: %v", tt.key, tt.cipher, err)
+		}
+	}
+	if _, err := NewKeyring(fixtures.AppKey, []string{"base64:AAAA"}, ""); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), "APP_PREVIOUS_KEYS") {
+		t.Errorf("bad previous key: %v", err)
+	}
+	kr, err := NewKeyring("0123456789abcdef0123456789abcdef", nil, "aes-256-gcm")
+	if err != nil || kr.Cipher() != "AES-256-GCM" {
+		t.Errorf("raw 32-byte key: %v", err)
+	}
+}

@@ -1,0 +1,332 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// CallQueuedHandler is the `job` value of every object job: Laravel's handler that unserializes
+// data.command and calls its handle method.
+const CallQueuedHandler = `Illuminate\Queue\CallQueuedHandler@call`
+
+// ErrEnvelope is wrapped by every error about a payload's JSON envelope.
+var ErrEnvelope = errors.New("invalid job payload")
+
+// EnvelopeError names the envelope key that could not be read and why.
+type EnvelopeError struct {
+	// Key is the JSON key, dotted for nested ones ("data.command"); empty for the document itself.
+	Key string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error implements error.
+func (e *EnvelopeError) Error() string {
+	if e.Key == "" {
+		return "invalid job payload: " + e.Msg
+	}
+	return fmt.Sprintf("invalid job payload: %q %s", e.Key, e.Msg)
+}
+
+// Unwrap returns ErrEnvelope.
+func (e *EnvelopeError) Unwrap() error { return ErrEnvelope }
+
+// Envelope is the JSON document in the `payload` column of Laravel's jobs table, for every Laravel
+// version from 5.5 to 13.x (see the field comments for which versions write which keys). Keys PHP writes
+// as null, and keys the version does not write, are nil.
+type Envelope struct {
+	// Raw is the payload exactly as read. A worker that releases, retries or fails the job copies these
+	// bytes and never re-encodes the envelope.
+	Raw []byte
+	// UUID is the job's UUID (7.x+).
+	UUID string
+	// DisplayName is the job's display name: its class, a listener or notification class, or
+	// "Closure (file.php:LINE)".
+	DisplayName string
+	// Job is the handler PHP calls: CallQueuedHandler for object jobs, "Class@method" for raw jobs.
+	Job string
+	// MaxTries is the job's tries (null when the job does not set it).
+	MaxTries *int
+	// MaxExceptions is the job's maxExceptions (7.x+).
+	MaxExceptions *int
+	// Timeout is the job's timeout in seconds.
+	Timeout *int
+	// FailOnTimeout is the job's failOnTimeout (8.43+; false when absent).
+	FailOnTimeout bool
+	// Backoff is the job's backoff as Laravel's comma-separated string ("1,5,10"); a number in a payload
+	// is normalized to its decimal string (8.x+).
+	Backoff *string
+	// TimeoutAt is the old name of the retry deadline, a Unix timestamp (5.5–7.x).
+	TimeoutAt *int64
+	// RetryUntil is the retry deadline, a Unix timestamp (8.x+).
+	RetryUntil *int64
+	// CreatedAt is when the payload was created, a Unix timestamp (12.11+).
+	CreatedAt *int64
+	// Delay is the `delay` key, which has two meanings: in 5.8–7.x it is the job's retry delay
+	// (retryAfter, used as its backoff); from 12.11 it is the delay the job was originally dispatched
+	// with. Both are seconds.
+	Delay *int
+	// DeleteWhenMissingModels is the job's deleteWhenMissingModels (13.x).
+	DeleteWhenMissingModels *bool
+	// CommandName is data.commandName, the class of the serialized command (object jobs only).
+	CommandName string
+	// Command is data.command: the serialized command, or Laravel's ciphertext for ShouldBeEncrypted
+	// jobs (object jobs only).
+	Command string
+	// BatchID is data.batchId (12.51+).
+	BatchID *string
+	// Data is the `data` value as raw JSON. For raw jobs it is whatever was pushed, possibly `""`.
+	Data json.RawMessage
+	// Extra holds every top-level key this package does not know (`illuminate:log:context`, keys added by
+	// Horizon, Telescope or tenancy packages), as raw JSON.
+	Extra map[string]json.RawMessage
+}
+
+// ParseEnvelope reads a payload column. It accepts the key sets of every Laravel version from 5.5 to
+// 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
+// document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
+func ParseEnvelope(raw []byte) (*Envelope, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, &EnvelopeError{Msg: "not a JSON object: " + err.Error()}
+	}
+	if top == nil {
+		return nil, &EnvelopeError{Msg: "not a JSON object: null"}
+	}
+	e := &Envelope{Raw: raw}
+	r := envReader{}
+	for k, v := range top {
+		switch k {
+		case "uuid":
+			e.UUID = r.str(k, v)
+		case "displayName":
+			e.DisplayName = r.str(k, v)
+		case "job":
+			e.Job = r.str(k, v)
+		case "maxTries":
+			e.MaxTries = r.intp(k, v)
+		case "maxExceptions":
+			e.MaxExceptions = r.intp(k, v)
+		case "timeout":
+			e.Timeout = r.intp(k, v)
+		case "failOnTimeout":
+			if b := r.boolp(k, v); b != nil {
+				e.FailOnTimeout = *b
+			}
+		case "backoff":
+			e.Backoff = r.backoff(k, v)
+		case "timeoutAt":
+			e.TimeoutAt = r.int64p(k, v)
+		case "retryUntil":
+			e.RetryUntil = r.int64p(k, v)
+		case "createdAt":
+			e.CreatedAt = r.int64p(k, v)
+		case "delay":
+			e.Delay = r.intp(k, v)
+		case "deleteWhenMissingModels":
+			e.DeleteWhenMissingModels = r.boolp(k, v)
+		case "data":
+			e.Data = v
+		default:
+			if e.Extra == nil {
+				e.Extra = make(map[string]json.RawMessage)
+			}
+			e.Extra[k] = v
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if e.Job == "" {
+		return nil, &EnvelopeError{Key: "job", Msg: "is missing or empty; every Laravel payload names its handler"}
+	}
+	if e.Data == nil {
+		e.Data = json.RawMessage(`""`)
+	}
+	if !e.IsRaw() {
+		if err := e.readCommandData(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *Envelope) readCommandData() error {
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(e.Data, &data); err != nil || data == nil {
+		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
+	}
+	r := envReader{}
+	e.CommandName = r.str("data.commandName", data["commandName"])
+	e.Command = r.str("data.command", data["command"])
+	if v, ok := data["batchId"]; ok {
+		e.BatchID = r.strp("data.batchId", v)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if e.Command == "" {
+		return &EnvelopeError{Key: "data.command", Msg: "is missing or empty for a " + CallQueuedHandler + " job"}
+	}
+	return nil
+}
+
+// IsRaw reports whether the job is a raw `Class@method` job pushed with Queue::push or pushRaw rather
+// than a serialized command run by CallQueuedHandler.
+func (e *Envelope) IsRaw() bool {
+	class, method := e.RawTarget()
+	return !strings.EqualFold(strings.TrimPrefix(class, `\`)+"@"+method, CallQueuedHandler)
+}
+
+// RawTarget splits Job into class and method the way Laravel's Str::parseCallback does: at the first
+// "@", with "fire" when there is none. An anonymous class name (which contains "@anonymous\x00") is split
+// at its last "@" only when it has more than one.
+func (e *Envelope) RawTarget() (class, method string) {
+	j := e.Job
+	if strings.Contains(j, "@anonymous\x00") {
+		if strings.Count(j, "@") > 1 {
+			i := strings.LastIndexByte(j, '@')
+			return j[:i], j[i+1:]
+		}
+		return j, "fire"
+	}
+	if i := strings.IndexByte(j, '@'); i >= 0 {
+		return j[:i], j[i+1:]
+	}
+	return j, "fire"
+}
+
+// CommandEncrypted reports whether data.command is Laravel ciphertext rather than a serialized object:
+// like CallQueuedHandler::getCommand, anything not starting with "O:" is taken as encrypted.
+func (e *Envelope) CommandEncrypted() bool {
+	return !e.IsRaw() && !strings.HasPrefix(e.Command, "O:")
+}
+
+// BackoffSpec returns the job's backoff the way Laravel's Job::backoff (8.x+) does: backoff ?? delay ??
+// "". Note that from 12.11 `delay` is the original dispatch delay, and it is still the fallback: a job
+// dispatched with a delay and no backoff is retried after that same delay, not after --backoff. An empty
+// result means "use the worker's --backoff".
+func (e *Envelope) BackoffSpec() string {
+	if e.Backoff != nil {
+		return *e.Backoff
+	}
+	if e.Delay != nil {
+		return strconv.Itoa(*e.Delay)
+	}
+	return ""
+}
+
+// RetryDeadline returns the Unix time after which the job must not be retried (retryUntil, falling back
+// to the old timeoutAt key as Laravel 8.x does) and whether there is one.
+func (e *Envelope) RetryDeadline() (int64, bool) {
+	if e.RetryUntil != nil {
+		return *e.RetryUntil, true
+	}
+	if e.TimeoutAt != nil {
+		return *e.TimeoutAt, true
+	}
+	return 0, false
+}
+
+// envReader converts envelope values, keeping the first error.
+type envReader struct{ err error }
+
+func (r *envReader) fail(key, msg string) {
+	if r.err == nil {
+		r.err = &EnvelopeError{Key: key, Msg: msg}
+	}
+}
+
+func isNull(v json.RawMessage) bool { return v == nil || bytes.Equal(v, []byte("null")) }
+
+func (r *envReader) strp(key string, v json.RawMessage) *string {
+	if isNull(v) {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		r.fail(key, "is not a string")
+		return nil
+	}
+	return &s
+}
+
+func (r *envReader) str(key string, v json.RawMessage) string {
+	if p := r.strp(key, v); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
+	if isNull(v) {
+		return nil
+	}
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return &n
+	}
+	// PHP reads these keys with `??` and uses them as numbers, so a numeric string ("3") works there.
+	if len(v) > 2 && v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return &n
+			}
+		}
+		r.fail(key, "is not an integer")
+		return nil
+	}
+	// PHP may write an integral float (3.0) where an int is meant; accept it, reject fractions.
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		r.fail(key, "is not an integer")
+		return nil
+	}
+	n := int64(f)
+	return &n
+}
+
+func (r *envReader) intp(key string, v json.RawMessage) *int {
+	p := r.int64p(key, v)
+	if p == nil {
+		return nil
+	}
+	if *p > math.MaxInt32 || *p < math.MinInt32 {
+		r.fail(key, "is out of range")
+		return nil
+	}
+	n := int(*p)
+	return &n
+}
+
+func (r *envReader) boolp(key string, v json.RawMessage) *bool {
+	if isNull(v) {
+		return nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		r.fail(key, "is not a boolean")
+		return nil
+	}
+	return &b
+}
+
+// backoff accepts a string ("1,5,10"), a number (old payloads) or null.
+func (r *envReader) backoff(key string, v json.RawMessage) *string {
+	if isNull(v) {
+		return nil
+	}
+	if len(v) > 0 && v[0] == '"' {
+		return r.strp(key, v)
+	}
+	if n := r.int64p(key, v); n != nil {
+		s := strconv.FormatInt(*n, 10)
+		return &s
+	}
+	return nil
+}

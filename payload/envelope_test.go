@@ -1,0 +1,189 @@
+package payload
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/fixtures"
+)
+
+func ip(n int) *int        { return &n }
+func i64p(n int64) *int64  { return &n }
+func sp(s string) *string  { return &s }
+func bp(b bool) *bool      { return &b }
+func eqInt(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+func eqI64(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+func eqStr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+func eqBool(a, b *bool) bool  { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func readEnvelope(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "envelopes", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseEnvelopeVersions(t *testing.T) {
+	const class = `App\Jobs\SendInvoice`
+	tests := []struct {
+		file          string
+		want          Envelope
+		raw           bool
+		method        string
+		backoffSpec   string
+		deadline      int64
+		extraKeys     []string
+		wantDataJSON  string
+		wantEncrypted bool
+	}{
+		{file: "5.5", want: Envelope{DisplayName: class, MaxTries: ip(3), Timeout: ip(60), TimeoutAt: i64p(1700000000)}, deadline: 1700000000},
+		{file: "6.x", want: Envelope{DisplayName: class, Delay: ip(15)}, backoffSpec: "15"},
+		{file: "7.x", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: class, MaxTries: ip(5), MaxExceptions: ip(2), Delay: ip(30), Timeout: ip(90), TimeoutAt: i64p(1700000600)}, backoffSpec: "30", deadline: 1700000600},
+		{file: "7.x-raw", raw: true, method: "fire", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: `App\Legacy`}, wantDataJSON: `""`},
+		{file: "8.0", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: class, Backoff: sp("5"), RetryUntil: i64p(1700000900)}, backoffSpec: "5", deadline: 1700000900},
+		{file: "11.x", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: class, MaxTries: ip(3), Backoff: sp("10,30,60"), Timeout: ip(120)}, backoffSpec: "10,30,60", extraKeys: []string{"illuminate:log:context"}},
+		{file: "12.x", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: class, FailOnTimeout: true, RetryUntil: i64p(1800000000), BatchID: sp("9f3c2a5e-0000-4000-8000-000000000001"), CreatedAt: i64p(1763700000), Delay: ip(45)}, backoffSpec: "45", deadline: 1800000000, extraKeys: []string{"pushedAt"}},
+		{file: "13.x", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: class, MaxTries: ip(1), Backoff: sp("5"), Timeout: ip(10), DeleteWhenMissingModels: bp(true), CreatedAt: i64p(1763700000)}, backoffSpec: "5"},
+		{file: "13.x-raw", raw: true, method: "handle", want: Envelope{UUID: "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", DisplayName: `App\Handlers\Import`, CreatedAt: i64p(1763700000), Delay: ip(5)}, backoffSpec: "5", wantDataJSON: `[1,2,3]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			raw := readEnvelope(t, tt.file)
+			e, err := ParseEnvelope(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := tt.want
+			if string(e.Raw) != string(raw) {
+				t.Error("Raw is not the input")
+			}
+			if e.UUID != w.UUID || e.DisplayName != w.DisplayName || e.FailOnTimeout != w.FailOnTimeout {
+				t.Errorf("uuid/displayName/failOnTimeout = %q %q %v", e.UUID, e.DisplayName, e.FailOnTimeout)
+			}
+			if !eqInt(e.MaxTries, w.MaxTries) || !eqInt(e.MaxExceptions, w.MaxExceptions) || !eqInt(e.Timeout, w.Timeout) || !eqInt(e.Delay, w.Delay) {
+				t.Errorf("maxTries/maxExceptions/timeout/delay differ: %v %v %v %v", e.MaxTries, e.MaxExceptions, e.Timeout, e.Delay)
+			}
+			if !eqI64(e.TimeoutAt, w.TimeoutAt) || !eqI64(e.RetryUntil, w.RetryUntil) || !eqI64(e.CreatedAt, w.CreatedAt) {
+				t.Errorf("timeoutAt/retryUntil/createdAt differ")
+			}
+			if !eqStr(e.Backoff, w.Backoff) || !eqStr(e.BatchID, w.BatchID) || !eqBool(e.DeleteWhenMissingModels, w.DeleteWhenMissingModels) {
+				t.Errorf("backoff/batchId/deleteWhenMissingModels differ")
+			}
+			if e.IsRaw() != tt.raw {
+				t.Errorf("IsRaw() = %v", e.IsRaw())
+			}
+			if tt.raw {
+				if _, m := e.RawTarget(); m != tt.method {
+					t.Errorf("method %q, want %q", m, tt.method)
+				}
+				if string(e.Data) != tt.wantDataJSON {
+					t.Errorf("data %s, want %s", e.Data, tt.wantDataJSON)
+				}
+				if e.CommandEncrypted() {
+					t.Error("raw job reported as encrypted")
+				}
+			} else {
+				if e.CommandName != class || e.Command[:2] != "O:" || e.CommandEncrypted() {
+					t.Errorf("command %q %q", e.CommandName, e.Command)
+				}
+			}
+			if got := e.BackoffSpec(); got != tt.backoffSpec {
+				t.Errorf("BackoffSpec() = %q, want %q", got, tt.backoffSpec)
+			}
+			d, ok := e.RetryDeadline()
+			if ok != (tt.deadline != 0) || d != tt.deadline {
+				t.Errorf("RetryDeadline() = %d %v", d, ok)
+			}
+			if len(e.Extra) != len(tt.extraKeys) {
+				t.Errorf("Extra = %v, want keys %v", e.Extra, tt.extraKeys)
+			}
+			for _, k := range tt.extraKeys {
+				if !json.Valid(e.Extra[k]) {
+					t.Errorf("Extra[%q] missing or invalid", k)
+				}
+			}
+		})
+	}
+}
+
+func TestParseEnvelopeFixtures(t *testing.T) {
+	for name, f := range fixtures.Laravel883() {
+		e, err := ParseEnvelope(f.Payload)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		raw := name == "raw" || name == "raw-string"
+		if e.IsRaw() != raw {
+			t.Errorf("%s: IsRaw() = %v", name, e.IsRaw())
+		}
+		if e.CommandEncrypted() != (name == "secret") {
+			t.Errorf("%s: CommandEncrypted() = %v", name, e.CommandEncrypted())
+		}
+	}
+	e, _ := ParseEnvelope(fixtures.Laravel883()["flaky"].Payload)
+	if e.BackoffSpec() != "1,5,10" || *e.MaxTries != 5 || *e.MaxExceptions != 3 || *e.Timeout != 30 || !e.FailOnTimeout {
+		t.Errorf("flaky envelope read wrong: %+v", e)
+	}
+	e, _ = ParseEnvelope(fixtures.Laravel883()["retry-until"].Payload)
+	if d, ok := e.RetryDeadline(); !ok || d != 1795239786 || e.BackoffSpec() != "3" {
+		t.Errorf("retry-until: deadline %d %v, backoff %q", d, ok, e.BackoffSpec())
+	}
+}
+
+func TestRawTarget(t *testing.T) {
+	tests := []struct{ job, class, method string }{
+		{`App\Handlers\Legacy@fire`, `App\Handlers\Legacy`, "fire"},
+		{`App\Handlers\Legacy`, `App\Handlers\Legacy`, "fire"},
+		{`A@b@c`, "A", "b@c"},
+		{"class@anonymous\x00/app/x.php:3$0", "class@anonymous\x00/app/x.php:3$0", "fire"},
+		{"class@anonymous\x00/app/x.php:3$0@run", "class@anonymous\x00/app/x.php:3$0", "run"},
+	}
+	for _, tt := range tests {
+		e := &Envelope{Job: tt.job}
+		c, m := e.RawTarget()
+		if c != tt.class || m != tt.method {
+			t.Errorf("RawTarget(%q) = %q, %q", tt.job, c, m)
+		}
+	}
+}
+
+func TestParseEnvelopeErrors(t *testing.T) {
+	tests := []struct{ in, key string }{
+		{``, ""},
+		{`null`, ""},
+		{`[1]`, ""},
+		{`{"job":1}`, "job"},
+		{`{"data":{}}`, "job"},
+		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":""}`, "data"},
+		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"A"}}`, "data.command"},
+		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"command":5}}`, "data.command"},
+		{`{"job":"X","maxTries":"three"}`, "maxTries"},
+		{`{"job":"X","maxTries":1.5}`, "maxTries"},
+		{`{"job":"X","timeout":99999999999}`, "timeout"},
+		{`{"job":"X","failOnTimeout":1}`, "failOnTimeout"},
+		{`{"job":"X","backoff":[1,2]}`, "backoff"},
+		{`{"job":"X","retryUntil":"soon"}`, "retryUntil"},
+	}
+	for _, tt := range tests {
+		_, err := ParseEnvelope([]byte(tt.in))
+		var ee *EnvelopeError
+		if !errors.As(err, &ee) || !errors.Is(err, ErrEnvelope) {
+			t.Errorf("%s: error %v, want an EnvelopeError", tt.in, err)
+			continue
+		}
+		if ee.Key != tt.key {
+			t.Errorf("%s: key %q, want %q (%v)", tt.in, ee.Key, tt.key, err)
+		}
+	}
+	e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":3.0,"timeout":"60","backoff":null,"delay":null}`))
+	if err != nil || *e.MaxTries != 3 || *e.Timeout != 60 || e.BackoffSpec() != "" {
+		t.Errorf("integral float or nulls: %v %+v", err, e)
+	}
+}

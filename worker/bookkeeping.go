@@ -1,0 +1,186 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// UniqueIDer is implemented by handlers of ShouldBeUnique jobs whose PHP class computes its uniqueId in
+// a method, which the worker cannot call: the handler returns the same id, so that the worker can
+// release the lock PHP took at dispatch. A handler implementing it also marks its class as unique.
+type UniqueIDer interface {
+	UniqueID(job *handlers.Job) string
+}
+
+// uniqueLockKey returns the unique lock key (without the cache prefix) of a ShouldBeUnique job, and
+// false for jobs that do not look unique. The payload does not say which interfaces a class implements,
+// so a job counts as unique when it carries Laravel's hidden context key laravel_unique_job_key (11.39+;
+// preferred, it is the exact key), when its handler implements UniqueIDer, or when its command has a
+// uniqueFor or uniqueId property.
+func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
+	if r.env == nil || r.env.IsRaw() {
+		return "", false
+	}
+	if key, ok := hiddenContext(r.env, "laravel_unique_job_key"); ok {
+		return key, true
+	}
+	if r.cmd == nil {
+		return "", false
+	}
+	_, hasFor := r.cmd.Get("uniqueFor")
+	id, hasID := r.cmd.Get("uniqueId")
+	uniqueID := phpString(id)
+	u, isUniqueIDer := r.h.(UniqueIDer)
+	if isUniqueIDer && r.hj != nil {
+		uniqueID = u.UniqueID(r.hj)
+	}
+	if !hasFor && !hasID && !isUniqueIDer {
+		return "", false
+	}
+	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
+	return UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, uniqueID, nil)
+}
+
+// hiddenContext reads a hidden key of Laravel's Context (the illuminate:log:context payload key, 11.x+),
+// whose values are PHP-serialized, and returns it as a string.
+func hiddenContext(env *payload.Envelope, key string) (string, bool) {
+	raw, ok := env.Extra["illuminate:log:context"]
+	if !ok {
+		return "", false
+	}
+	var ctx struct {
+		Hidden map[string]json.RawMessage `json:"hidden"`
+	}
+	if json.Unmarshal(raw, &ctx) != nil {
+		return "", false
+	}
+	var ser string
+	if json.Unmarshal(ctx.Hidden[key], &ser) != nil || ser == "" {
+		return "", false
+	}
+	v, err := payload.Unserialize([]byte(ser))
+	if err != nil {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok && s != ""
+}
+
+// releaseUniqueLock force-releases the job's unique lock, as CallQueuedHandler does after a successful
+// run and in failed(). Releasing a lock that does not exist does nothing.
+func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
+	if !w.cfg.CacheEnabled || !w.version.AtLeast(8, 0) {
+		return
+	}
+	key, ok := w.uniqueLockKey(r)
+	if !ok {
+		return
+	}
+	if err := w.conn.CacheLockForceRelease(ctx, key); err != nil {
+		w.log.Error("release unique lock", "key", key, "error", err)
+	}
+}
+
+// batchID returns the job's batch id: the command's batchId property, else data.batchId (12.51+).
+func batchID(r *jobRun) string {
+	if r.cmd != nil {
+		if v, ok := r.cmd.Get("batchId"); ok {
+			if s := phpString(v); s != "" {
+				return s
+			}
+		}
+	}
+	if r.env != nil && r.env.BatchID != nil {
+		return *r.env.BatchID
+	}
+	return ""
+}
+
+// recordBatchSuccess counts a successful job in its batch (pending-1, finished_at at zero).
+func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
+	id := batchID(r)
+	if id == "" || !w.version.AtLeast(8, 0) {
+		return
+	}
+	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
+		w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+	}
+}
+
+// recordBatchFailure counts a failed job in its batch and, on the batch's first failure, cancels it
+// unless the batch allows failures. Batch callbacks are PHP closures and are not run.
+func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
+	id := batchID(r)
+	if id == "" || !w.version.AtLeast(8, 0) {
+		return
+	}
+	counts, err := w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+	if errors.Is(err, laravel.ErrBatchNotFound) {
+		return
+	}
+	if err != nil {
+		w.log.Error("record batch failure", "batch", id, "uuid", r.env.UUID, "error", err)
+		return
+	}
+	if counts.FailedJobs != 1 {
+		return
+	}
+	b, err := w.conn.BatchFind(ctx, id)
+	if err != nil {
+		w.log.Error("read batch", "batch", id, "error", err)
+		return
+	}
+	if allowFailures(b.Options) {
+		return
+	}
+	if err := w.conn.BatchCancel(ctx, id, w.clock().Unix()); err != nil {
+		w.log.Error("cancel batch", "batch", id, "error", err)
+	}
+}
+
+// allowFailures reads the allowFailures option of a batch's serialized options.
+func allowFailures(options []byte) bool {
+	v, err := payload.Unserialize(options)
+	if err != nil {
+		return false
+	}
+	a, ok := v.(*payload.Array)
+	if !ok {
+		return false
+	}
+	f, _ := a.Get("allowFailures")
+	return !phpFalsy(f)
+}
+
+// cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).
+func (w *Worker) cacheGet(ctx context.Context, key string) (string, error) {
+	v, ok, err := w.conn.CacheGet(ctx, key)
+	if err != nil || !ok {
+		return "", err
+	}
+	return v, nil
+}
+
+// cacheIncrement is Laravel's maxExceptions counting: put 0 for a day when the key is absent, then
+// increment.
+func (w *Worker) cacheIncrement(ctx context.Context, key string) (int, error) {
+	if _, ok, err := w.conn.CacheGet(ctx, key); err != nil {
+		return 0, err
+	} else if !ok {
+		if err := w.conn.CachePut(ctx, key, "i:0;", 24*time.Hour); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.conn.CacheIncrement(ctx, key, 1)
+	return int(n), err
+}
+
+func (w *Worker) cacheForget(ctx context.Context, key string) error {
+	return w.conn.CacheForget(ctx, key)
+}

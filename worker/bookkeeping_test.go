@@ -1,0 +1,285 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/fixtures"
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+func fixture883(t *testing.T, name string) []byte {
+	t.Helper()
+	f, ok := fixtures.Laravel883()[name]
+	if !ok {
+		t.Fatalf("no fixture %q", name)
+	}
+	return f.Payload
+}
+
+func TestChainContinues(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var seqs []int64
+		f.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			v, _ := j.Command.Get("seq")
+			seqs = append(seqs, v.(int64))
+			return nil
+		}))
+		head := fixture883(t, "chain")
+		headEnv, _ := payload.ParseEnvelope(head)
+		f.push(t, "default", head)
+		w := f.worker(t, nil)
+		runOnce(t, w)
+
+		row := f.onlyRow(t)
+		env, err := payload.ParseEnvelope(row.Payload)
+		if err != nil {
+			t.Fatalf("next link payload: %v\n%s", err, row.Payload)
+		}
+		if env.UUID == "" || env.UUID == headEnv.UUID || env.CommandName != `App\Jobs\Noop` || env.DisplayName != `App\Jobs\Noop` {
+			t.Fatalf("next link envelope %+v", env)
+		}
+		if row.Queue != "default" || row.Attempts != 0 || row.ReservedAt != nil {
+			t.Fatalf("next link row %+v", row)
+		}
+		cmd, err := payload.DecodeCommand(env, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, _ := cmd.Get("seq")
+		chained, _ := cmd.Get("chained")
+		chainQueue, _ := cmd.Get("chainQueue")
+		queue, _ := cmd.Get("queue")
+		if seq != int64(2) || chained.(*payload.Array).Len() != 1 || chainQueue != "default" || queue != "default" {
+			t.Fatalf("next link command seq=%v chained=%d chainQueue=%v queue=%v", seq, chained.(*payload.Array).Len(), chainQueue, queue)
+		}
+		// The rest of the chain runs to the end.
+		runOnce(t, w)
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if len(seqs) != 3 || seqs[0] != 1 || seqs[1] != 2 || seqs[2] != 3 {
+			t.Fatalf("chain ran %v, want [1 2 3]", seqs)
+		}
+		if s := w.Stats(); s.ChainDispatched != 2 || s.Processed != 3 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestChainStopsOnFailure(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\Noop`, failing(&calls, errors.New("broken link")))
+		f.push(t, "default", fixture883(t, "chain"))
+		runOnce(t, f.worker(t, func(c *Config) { c.Tries = 1 }))
+		f.wantRows(t, 0, 1)
+	})
+}
+
+// insertBatch creates a job_batches row for the 8.83 batch fixture.
+func (f *fixture) insertBatch(t *testing.T, id string, total int, options string) {
+	t.Helper()
+	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().JobBatches)+
+		" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at) values (?, ?, ?, ?, 0, '[]', ?, ?)",
+		id, "demo", total, total, options, f.clock.Unix())
+}
+
+const fixtureBatchID = "a346ab68-af16-4dcc-adb9-10c0f54940f0"
+
+func TestBatchSuccessFinishes(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\BatchPart`, ok(&calls))
+		f.insertBatch(t, fixtureBatchID, 1, "a:0:{}")
+		f.push(t, "default", fixture883(t, "batch"))
+		runOnce(t, f.worker(t, nil))
+		b, err := f.Conn.BatchFind(bg, fixtureBatchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.PendingJobs != 0 || b.FailedJobs != 0 || b.FinishedAt == nil || b.CancelledAt != nil {
+			t.Fatalf("batch %+v, want pending 0 and finished", b)
+		}
+	})
+}
+
+func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		name, options string
+		cancelled     bool
+	}{
+		{"cancel", "a:0:{}", true},
+		{"allowFailures", `a:1:{s:13:"allowFailures";b:1;}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				f := newFixture(t, db)
+				var calls atomic.Int32
+				f.reg.Register(`App\Jobs\BatchPart`, failing(&calls, errors.New("part failed")))
+				f.insertBatch(t, fixtureBatchID, 2, tc.options)
+				f.push(t, "default", fixture883(t, "batch"))
+				runOnce(t, f.worker(t, func(c *Config) { c.Tries = 1 }))
+				b, err := f.Conn.BatchFind(bg, fixtureBatchID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b.PendingJobs != 2 || b.FailedJobs != 1 || len(b.FailedJobIDs) != 1 || b.FailedJobIDs[0] != "5ccbb060-b32a-40dc-9b87-364339873f82" {
+					t.Fatalf("batch %+v, want failed 1 with the job's uuid and pending unchanged", b)
+				}
+				if (b.CancelledAt != nil) != tc.cancelled {
+					t.Fatalf("cancelled_at = %v, want cancelled %v", b.CancelledAt, tc.cancelled)
+				}
+			})
+		})
+	}
+}
+
+// lockCount counts the cache_locks rows with a key.
+func (f *fixture) lockCount(t *testing.T, key string) int {
+	t.Helper()
+	var n int
+	q := f.Conn.Rebind("select count(*) from " + f.Conn.Q(f.Conn.Tables().CacheLocks) + " where " + f.Conn.Q("key") + " = ?")
+	if err := f.Conn.DB().QueryRow(q, key).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (f *fixture) insertLock(t *testing.T, key string) {
+	t.Helper()
+	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().CacheLocks)+" ("+f.Conn.Q("key")+", owner, expiration) values (?, ?, ?)",
+		key, "owner", f.clock.Unix()+3600)
+}
+
+// uniqueID is a handler that supplies the uniqueId the PHP class computes in a method.
+type uniqueID struct{ calls atomic.Int32 }
+
+func (u *uniqueID) Handle(ctx context.Context, j *handlers.Job) error { u.calls.Add(1); return nil }
+
+func (u *uniqueID) UniqueID(j *handlers.Job) string {
+	v, _ := j.Command.Get("reportId")
+	return phpString(v)
+}
+
+func TestUniqueLockReleased(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(`App\Jobs\UniqueReport`, &uniqueID{})
+		key := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport77`
+		other := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport78`
+		f.insertLock(t, key)
+		f.insertLock(t, other)
+		f.push(t, "default", fixture883(t, "unique"))
+		runOnce(t, f.worker(t, nil))
+		if f.lockCount(t, key) != 0 || f.lockCount(t, other) != 1 {
+			t.Fatalf("locks: %d for the job (want 0), %d for another id (want 1)", f.lockCount(t, key), f.lockCount(t, other))
+		}
+	})
+}
+
+func TestUniqueLockKeptWhenReleased(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\UniqueReport`, failing(&calls, errors.New("retry me")))
+		key := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport`
+		f.insertLock(t, key)
+		f.push(t, "default", fixture883(t, "unique"))
+		w := f.worker(t, nil)
+		runOnce(t, w) // released after the exception: the lock stays
+		if f.lockCount(t, key) != 1 {
+			t.Fatal("lock released when the job was released")
+		}
+		runOnce(t, w)
+		runOnce(t, w) // third attempt fails: failed() releases the lock
+		f.wantRows(t, 0, 1)
+		if f.lockCount(t, key) != 0 {
+			t.Fatal("lock kept after the job failed")
+		}
+	})
+}
+
+func TestUniqueLockFromHiddenContext(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		const key = `laravel_unique_job:App\Jobs\Work:42`
+		ctxKey := `"illuminate:log:context":{"data":[],"hidden":{"laravel_unique_job_cache_store":"s:8:\"database\";","laravel_unique_job_key":"s:` +
+			itoa(int64(len(key))) + `:\"` + strings.ReplaceAll(key, `\`, `\\`) + `\";"}}`
+		f.push(t, "default", envelope(t, jobClass, ctxKey, nil))
+		w := f.worker(t, func(c *Config) { c.LaravelVersion = "11.40" })
+		f.insertLock(t, "laravel_cache"+key) // the test connection's cache prefix
+		runOnce(t, w)
+		if f.lockCount(t, "laravel_cache"+key) != 0 {
+			t.Fatal("the lock named by laravel_unique_job_key was not released")
+		}
+	})
+}
+
+func TestUnhandledLeave(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		closure := f.push(t, "default", fixture883(t, "closure"))
+		raw := f.push(t, "default", fixture883(t, "raw"))
+		w := f.worker(t, nil)
+		for range 2 {
+			if !runOnce(t, w) {
+				t.Fatal("no job claimed")
+			}
+		}
+		if runOnce(t, w) {
+			t.Fatal("the worker claimed a job it handed back")
+		}
+		rows := f.Rows(t)
+		if len(rows) != 2 || rows[0].ID != closure || rows[1].ID != raw {
+			t.Fatalf("rows %+v", rows)
+		}
+		for _, r := range rows {
+			if r.Attempts != 0 || r.ReservedAt != nil {
+				t.Fatalf("handed-back row %d: attempts %d reserved_at %v, want untouched", r.ID, r.Attempts, r.ReservedAt)
+			}
+		}
+		// A worker that has the handler (standing in for a PHP worker) takes it.
+		var calls atomic.Int32
+		f.reg.Register(`App\Handlers\Legacy`, ok(&calls))
+		other := f.worker(t, nil)
+		runOnce(t, other) // the closure: still handed back
+		runOnce(t, other)
+		if calls.Load() != 1 {
+			t.Fatalf("second worker ran the raw job %d times, want 1", calls.Load())
+		}
+		if s := w.Stats(); s.LeftForPHP != 2 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestUnhandledMoveAndFail(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		body := fixture883(t, "welcome")
+		f.push(t, "default", body)
+		runOnce(t, f.worker(t, func(c *Config) { c.Unhandled = "move:php" }))
+		row := f.onlyRow(t)
+		if row.Queue != "php" || string(row.Payload) != string(body) || row.Attempts != 0 || row.ReservedAt != nil {
+			t.Fatalf("moved row %+v", row)
+		}
+		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+
+		f.push(t, "default", body)
+		runOnce(t, f.worker(t, func(c *Config) { c.Unhandled = "fail" }))
+		fr := f.onlyFailed(t)
+		if !strings.HasPrefix(fr.Exception, NoHandlerClass+`: No Go handler is registered for App\Jobs\SendWelcomeEmail`) || string(fr.Payload) != string(body) {
+			t.Fatalf("failed row %+v", fr)
+		}
+	})
+}

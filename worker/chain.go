@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// chainLink is the next job of a chain, ready to push.
+type chainLink struct {
+	class       string
+	queue       string
+	payload     []byte
+	availableAt int64
+}
+
+// ErrChain is wrapped by errors about a chain's next link that cannot be read.
+var ErrChain = errors.New("chain link")
+
+// nextInChain builds the next link of the job's chain as Laravel's dispatchNextJobInChain does: the
+// first serialized command of `chained` is unserialized, given the rest of the chain, its connection and
+// queue (its own, else the chain's), the chain's connection, queue and catch callbacks, and wrapped in a
+// new envelope with a new uuid. It returns nil when the chain is finished.
+func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
+	if r.cmd == nil {
+		return nil, nil
+	}
+	v, _ := r.cmd.Get("chained")
+	chained, ok := v.(*payload.Array)
+	if !ok || chained.Len() == 0 {
+		return nil, nil
+	}
+	first, ok := chained.Entries[0].Value.(string)
+	if !ok {
+		return nil, fmt.Errorf("%w: chained[0] of %s is a %T, not a serialized job", ErrChain, r.class, chained.Entries[0].Value)
+	}
+	nv, err := payload.Unserialize([]byte(first))
+	if err != nil {
+		return nil, fmt.Errorf("%w: unserialize chained[0] of %s: %w", ErrChain, r.class, err)
+	}
+	next, ok := nv.(*payload.Object)
+	if !ok {
+		return nil, fmt.Errorf("%w: chained[0] of %s is not an object", ErrChain, r.class)
+	}
+	// array_shift renumbers the remaining integer keys from 0.
+	rest := &payload.Array{}
+	for _, e := range chained.Entries[1:] {
+		if _, isInt := e.Key.(int64); isInt {
+			rest.Append(e.Value)
+		} else {
+			rest.Set(e.Key, e.Value)
+		}
+	}
+	chainConnection, _ := r.cmd.Get("chainConnection")
+	chainQueue, _ := r.cmd.Get("chainQueue")
+	next.Set("chained", rest)
+	if own, _ := next.Get("connection"); phpFalsy(own) {
+		next.Set("connection", chainConnection)
+	}
+	if own, _ := next.Get("queue"); phpFalsy(own) {
+		next.Set("queue", chainQueue)
+	}
+	next.Set("chainConnection", chainConnection)
+	next.Set("chainQueue", chainQueue)
+	if w.version.AtLeast(8, 0) {
+		callbacks, _ := r.cmd.Get("chainCatchCallbacks")
+		next.Set("chainCatchCallbacks", callbacks)
+	}
+
+	link := &chainLink{class: next.Class, queue: w.cfg.DefaultQueue}
+	if q, _ := next.Get("queue"); !phpFalsy(q) {
+		link.queue = phpString(q)
+	}
+	if c, _ := next.Get("connection"); !phpFalsy(c) && phpString(c) != w.cfg.Connection {
+		w.log.Warn("chain link names another queue connection; it is pushed to this connection's jobs table",
+			"class", next.Class, "connection", phpString(c), "used", w.cfg.Connection)
+	}
+	now := w.clock()
+	link.availableAt = now.Unix()
+	delay := int64(0)
+	if d, _ := next.Get("delay"); d != nil {
+		switch d := d.(type) {
+		case int64:
+			delay = d
+		case float64:
+			delay = int64(d)
+		default:
+			w.log.Warn("chain link delay is not a number of seconds; dispatched without delay", "class", next.Class, "delay_type", fmt.Sprintf("%T", d))
+		}
+	}
+	if delay > 0 {
+		link.availableAt += delay
+	}
+	link.payload, err = w.newJobPayload(next, now, delay)
+	if err != nil {
+		return nil, fmt.Errorf("%w: build payload for %s: %w", ErrChain, next.Class, err)
+	}
+	return link, nil
+}
+
+// deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link.
+func (w *Worker) deleteWithChain(ctx context.Context, j *laravel.Job, next *chainLink) error {
+	if next == nil {
+		return w.queue.JobDelete(ctx, j)
+	}
+	_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{{
+		Queue: next.queue, Payload: next.payload, Now: w.clock().Unix(), AvailableAt: next.availableAt,
+	}})
+	return err
+}
+
+// phpFalsy reports whether PHP's `?:` would take the fallback for v.
+func phpFalsy(v payload.Value) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case int64:
+		return v == 0
+	case float64:
+		return v == 0
+	case string:
+		return v == "" || v == "0"
+	case *payload.Array:
+		return v.Len() == 0
+	}
+	return false
+}
+
+// phpString converts a scalar as PHP's string cast does.
+func phpString(v payload.Value) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'G', 14, 64)
+	case bool:
+		if v {
+			return "1"
+		}
+		return ""
+	}
+	return ""
+}

@@ -1,0 +1,179 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+var bg = context.Background()
+
+// clock is a real clock that tests can move forward, so backoffs and delays pass without waiting.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+func (c *clock) Unix() int64             { return c.Now().Unix() }
+
+// fixture is one isolated set of Laravel tables with a worker clock and a handler registry.
+type fixture struct {
+	*queuetest.Setup
+	clock *clock
+	reg   *handlers.Registry
+}
+
+func newFixture(t *testing.T, db testenv.Database) *fixture {
+	t.Helper()
+	clk := &clock{}
+	p := queuetest.OpenParams(db)
+	p.Clock = clk.Now
+	c := queuetest.Open(t, p)
+	if err := laravel.CreateSchema(bg, c, laravel.SchemaParams{}); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	s := &queuetest.Setup{DB: db, Params: p, Conn: c, Strategy: laravel.DefaultStrategy}
+	s.Queue = s.NewQueue(t, c)
+	return &fixture{Setup: s, clock: clk, reg: handlers.NewRegistry()}
+}
+
+// worker returns a worker over the fixture's tables with test-friendly options, changed by mod.
+func (f *fixture) worker(t *testing.T, mod func(*Config)) *Worker {
+	t.Helper()
+	cfg := Defaults()
+	cfg.Sleep = 20 * time.Millisecond
+	cfg.Tries = 3
+	cfg.Timeout = 0
+	cfg.ShutdownGrace = time.Second
+	if mod != nil {
+		mod(&cfg)
+	}
+	kr, err := payload.NewKeyring(fixtureAppKey, nil, "AES-256-CBC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Keyring: kr, Config: cfg, Logger: testLogger(t), Clock: f.clock.Now})
+	if err != nil {
+		t.Fatalf("new worker: %v", err)
+	}
+	return w
+}
+
+const fixtureAppKey = "base64:a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="
+
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("ARTISAN_GO_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())
+	}
+	return nil
+}
+
+// push inserts a payload on a queue, available now, and returns its id.
+func (f *fixture) push(t *testing.T, queue string, payload []byte) int64 {
+	t.Helper()
+	now := f.clock.Unix()
+	id, err := f.Queue.JobPush(bg, &laravel.JobPushParams{Queue: queue, Payload: payload, Now: now, AvailableAt: now})
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	return id
+}
+
+// runOnce runs one job and fails the test on a claim error.
+func runOnce(t *testing.T, w *Worker) bool {
+	t.Helper()
+	found, err := w.RunOnce(bg)
+	if err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	return found
+}
+
+// envelope returns a Laravel 8.83 payload for a job of class with the given extra envelope keys (a JSON
+// fragment such as `"maxTries":3`) and command properties.
+func envelope(t *testing.T, class, extra string, props map[string]payload.Value) []byte {
+	t.Helper()
+	cmd := payload.NewObject(class)
+	for k, v := range props {
+		cmd.Set(k, v)
+	}
+	cmd.Set("connection", nil).Set("queue", nil).Set("chained", payload.NewList())
+	ser, err := payload.Serialize(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls, _ := json.Marshal(class)
+	s, _ := json.Marshal(string(ser))
+	if extra != "" {
+		extra = "," + extra
+	}
+	return fmt.Appendf(nil, `{"uuid":%q,"displayName":%s,"job":"Illuminate\\Queue\\CallQueuedHandler@call"%s,"data":{"commandName":%s,"command":%s}}`,
+		newUUID(), cls, extra, cls, s)
+}
+
+// failing is a handler that always returns err and counts its calls.
+func failing(calls *atomic.Int32, err error) handlers.Handler {
+	return handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+		calls.Add(1)
+		return err
+	})
+}
+
+func ok(calls *atomic.Int32) handlers.Handler {
+	return failing(calls, nil)
+}
+
+// wantRows checks the number of jobs and failed_jobs rows.
+func (f *fixture) wantRows(t *testing.T, jobs, failed int) {
+	t.Helper()
+	if n := f.Count(t, f.Conn.Tables().Jobs); n != jobs {
+		t.Errorf("jobs rows = %d, want %d", n, jobs)
+	}
+	if n := f.Count(t, f.Conn.Tables().FailedJobs); n != failed {
+		t.Errorf("failed_jobs rows = %d, want %d", n, failed)
+	}
+}
+
+// onlyRow returns the single jobs row.
+func (f *fixture) onlyRow(t *testing.T) queuetest.Row {
+	t.Helper()
+	rows := f.Rows(t)
+	if len(rows) != 1 {
+		t.Fatalf("jobs has %d rows, want 1", len(rows))
+	}
+	return rows[0]
+}
+
+// onlyFailed returns the single failed_jobs row.
+func (f *fixture) onlyFailed(t *testing.T) queuetest.FailedRow {
+	t.Helper()
+	rows := f.FailedRows(t)
+	if len(rows) != 1 {
+		t.Fatalf("failed_jobs has %d rows, want 1", len(rows))
+	}
+	return rows[0]
+}
+
+// exec runs a statement with ? placeholders on the fixture's database.
+func (f *fixture) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := f.Conn.DB().Exec(f.Conn.Rebind(q), args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,325 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// waitCtx blocks until the handler's context ends and returns its error.
+var waitCtx = handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+	<-ctx.Done()
+	return ctx.Err()
+})
+
+func TestTimeoutLeavesReservedThenFails(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(jobClass, waitCtx)
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":2,"timeout":1`, nil))
+		w := f.worker(t, func(c *Config) { c.RetryAfter = 90 * time.Second })
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		if row.ReservedAt == nil || row.Attempts != 1 {
+			t.Fatalf("timed-out job %+v, want left reserved with attempts 1", row)
+		}
+		f.wantRows(t, 1, 0)
+		// After retry_after another claim takes it; on its last attempt the timeout fails it.
+		f.clock.Advance(91 * time.Second)
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		want := `Illuminate\Queue\MaxAttemptsExceededException: App\Jobs\Work has been attempted too many times or run too long. The job may have previously timed out. in `
+		if got := f.onlyFailed(t).Exception; !strings.HasPrefix(got, want) {
+			t.Fatalf("exception %q", firstLine(got))
+		}
+	})
+}
+
+func TestTimeoutFailOnTimeout(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(jobClass, waitCtx)
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":5,"failOnTimeout":true,"timeout":1`, nil))
+		runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = "10.10" }))
+		f.wantRows(t, 0, 1)
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, `Illuminate\Queue\TimeoutExceededException: App\Jobs\Work has timed out. in `) {
+			t.Fatalf("exception %q", got)
+		}
+	})
+}
+
+func TestTimeoutAbandonsHandlerIgnoringContext(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		stuck := make(chan struct{})
+		t.Cleanup(func() { close(stuck) })
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			<-stuck
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":1,"timeout":1`, nil))
+		w := f.worker(t, func(c *Config) { c.AbandonAfter = 100 * time.Millisecond })
+		start := time.Now()
+		runOnce(t, w)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("RunOnce waited %v for a handler that ignores its context", d)
+		}
+		f.wantRows(t, 0, 1)
+		if w.inFlight() != 0 {
+			t.Fatal("the abandoned handler still holds its slot")
+		}
+	})
+}
+
+func TestRenewalKeepsLongJob(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		started := make(chan struct{})
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			close(started)
+			time.Sleep(3500 * time.Millisecond)
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		w := f.worker(t, func(c *Config) { c.RetryAfter = 2 * time.Second })
+		done := make(chan error, 1)
+		go func() { _, err := w.RunOnce(bg); done <- err }()
+		<-started
+		// A second worker keeps trying while the job runs longer than retry_after.
+		var calls atomic.Int32
+		other := handlers.NewRegistry()
+		other.Register(jobClass, ok(&calls))
+		second, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: other, Config: w.cfg, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			if found, err := second.RunOnce(bg); err != nil || found {
+				t.Fatalf("second worker claimed the running job (found %v, err %v)", found, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		f.wantRows(t, 0, 0)
+		if w.Stats().Renewed == 0 || calls.Load() != 0 {
+			t.Fatalf("stats %+v, second worker calls %d", w.Stats(), calls.Load())
+		}
+	})
+}
+
+func TestRestartSignalStops(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		if err := f.Conn.CacheForever(bg, restartKey, "i:1700000000;"); err != nil {
+			t.Fatal(err)
+		}
+		w := f.worker(t, nil)
+		result := make(chan int, 1)
+		go func() { status, _ := w.Run(bg); result <- status }()
+		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-result:
+			t.Fatal("the worker stopped on a restart value it saw at start")
+		default:
+		}
+		if err := f.Conn.CacheForever(bg, restartKey, "i:1800000000;"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case status := <-result:
+			if status != ExitSuccess {
+				t.Fatalf("exit status %d", status)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the worker did not stop after queue:restart")
+		}
+	})
+}
+
+func TestStopConditions(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		for range 5 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		status, err := f.worker(t, func(c *Config) { c.MaxJobs = 2 }).Run(bg)
+		if err != nil || status != 0 || calls.Load() != 2 {
+			t.Fatalf("--max-jobs=2: status %d err %v, ran %d", status, err, calls.Load())
+		}
+		status, _ = f.worker(t, func(c *Config) { c.Once = true }).Run(bg)
+		if status != 0 || calls.Load() != 3 {
+			t.Fatalf("--once: status %d, ran %d", status, calls.Load())
+		}
+		status, _ = f.worker(t, func(c *Config) { c.StopWhenEmpty = true; c.Concurrency = 3 }).Run(bg)
+		if status != 0 || calls.Load() != 5 {
+			t.Fatalf("--stop-when-empty: status %d, ran %d", status, calls.Load())
+		}
+		start := time.Now()
+		status, _ = f.worker(t, func(c *Config) { c.MaxTime = 200 * time.Millisecond }).Run(bg)
+		if status != 0 || time.Since(start) > 3*time.Second {
+			t.Fatalf("--max-time: status %d after %v", status, time.Since(start))
+		}
+		status, _ = f.worker(t, func(c *Config) { c.MemoryMB = 1 }).Run(bg)
+		if status != ExitMemoryLimit {
+			t.Fatalf("--memory=1: status %d, want %d", status, ExitMemoryLimit)
+		}
+	})
+}
+
+func TestQueuePriority(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var mu sync.Mutex
+		var order []string
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			mu.Lock()
+			order = append(order, j.Queue)
+			mu.Unlock()
+			return nil
+		}))
+		f.push(t, "low", envelope(t, jobClass, "", nil))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		f.push(t, "high", envelope(t, jobClass, "", nil))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		w := f.worker(t, func(c *Config) { c.Queues = []string{"high", "default", "low"}; c.StopWhenEmpty = true })
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(order, ",") != "high,default,default,low" {
+			t.Fatalf("order %v", order)
+		}
+	})
+}
+
+func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		started := make(chan struct{}, 4)
+		f.reg.Register(`App\Jobs\Quick`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			started <- struct{}{}
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		}))
+		f.reg.Register(`App\Jobs\Slow`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}))
+		f.push(t, "default", envelope(t, `App\Jobs\Quick`, "", nil))
+		slow := f.push(t, "default", envelope(t, `App\Jobs\Slow`, "", nil))
+		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 500 * time.Millisecond; c.Tries = 1 })
+		ctx, cancel := context.WithCancel(bg)
+		result := make(chan int, 1)
+		go func() { status, _ := w.Run(ctx); result <- status }()
+		<-started
+		<-started
+		cancel()
+		select {
+		case <-result:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the worker did not stop after the grace period")
+		}
+		// The quick job finished within the grace period; the slow one was handed back, not failed.
+		row := f.onlyRow(t)
+		f.wantRows(t, 1, 0)
+		if row.ReservedAt != nil || row.Attempts != 1 {
+			t.Fatalf("slow job row %+v (id %d), want released with its attempt", row, slow)
+		}
+		if s := w.Stats(); s.Processed != 1 || s.Returned != 1 || s.Failed != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestTwoWorkersRaceEachJobOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		const n = 60
+		var mu sync.Mutex
+		seen := map[string]int{}
+		h := handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			mu.Lock()
+			seen[j.UUID]++
+			mu.Unlock()
+			return nil
+		})
+		f.reg.Register(jobClass, h)
+		for range n {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		var wg sync.WaitGroup
+		for i := range 2 {
+			conn := queuetestOpen(t, f)
+			q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := f.worker(t, nil).cfg
+			cfg.Concurrency = 4
+			cfg.StopWhenEmpty = true
+			w, err := New(Params{Queue: q, Conn: conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := w.Run(bg); err != nil {
+					t.Errorf("worker %d: %v", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		// A worker may stop on a momentarily empty claim while the other still runs; finish the rest.
+		for runOnce(t, f.worker(t, nil)) {
+		}
+		if len(seen) != n {
+			t.Fatalf("%d distinct jobs ran, want %d", len(seen), n)
+		}
+		for uuid, c := range seen {
+			if c != 1 {
+				t.Fatalf("job %s ran %d times", uuid, c)
+			}
+		}
+		f.wantRows(t, 0, 0)
+	})
+}
+
+// queuetestOpen opens a second connection to the fixture's tables, as another worker process would.
+func queuetestOpen(t *testing.T, f *fixture) *laravel.Conn {
+	t.Helper()
+	c, err := laravel.Open(bg, f.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.LaravelVersion = "banana" },
+		func(c *Config) { c.Unhandled = "drop" },
+		func(c *Config) { c.Queues = []string{"high", ""} },
+	} {
+		cfg := Defaults()
+		mod(&cfg)
+		_, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: handlers.NewRegistry(), Config: cfg})
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("New with %+v: err %v, want ErrConfig", cfg, err)
+		}
+	}
+}

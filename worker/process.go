@@ -1,0 +1,407 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// runningJob is one claimed job. Its mutex serializes renewal with completion, and done records that
+// the row has been completed (or deliberately left alone) so nothing touches it again.
+type runningJob struct {
+	job     *laravel.Job
+	mu      sync.Mutex
+	done    bool // completed, handed back, or deliberately left reserved
+	lost    bool // renewal found the reservation gone
+	started time.Time
+}
+
+func (rj *runningJob) isDone() bool {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	return rj.done
+}
+
+// jobRun is what process knows about a job while it handles it.
+type jobRun struct {
+	rj          *runningJob
+	env         *payload.Envelope
+	class       string // commandName, or the class of a raw job
+	displayName string
+	cmd         *payload.Object // nil for raw jobs and before decoding
+	h           handlers.Handler
+	hj          *handlers.Job
+	at          Frame // the handler's source location, for errors without one
+}
+
+// phpOnly lists classes that only PHP can run even if a handler is registered under their name.
+var phpOnly = map[string]bool{
+	`Illuminate\Queue\CallQueuedClosure`: true,
+	`Illuminate\Bus\ChainedBatch`:        true,
+}
+
+// wrappers are Laravel's job classes that run something else; a handler registered under the
+// displayName (the listener, notification or mailable class) handles them.
+var wrappers = map[string]bool{
+	`Illuminate\Events\CallQueuedListener`:             true,
+	`Illuminate\Notifications\SendQueuedNotifications`: true,
+	`Illuminate\Mail\SendQueuedMailable`:               true,
+	`Illuminate\Broadcasting\BroadcastEvent`:           true,
+}
+
+// process runs one claimed job through Laravel's Worker::process.
+func (w *Worker) process(ctx context.Context, rj *runningJob) {
+	rj.started = time.Now()
+	j := rj.job
+	env, err := payload.ParseEnvelope(j.Payload)
+	if err != nil {
+		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
+		// and retried; it is never dropped.
+		w.log.Error("Failed", "id", j.ID, "queue", j.Queue, "error", err)
+		r := &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
+		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
+		return
+	}
+	r := &jobRun{rj: rj, env: env, displayName: env.DisplayName}
+	if env.IsRaw() {
+		r.class, _ = env.RawTarget()
+	} else {
+		r.class = env.CommandName
+	}
+	if r.displayName == "" {
+		r.displayName = r.class
+	}
+	h, ok := w.lookup(r)
+	if !ok {
+		w.unhandled(ctx, r)
+		return
+	}
+	r.h, r.at = h, handlerFrame(h)
+	w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
+
+	limits := w.limits(env)
+	now := w.clock().Unix()
+	if limits.AlreadyExceeded(w.version, j.Attempts, now) {
+		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
+		return
+	}
+
+	hj := &handlers.Job{
+		ID: j.ID, UUID: env.UUID, Connection: w.cfg.Connection, Queue: j.Queue, Attempts: j.Attempts,
+		Class: r.class, Envelope: env,
+	}
+	if env.IsRaw() {
+		_, hj.Method = env.RawTarget()
+		hj.Data = env.Data
+	} else {
+		cmd, err := payload.DecodeCommand(env, w.keyring)
+		if err != nil {
+			w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, err))
+			return
+		}
+		r.cmd, hj.Command = cmd, cmd
+	}
+	r.hj = hj
+
+	herr, timedOut, wait := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env))
+	if timedOut {
+		w.onTimeout(ctx, r, limits)
+		wait()
+		return
+	}
+	if rj.isDone() {
+		return // handed back at shutdown while the handler ran
+	}
+	action, delay, actionErr := hj.Action()
+	switch action {
+	case handlers.ActionDelete:
+		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
+		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
+	case handlers.ActionRelease:
+		w.releaseJob(r, delay)
+	case handlers.ActionFail:
+		if actionErr == nil {
+			actionErr = herr
+		}
+		if actionErr == nil {
+			actionErr = newException(ManuallyFailedClass, "", nil)
+		}
+		w.fail(ctx, r, actionErr)
+	default:
+		if herr != nil {
+			w.exception(ctx, r, limits, herr)
+			return
+		}
+		w.succeed(ctx, r, limits)
+	}
+}
+
+// lookup finds the handler for a job: by class, then for Laravel's wrapper jobs (listeners,
+// notifications, mailables) by displayName. Classes only PHP can run have no handler.
+func (w *Worker) lookup(r *jobRun) (handlers.Handler, bool) {
+	if phpOnly[r.class] {
+		return nil, false
+	}
+	if h, ok := w.registry.Lookup(r.class); ok {
+		return h, true
+	}
+	if wrappers[r.class] && r.displayName != "" {
+		return w.registry.Lookup(r.displayName)
+	}
+	return nil, false
+}
+
+// limits returns the job's retry limits: payload values over the worker's options.
+func (w *Worker) limits(env *payload.Envelope) Limits {
+	l := Limits{MaxTries: w.cfg.Tries}
+	if env.MaxTries != nil {
+		l.MaxTries = *env.MaxTries
+	}
+	if until, ok := env.RetryDeadline(); ok && until != 0 && w.version.AtLeast(5, 5) {
+		l.RetryUntil, l.HasRetryUntil = until, true
+	}
+	return l
+}
+
+// timeout returns the job's timeout: payload timeout ?? --timeout; 0 means none.
+func (w *Worker) timeout(env *payload.Envelope) time.Duration {
+	if env.Timeout != nil {
+		if *env.Timeout <= 0 {
+			return 0
+		}
+		return time.Duration(*env.Timeout) * time.Second
+	}
+	return w.cfg.Timeout
+}
+
+// invokeWithTimeout runs the handler, recovering a panic as an exception. When the timeout passes
+// first, it cancels the handler's context and returns timedOut with a wait function, which holds the
+// job's slot until the handler returns or AbandonAfter passes, after which the handler is abandoned.
+func (w *Worker) invokeWithTimeout(ctx context.Context, r *jobRun, h handlers.Handler, hj *handlers.Job, timeout time.Duration) (err error, timedOut bool, wait func()) {
+	hctx, cancel := context.WithCancel(ctx)
+	result := make(chan error, 1)
+	go func() { result <- invoke(hctx, h, hj) }()
+	if timeout <= 0 {
+		defer cancel()
+		return <-result, false, nil
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-result:
+		cancel()
+		return err, false, nil
+	case <-t.C:
+	}
+	cancel()
+	w.stats.timedOut.Add(1)
+	return nil, true, func() {
+		abandon := time.NewTimer(w.cfg.AbandonAfter)
+		defer abandon.Stop()
+		select {
+		case <-result:
+		case <-abandon.C:
+			w.log.Warn("handler ignored its cancelled context; abandoning it", "class", r.displayName, "id", r.rj.job.ID, "after", w.cfg.AbandonAfter)
+		}
+	}
+}
+
+// invoke calls the handler and turns a panic into a *PanicError.
+func invoke(ctx context.Context, h handlers.Handler, hj *handlers.Job) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v, "worker.invoke")
+		}
+	}()
+	return h.Handle(ctx, hj)
+}
+
+// handlerFrame returns the source location of a handler's function, used as the place of errors that
+// carry none.
+func handlerFrame(h handlers.Handler) Frame {
+	var pc uintptr
+	if f, ok := h.(handlers.HandlerFunc); ok {
+		pc = reflect.ValueOf(f).Pointer()
+	} else if m, ok := reflect.TypeOf(h).MethodByName("Handle"); ok {
+		pc = m.Func.Pointer()
+	}
+	fn := runtime.FuncForPC(pc)
+	if fn == nil {
+		return Frame{}
+	}
+	file, line := fn.FileLine(fn.Entry())
+	return Frame{File: file, Line: line, Function: fn.Name()}
+}
+
+// exception applies Worker::handleJobException: fail when this attempt reaches the job's limits or its
+// maxExceptions, otherwise release it with the backoff.
+func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err error) {
+	j := r.rj.job
+	if limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) {
+		w.fail(ctx, r, err)
+		return
+	}
+	if w.maxExceptionsReached(ctx, r) {
+		w.fail(ctx, r, err)
+		return
+	}
+	w.log.Warn("Exception", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "error", err.Error())
+	w.releaseJob(r, time.Duration(BackoffDelay(r.env.BackoffSpec(), r.env.BackoffSpec() != "", w.cfg.Backoff, j.Attempts))*time.Second)
+}
+
+// maxExceptionsReached counts one exception under job-exceptions:<uuid> and reports whether the job's
+// maxExceptions is reached, forgetting the counter when it is (Laravel 7+).
+func (w *Worker) maxExceptionsReached(ctx context.Context, r *jobRun) bool {
+	env := r.env
+	if env == nil || env.MaxExceptions == nil || env.UUID == "" || !w.cfg.CacheEnabled || !w.version.AtLeast(7, 0) {
+		return false
+	}
+	key := "job-exceptions:" + env.UUID
+	n, err := w.cacheIncrement(ctx, key)
+	if err != nil {
+		w.log.Error("count job exception", "key", key, "error", err)
+		return false
+	}
+	if *env.MaxExceptions <= n {
+		if err := w.cacheForget(ctx, key); err != nil {
+			w.log.Warn("forget job exception counter", "key", key, "error", err)
+		}
+		return true
+	}
+	return false
+}
+
+// onTimeout applies Laravel's timeout handler: fail the job when it will exceed its attempts, its
+// maxExceptions, or has failOnTimeout; otherwise leave the row reserved (no renewal, no completion) so
+// that it is claimed again after retry_after, as it is after PHP kills a worker.
+func (w *Worker) onTimeout(ctx context.Context, r *jobRun, limits Limits) {
+	j := r.rj.job
+	class, msg := TimeoutFailure(w.version, r.displayName)
+	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
+	if w.maxExceptionsReached(ctx, r) {
+		fail = true
+	}
+	if r.env.FailOnTimeout && w.version.AtLeast(8, 43) {
+		fail = true
+	}
+	if fail {
+		w.log.Error("Timed out", "class", r.displayName, "id", j.ID, "attempt", j.Attempts)
+		w.fail(ctx, r, newException(class, msg, nil))
+		return
+	}
+	r.rj.mu.Lock()
+	r.rj.done = true
+	r.rj.mu.Unlock()
+	w.log.Warn("Timed out; left reserved until retry_after", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "retry_after", w.cfg.RetryAfter)
+}
+
+// releaseJob puts the job back with a delay: a new row with the same payload and attempts.
+func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
+	j := r.rj.job
+	secs := int64(delay / time.Second)
+	if w.completeLocked(r.rj, "release", func(ctx context.Context) error {
+		return w.queue.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: w.clock().Unix(), Delay: secs})
+	}, &w.stats.released) {
+		w.log.Info("Released", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "delay", secs)
+	}
+}
+
+// fail deletes the job and writes its failed_jobs row, then does what Laravel's failed() path does:
+// release the unique lock and record the failure in the job's batch.
+func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
+	j := r.rj.job
+	text := ExceptionText(cause, r.at)
+	uuid := ""
+	if r.env != nil {
+		uuid = r.env.UUID
+	}
+	op := func(ctx context.Context) error {
+		if w.cfg.FailedDriver == "null" {
+			return w.queue.JobDelete(ctx, j)
+		}
+		return w.queue.JobFail(ctx, j, &laravel.JobFailParams{
+			Connection: w.cfg.Connection, Queue: j.Queue, UUID: uuid, Exception: text,
+			FailedAt: w.clock().In(w.cfg.Location),
+		})
+	}
+	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
+		return
+	}
+	w.log.Error("Failed", "class", r.displayName, "id", j.ID, "uuid", uuid, "attempt", j.Attempts,
+		"duration", time.Since(r.rj.started), "error", cause.Error())
+	if r.env == nil {
+		return
+	}
+	if r.cmd == nil && !r.env.IsRaw() {
+		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
+			r.cmd = cmd
+		}
+	}
+	w.releaseUniqueLock(ctx, r)
+	w.recordBatchFailure(ctx, r)
+}
+
+// succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,
+// then the batch records the success and the unique lock is released.
+func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
+	j := r.rj.job
+	next, err := w.nextInChain(r)
+	if err != nil {
+		// PHP throws from dispatchNextJobInChain after handle() succeeded; the job is then retried.
+		w.exception(ctx, r, limits, err)
+		return
+	}
+	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, &w.stats.processed) {
+		return
+	}
+	if next != nil {
+		w.stats.chained.Add(1)
+		w.log.Info("Chain continued", "class", r.displayName, "id", j.ID, "next", next.class, "queue", next.queue)
+	}
+	w.releaseUniqueLock(ctx, r)
+	w.recordBatchSuccess(ctx, r)
+	w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
+}
+
+// completeLocked runs one completion of a job, serialized with its renewal, at most once. Deadlocks
+// and busy errors are retried; a lost reservation is logged and otherwise ignored (another worker owns
+// the row now). It reports whether the completion was applied, and counts it in counter.
+func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Context) error, counter *atomic.Int64) bool {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if rj.done {
+		return false
+	}
+	rj.done = true
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = op(ctx)
+		if err == nil || attempt >= 6 || !(errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)) {
+			break
+		}
+		sleepCtx(ctx, time.Duration(25<<attempt)*time.Millisecond)
+	}
+	switch {
+	case err == nil:
+		counter.Add(1)
+		return true
+	case errors.Is(err, laravel.ErrReservationLost):
+		w.stats.lost.Add(1)
+		w.log.Warn("reservation lost", "action", what, "id", rj.job.ID, "queue", rj.job.Queue)
+	default:
+		// The row keeps its reservation and is claimed again after retry_after: nothing is lost.
+		w.log.Error("complete job", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
+	}
+	return false
+}

@@ -1,0 +1,238 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+const jobClass = `App\Jobs\Work`
+
+func TestMaxTries(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("smtp down")))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":3`, nil))
+		w := f.worker(t, func(c *Config) { c.Tries = 1 }) // the payload's maxTries wins over --tries
+		for attempt := 1; attempt <= 2; attempt++ {
+			if !runOnce(t, w) {
+				t.Fatalf("attempt %d: no job", attempt)
+			}
+			row := f.onlyRow(t)
+			if row.Attempts != attempt || row.ReservedAt != nil {
+				t.Fatalf("after attempt %d: row %+v, want released with attempts %d", attempt, row, attempt)
+			}
+		}
+		if !runOnce(t, w) {
+			t.Fatal("attempt 3: no job")
+		}
+		f.wantRows(t, 0, 1)
+		if calls.Load() != 3 {
+			t.Fatalf("handler ran %d times, want 3", calls.Load())
+		}
+		fr := f.onlyFailed(t)
+		if !strings.HasPrefix(fr.Exception, "errors.errorString: smtp down in ") || !strings.HasSuffix(fr.Exception, "{main}") {
+			t.Fatalf("exception text %q", fr.Exception)
+		}
+		if fr.Connection != "database" || fr.Queue != "default" || fr.UUID == "" {
+			t.Fatalf("failed row %+v", fr)
+		}
+	})
+}
+
+func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		id := f.push(t, "default", envelope(t, jobClass, "", nil))
+		// A previous worker claimed it and died: attempts is already at --tries.
+		f.exec(t, "update "+f.Conn.Q(f.Conn.Tables().Jobs)+" set attempts = 2 where id = ?", id)
+		w := f.worker(t, func(c *Config) { c.Tries = 2 })
+		runOnce(t, w)
+		if calls.Load() != 0 {
+			t.Fatal("the handler ran a job that exceeded its attempts")
+		}
+		f.wantRows(t, 0, 1)
+		want := `Illuminate\Queue\MaxAttemptsExceededException: App\Jobs\Work has been attempted too many times or run too long. The job may have previously timed out. in `
+		if got := f.onlyFailed(t).Exception; !strings.HasPrefix(got, want) {
+			t.Fatalf("exception %q, want prefix %q", firstLine(got), want)
+		}
+	})
+}
+
+func TestRetryUntil(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
+		// retryUntil in the future replaces tries: --tries=1 does not fail it.
+		f.push(t, "default", envelope(t, jobClass, `"retryUntil":`+itoa(f.clock.Unix()+60), nil))
+		w := f.worker(t, func(c *Config) { c.Tries = 1; c.LaravelVersion = "10.10" })
+		runOnce(t, w)
+		runOnce(t, w)
+		f.wantRows(t, 1, 0)
+		if row := f.onlyRow(t); row.Attempts != 2 {
+			t.Fatalf("attempts %d, want 2", row.Attempts)
+		}
+		// Once retryUntil has passed the job fails before it runs.
+		f.clock.Advance(61 * time.Second)
+		runOnce(t, w)
+		if calls.Load() != 2 {
+			t.Fatalf("handler ran %d times, want 2", calls.Load())
+		}
+		f.wantRows(t, 0, 1)
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, `Illuminate\Queue\MaxAttemptsExceededException: App\Jobs\Work has been attempted too many times. in `) {
+			t.Fatalf("exception %q", got)
+		}
+	})
+}
+
+func TestBackoffList(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"1,5"`, nil))
+		w := f.worker(t, nil)
+		for i, want := range []int64{1, 5, 5} {
+			if !runOnce(t, w) {
+				t.Fatalf("attempt %d: no job ready", i+1)
+			}
+			row := f.onlyRow(t)
+			if got := row.AvailableAt - row.CreatedAt; got != want {
+				t.Fatalf("attempt %d: released with delay %d, want %d", i+1, got, want)
+			}
+			if runOnce(t, w) {
+				t.Fatalf("attempt %d: job ran again before its backoff", i+1)
+			}
+			f.clock.Advance(time.Duration(want) * time.Second)
+		}
+	})
+}
+
+func TestWorkerBackoffAndTries(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":null,"backoff":null`, nil))
+		w := f.worker(t, func(c *Config) { c.Tries = 2; c.Backoff = []int{7, 9} })
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		if row.AvailableAt-row.CreatedAt != 7 {
+			t.Fatalf("released with delay %d, want --backoff 7", row.AvailableAt-row.CreatedAt)
+		}
+		f.clock.Advance(7 * time.Second)
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+	})
+}
+
+func TestMaxExceptions(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("flaky")))
+		body := envelope(t, jobClass, `"maxTries":10,"maxExceptions":2`, nil)
+		env, err := payload.ParseEnvelope(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.push(t, "default", body)
+		w := f.worker(t, nil)
+		runOnce(t, w)
+		f.wantRows(t, 1, 0)
+		if v, ok, err := f.Conn.CacheGet(bg, "job-exceptions:"+env.UUID); err != nil || !ok || v != "i:1;" {
+			t.Fatalf("exception counter = %q, %v, %v; want i:1;", v, ok, err)
+		}
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if _, ok, _ := f.Conn.CacheGet(bg, "job-exceptions:"+env.UUID); ok {
+			t.Fatal("exception counter not forgotten after the job failed")
+		}
+	})
+}
+
+func TestHandlerActions(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(`App\Jobs\Release`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			j.Release(30 * time.Second)
+			return nil
+		}))
+		f.reg.Register(`App\Jobs\Fail`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			j.Fail(errors.New("bad input"))
+			return nil
+		}))
+		f.reg.Register(`App\Jobs\Delete`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			j.Delete()
+			return errors.New("ignored: the job deleted itself")
+		}))
+		w := f.worker(t, func(c *Config) { c.Tries = 5 })
+
+		f.push(t, "default", envelope(t, `App\Jobs\Release`, "", nil))
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		if row.Attempts != 1 || row.AvailableAt-row.CreatedAt != 30 || row.ReservedAt != nil {
+			t.Fatalf("released row %+v, want attempts 1 and a 30 s delay", row)
+		}
+		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+
+		f.push(t, "default", envelope(t, `App\Jobs\Fail`, "", nil))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, "errors.errorString: bad input in ") {
+			t.Fatalf("exception %q", got)
+		}
+
+		f.push(t, "default", envelope(t, `App\Jobs\Delete`, "", nil))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if s := w.Stats(); s.Deleted != 1 || s.Failed != 1 || s.Released != 1 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestPanicBecomesException(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			var m map[string]int
+			m["x"] = 1 // assignment to a nil map panics
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		runOnce(t, f.worker(t, func(c *Config) { c.Tries = 1 }))
+		text := f.onlyFailed(t).Exception
+		if !strings.HasPrefix(text, "panic(") || !strings.Contains(text, "assignment to entry in nil map") ||
+			!strings.Contains(firstLine(text), "process_test.go:") || !strings.Contains(text, "\nStack trace:\n#0 ") ||
+			!strings.HasSuffix(text, "{main}") {
+			t.Fatalf("exception text:\n%s", text)
+		}
+	})
+}
+
+func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.push(t, "default", []byte(`{"uuid":"x","job":`))
+		runOnce(t, f.worker(t, nil))
+		fr := f.onlyFailed(t)
+		if string(fr.Payload) != `{"uuid":"x","job":` || !strings.Contains(fr.Exception, "read payload of job") {
+			t.Fatalf("failed row %+v", fr)
+		}
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,62 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// startRenewer starts the goroutine that keeps long jobs reserved: a job whose reservation is older than
+// half of retry_after gets reserved_at moved to now, so that neither another artisan-go worker nor a PHP
+// worker takes it as expired. Renewal holds the job's mutex, so it never races the job's completion.
+// The returned function stops it.
+func (w *Worker) startRenewer() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	half := int64(w.cfg.RetryAfter/time.Second) / 2
+	tick := min(time.Second, w.cfg.RetryAfter/4)
+	tick = max(tick, 50*time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				w.renewDue(ctx, half)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// renewDue renews every running job whose reservation is at least half a retry_after old.
+func (w *Worker) renewDue(ctx context.Context, half int64) {
+	w.mu.Lock()
+	due := make([]*runningJob, 0, len(w.running))
+	now := w.clock().Unix()
+	for rj := range w.running {
+		due = append(due, rj)
+	}
+	w.mu.Unlock()
+	for _, rj := range due {
+		rj.mu.Lock()
+		if !rj.done && !rj.lost && now-rj.job.ReservedAt >= max(half, 1) {
+			err := w.queue.JobRenew(ctx, rj.job, now)
+			switch {
+			case err == nil:
+				w.stats.renewed.Add(1)
+			case errors.Is(err, laravel.ErrReservationLost):
+				rj.lost = true
+				w.log.Warn("reservation lost", "action", "renew", "id", rj.job.ID, "queue", rj.job.Queue)
+			default:
+				w.log.Warn("renew reservation", "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
+			}
+		}
+		rj.mu.Unlock()
+	}
+}

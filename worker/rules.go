@@ -1,0 +1,204 @@
+package worker
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Version is a Laravel framework version such as 8.83 or 12.54. Worker semantics differ by version
+// (messages, unique-lock keys, which payload keys exist), so every rule that differs takes one.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+// ParseVersion reads a version written as "8", "8.83" or "8.83.26"; a leading "v" and any suffix after
+// the numbers ("12.x", "11.0-dev") are ignored. An empty string is Laravel 8.83, artisan-go's default.
+func ParseVersion(s string) (Version, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if s == "" {
+		return Version{Major: 8, Minor: 83}, nil
+	}
+	var parts [3]int
+	fields := strings.SplitN(s, ".", 3)
+	for i, f := range fields {
+		end := 0
+		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
+			end++
+		}
+		if end == 0 {
+			if i == 0 {
+				return Version{}, &VersionError{Value: s}
+			}
+			break
+		}
+		n, err := strconv.Atoi(f[:end])
+		if err != nil {
+			return Version{}, &VersionError{Value: s}
+		}
+		parts[i] = n
+		if end < len(f) {
+			break
+		}
+	}
+	if parts[0] < 5 {
+		return Version{}, &VersionError{Value: s}
+	}
+	return Version{Major: parts[0], Minor: parts[1], Patch: parts[2]}, nil
+}
+
+// VersionError reports a Laravel version that cannot be read.
+type VersionError struct {
+	Value string
+}
+
+func (e *VersionError) Error() string {
+	return "laravel version " + strconv.Quote(e.Value) + " is not a version: write the app's framework version, e.g. 8.83, 11 or 12.54 (composer show laravel/framework)"
+}
+
+// AtLeast reports whether v is major.minor or later.
+func (v Version) AtLeast(major, minor int) bool {
+	if v.Major != major {
+		return v.Major > major
+	}
+	return v.Minor >= minor
+}
+
+// String returns the version as major.minor(.patch).
+func (v Version) String() string {
+	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
+	if v.Patch != 0 {
+		s += "." + strconv.Itoa(v.Patch)
+	}
+	return s
+}
+
+// BackoffDelay returns the seconds to wait before a failed attempt runs again, as Laravel 8+ computes
+// it: the job's backoff list (a comma-separated string from the payload) or else the worker's --backoff
+// list, indexed by attempts-1 and clamped to the last element. Entries are cast to int the way PHP's
+// (int) does: leading digits count, anything else is 0.
+func BackoffDelay(jobBackoff string, hasJobBackoff bool, workerBackoff []int, attempts int) int {
+	var list []int
+	if hasJobBackoff {
+		for _, f := range strings.Split(jobBackoff, ",") {
+			list = append(list, phpInt(f))
+		}
+	} else {
+		list = workerBackoff
+	}
+	if len(list) == 0 {
+		return 0
+	}
+	i := attempts - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(list) {
+		i = len(list) - 1
+	}
+	if list[i] < 0 {
+		return 0
+	}
+	return list[i]
+}
+
+// phpInt converts a string as PHP's (int) cast does: optional whitespace and sign, then digits.
+func phpInt(s string) int {
+	s = strings.TrimLeft(s, " \t\n\r\v\f")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+		if n > 1<<31 {
+			break
+		}
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+// Limits are the retry limits of one job: the payload's values, falling back to the worker's options.
+type Limits struct {
+	MaxTries      int   // payload maxTries ?? --tries; 0 means unlimited
+	RetryUntil    int64 // Unix seconds; 0 when the job has no retryUntil (or timeoutAt before 8.x)
+	HasRetryUntil bool
+}
+
+// AlreadyExceeded reports whether a job must fail before it runs (Worker::
+// markJobAsFailedIfAlreadyExceedsMaxAttempts): with a retryUntil (timeoutAt before 8.x), when now is
+// past it; otherwise when the attempts, already incremented by the claim, are above a non-zero maxTries.
+func (l Limits) AlreadyExceeded(v Version, attempts int, now int64) bool {
+	if l.HasRetryUntil && v.AtLeast(5, 5) {
+		return now > l.RetryUntil
+	}
+	return l.MaxTries > 0 && attempts > l.MaxTries
+}
+
+// WillExceed reports whether an exception in this attempt fails the job instead of releasing it
+// (Worker::markJobAsFailedIfWillExceedMaxAttempts): with a retryUntil, when it has passed (now is at or
+// past it); otherwise when attempts have reached a non-zero maxTries. Before 8.x both checks apply
+// independently.
+func (l Limits) WillExceed(v Version, attempts int, now int64) bool {
+	if l.HasRetryUntil && l.RetryUntil <= now && v.AtLeast(5, 5) {
+		return true
+	}
+	if l.HasRetryUntil && v.AtLeast(8, 0) {
+		return false
+	}
+	return l.MaxTries > 0 && attempts >= l.MaxTries
+}
+
+// PHP exception classes the worker itself throws.
+const (
+	MaxAttemptsExceededClass = `Illuminate\Queue\MaxAttemptsExceededException`
+	TimeoutExceededClass     = `Illuminate\Queue\TimeoutExceededException`
+	ManuallyFailedClass      = `Illuminate\Queue\ManuallyFailedException`
+)
+
+// MaxAttemptsMessage is the MaxAttemptsExceededException message of the given Laravel version.
+func MaxAttemptsMessage(v Version, displayName string) string {
+	switch {
+	case !v.AtLeast(5, 5):
+		return "A queued job has been attempted too many times. The job may have previously timed out."
+	case !v.AtLeast(10, 10):
+		return displayName + " has been attempted too many times or run too long. The job may have previously timed out."
+	default:
+		return displayName + " has been attempted too many times."
+	}
+}
+
+// TimeoutFailure returns the exception class and message a timed-out job fails with: from 10.10
+// TimeoutExceededException "<displayName> has timed out.", before that MaxAttemptsExceededException.
+func TimeoutFailure(v Version, displayName string) (class, message string) {
+	if v.AtLeast(10, 10) {
+		return TimeoutExceededClass, displayName + " has timed out."
+	}
+	return MaxAttemptsExceededClass, MaxAttemptsMessage(v, displayName)
+}
+
+// UniqueLockKey returns the cache key (without the store prefix) of a ShouldBeUnique job's lock for the
+// given Laravel version: "laravel_unique_job:" + class + uniqueId (8–10), with a ":" before the id from
+// 11.0, and from 12.41 the class segment is the job's own displayName when it defines one. hashName is
+// applied to that displayName from 12.54 (Laravel hashes it with xxh128); pass nil when unavailable and
+// ok is false for that case.
+func UniqueLockKey(v Version, class, displayName string, definesDisplayName bool, uniqueID string, hashName func(string) string) (key string, ok bool) {
+	segment := class
+	if definesDisplayName && v.AtLeast(12, 41) {
+		segment = displayName
+		if v.AtLeast(12, 54) {
+			if hashName == nil {
+				return "", false
+			}
+			segment = hashName(displayName)
+		}
+	}
+	if v.AtLeast(11, 0) {
+		return "laravel_unique_job:" + segment + ":" + uniqueID, true
+	}
+	return "laravel_unique_job:" + segment + uniqueID, true
+}

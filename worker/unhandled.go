@@ -1,0 +1,43 @@
+package worker
+
+import (
+	"context"
+	"strings"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// NoHandlerClass is the exception class a job fails with under the "fail" policy for classes without a
+// Go handler.
+const NoHandlerClass = `ArtisanGo\Worker\NoHandlerException`
+
+// unhandled applies the policy for a job whose class has no Go handler. Such a job is never run and
+// never lost: "leave" hands the row back untouched (attempt undone) and remembers its id so this worker
+// does not claim it again while PHP workers can; "move:<queue>" pushes the exact payload onto another
+// queue in the transaction that deletes this row; "fail" fails it into failed_jobs.
+func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
+	j := r.rj.job
+	policy := w.cfg.Unhandled
+	switch {
+	case strings.HasPrefix(policy, UnhandledMove):
+		target := strings.TrimPrefix(policy, UnhandledMove)
+		now := w.clock().Unix()
+		push := &laravel.JobPushParams{Queue: target, Payload: j.Payload, Attempts: max(j.Attempts-1, 0), Now: now, AvailableAt: now}
+		if w.completeLocked(r.rj, "move", func(ctx context.Context) error {
+			_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{push})
+			return err
+		}, &w.stats.moved) {
+			w.log.Info("Moved (no Go handler)", "class", r.displayName, "id", j.ID, "from", j.Queue, "to", target)
+		}
+	case policy == UnhandledFail:
+		w.fail(ctx, r, newException(NoHandlerClass, "No Go handler is registered for "+r.class+"; register one, or run artisan-go with unhandled: leave so PHP workers run it.", nil))
+	default:
+		// Remember the id before handing the row back, so no claim in between takes it again.
+		w.excluded.add(j.ID)
+		if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
+			return w.queue.JobReturn(ctx, []*laravel.Job{j})
+		}, &w.stats.left) {
+			w.log.Info("Left for PHP (no Go handler)", "class", r.displayName, "id", j.ID, "queue", j.Queue)
+		}
+	}
+}

@@ -1,0 +1,494 @@
+// Package worker runs Laravel queue jobs from the database queue the way `php artisan queue:work` does:
+// the same queue priority, the same attempts, tries, retryUntil, backoff, maxExceptions and timeout
+// rules, the same failed_jobs rows, and after a success the same chain, batch and unique-lock
+// bookkeeping, so that PHP workers and tools on the same tables cannot tell the difference.
+//
+// Where PHP runs one job per process, a Worker runs up to Concurrency jobs at once. Every completion is
+// fenced on the claim (a job re-claimed by another worker after retry_after is left alone), and a job
+// that runs longer than half of retry_after has its reservation renewed so that no other worker takes it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// Exit statuses Run returns, as Laravel's worker does.
+const (
+	ExitSuccess     = 0
+	ExitMemoryLimit = 12
+)
+
+// Unhandled-class policies.
+const (
+	UnhandledLeave = "leave" // hand the row back for PHP workers
+	UnhandledFail  = "fail"  // fail it into failed_jobs
+	UnhandledMove  = "move:" // prefix: push the exact payload onto another queue
+)
+
+// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Zero values mean
+// Laravel's defaults where Laravel has one (see Defaults).
+type Config struct {
+	Connection     string        // queue connection name written to failed_jobs, e.g. "database"
+	LaravelVersion string        // the app's framework version, e.g. "8.83"; rules differ by version
+	Queues         []string      // --queue, in priority order
+	DefaultQueue   string        // the connection's default queue, for chain links without a queue
+	Sleep          time.Duration // --sleep when every queue is empty
+	Tries          int           // --tries; 0 is unlimited
+	Timeout        time.Duration // --timeout; 0 is none
+	Backoff        []int         // --backoff seconds, a list indexed by attempt
+	MaxJobs        int           // --max-jobs; 0 is unlimited
+	MaxTime        time.Duration // --max-time; 0 is unlimited
+	StopWhenEmpty  bool          // --stop-when-empty
+	Once           bool          // --once
+	Rest           time.Duration // --rest after each job
+	MemoryMB       int           // --memory; 0 disables the check
+	Concurrency    int           // jobs in flight; at least 1
+	RetryAfter     time.Duration // the connection's retry_after
+	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
+	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
+	Unhandled      string        // "leave", "fail" or "move:<queue>"
+	FailedDriver   string        // "database-uuids", "database" or "null"
+	Location       *time.Location
+	// CacheEnabled says the cache store is the database store, where the restart signal, maxExceptions
+	// counters and unique locks live. With another store those features are off.
+	CacheEnabled bool
+	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
+	ExcludeLimit int
+}
+
+// Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
+func Defaults() Config {
+	return Config{
+		Connection: "database", LaravelVersion: "8.83", Queues: []string{"default"}, DefaultQueue: "default",
+		Sleep: 3 * time.Second, Tries: 1, Timeout: 60 * time.Second, Backoff: []int{0}, MemoryMB: 128,
+		Concurrency: 1, RetryAfter: 90 * time.Second, ShutdownGrace: 30 * time.Second,
+		AbandonAfter: 5 * time.Second, Unhandled: UnhandledLeave, FailedDriver: "database-uuids",
+		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024,
+	}
+}
+
+// Params wires a Worker to its queue, its database and its handlers.
+type Params struct {
+	Queue    laravel.Queue
+	Conn     *laravel.Conn
+	Registry *handlers.Registry
+	Keyring  *payload.Keyring // nil when no ShouldBeEncrypted jobs are expected
+	Config   Config
+	Logger   *slog.Logger     // nil discards
+	Clock    func() time.Time // nil is time.Now
+}
+
+// Stats counts what a Worker did. Counters only grow.
+type Stats struct {
+	Claimed         int64 // rows claimed
+	Processed       int64 // handlers that completed successfully
+	Released        int64 // jobs released back with a delay
+	Failed          int64 // jobs written to failed_jobs (or deleted with the null failer)
+	Deleted         int64 // jobs the handler deleted without the success path
+	LeftForPHP      int64 // unhandled jobs handed back
+	Moved           int64 // unhandled jobs moved to another queue
+	ChainDispatched int64 // next chain links pushed
+	TimedOut        int64 // handlers that ran past their timeout
+	Lost            int64 // completions skipped because the reservation was lost
+	Returned        int64 // claimed jobs returned or released at shutdown
+	Renewed         int64 // reservation renewals of long-running jobs
+}
+
+// ErrConfig is wrapped by the errors New returns for unusable options.
+var ErrConfig = errors.New("invalid worker configuration")
+
+// Worker runs jobs. Create one with New.
+type Worker struct {
+	queue    laravel.Queue
+	conn     *laravel.Conn
+	registry *handlers.Registry
+	keyring  *payload.Keyring
+	cfg      Config
+	version  Version
+	log      *slog.Logger
+	clock    func() time.Time
+	excluded *idRing
+
+	slots chan struct{} // one token per job in flight
+	freed chan struct{} // signalled whenever a job's slot is freed
+
+	mu      sync.Mutex
+	running map[*runningJob]struct{}
+	wg      sync.WaitGroup
+
+	stats struct {
+		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
+	}
+}
+
+// New checks the parameters and returns a Worker.
+func New(p Params) (*Worker, error) {
+	if p.Queue == nil || p.Conn == nil || p.Registry == nil {
+		return nil, fmt.Errorf("%w: Queue, Conn and Registry are required", ErrConfig)
+	}
+	cfg := p.Config
+	v, err := ParseVersion(cfg.LaravelVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = []string{"default"}
+	}
+	for _, q := range cfg.Queues {
+		if q == "" {
+			return nil, fmt.Errorf("%w: --queue has an empty name; write queue names separated by commas, e.g. high,default", ErrConfig)
+		}
+	}
+	if cfg.DefaultQueue == "" {
+		cfg.DefaultQueue = cfg.Queues[0]
+	}
+	if cfg.Connection == "" {
+		cfg.Connection = "database"
+	}
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = 90 * time.Second
+	}
+	if cfg.AbandonAfter <= 0 {
+		cfg.AbandonAfter = 5 * time.Second
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.ExcludeLimit <= 0 {
+		cfg.ExcludeLimit = 1024
+	}
+	switch {
+	case cfg.Unhandled == "":
+		cfg.Unhandled = UnhandledLeave
+	case cfg.Unhandled == UnhandledLeave, cfg.Unhandled == UnhandledFail:
+	case len(cfg.Unhandled) > len(UnhandledMove) && cfg.Unhandled[:len(UnhandledMove)] == UnhandledMove:
+	default:
+		return nil, fmt.Errorf("%w: unhandled policy %q: use leave, fail or move:<queue>", ErrConfig, cfg.Unhandled)
+	}
+	if cfg.Timeout > 0 && cfg.Timeout >= cfg.RetryAfter {
+		// Laravel documents the same rule; renewal makes it safe here, so it is only a warning.
+		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice",
+			"timeout", cfg.Timeout, "retry_after", cfg.RetryAfter)
+	}
+	clock := p.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	w := &Worker{
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, cfg: cfg, version: v,
+		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
+		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1),
+		running: map[*runningJob]struct{}{},
+	}
+	return w, nil
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// Stats returns a snapshot of the counters.
+func (w *Worker) Stats() Stats {
+	s := &w.stats
+	return Stats{
+		Claimed: s.claimed.Load(), Processed: s.processed.Load(), Released: s.released.Load(),
+		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.left.Load(), Moved: s.moved.Load(),
+		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
+		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
+	}
+}
+
+// Run works the queues until a stop condition (Laravel's order: memory, queue:restart,
+// --stop-when-empty, --max-time, --max-jobs, --once) or until ctx is cancelled (SIGTERM/SIGINT), and
+// returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
+// ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
+// backoff; they never stop the worker.
+func (w *Worker) Run(ctx context.Context) (int, error) {
+	started := time.Now()
+	lastRestart := w.restartSignal(ctx, "")
+	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	stopRenew := w.startRenewer()
+	defer stopRenew()
+
+	if w.cfg.Once {
+		found, err := w.runOne(ctx, jobCtx)
+		if err != nil {
+			w.log.Error("claim failed", "error", err)
+		}
+		if !found && err == nil {
+			sleepCtx(ctx, w.cfg.Sleep)
+		}
+		return w.finish(ctx, cancelJobs, ExitSuccess), nil
+	}
+
+	var jobs int
+	claimBackoff := time.Duration(0)
+	for {
+		if ctx.Err() != nil {
+			return w.finish(ctx, cancelJobs, ExitSuccess), nil
+		}
+		free := cap(w.slots) - len(w.slots)
+		claimed, err := 0, error(nil)
+		if free > 0 {
+			claimed, err = w.claimAndStart(ctx, jobCtx, free)
+			jobs += claimed
+		}
+		switch {
+		case err != nil:
+			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
+			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
+			sleepCtx(ctx, claimBackoff)
+		case claimed > 0:
+			claimBackoff = 0
+			if w.cfg.Rest > 0 {
+				sleepCtx(ctx, w.cfg.Rest)
+			}
+			if claimed == free {
+				w.waitForSlot(ctx)
+			}
+		case free == 0:
+			w.waitForSlot(ctx)
+		default:
+			if !w.cfg.StopWhenEmpty {
+				w.sleepOrSlot(ctx, w.cfg.Sleep)
+			}
+		}
+		if status, stop := w.shouldStop(ctx, started, &lastRestart, jobs, err == nil && free > 0 && claimed == 0); stop {
+			return w.finish(ctx, cancelJobs, status), nil
+		}
+	}
+}
+
+// shouldStop checks Laravel's stop conditions in Laravel's order.
+func (w *Worker) shouldStop(ctx context.Context, started time.Time, lastRestart *string, jobs int, empty bool) (int, bool) {
+	if w.cfg.MemoryMB > 0 && memoryMB() >= float64(w.cfg.MemoryMB) {
+		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(memoryMB()), "limit_mb", w.cfg.MemoryMB)
+		return ExitMemoryLimit, true
+	}
+	if cur := w.restartSignal(ctx, *lastRestart); cur != *lastRestart {
+		w.log.Info("queue:restart signal received; stopping")
+		return ExitSuccess, true
+	}
+	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 {
+		w.log.Info("queue is empty; stopping (--stop-when-empty)")
+		return ExitSuccess, true
+	}
+	if w.cfg.MaxTime > 0 && time.Since(started) >= w.cfg.MaxTime {
+		w.log.Info("--max-time reached; stopping")
+		return ExitSuccess, true
+	}
+	if w.cfg.MaxJobs > 0 && jobs >= w.cfg.MaxJobs {
+		w.log.Info("--max-jobs reached; stopping")
+		return ExitSuccess, true
+	}
+	return 0, false
+}
+
+// memoryMB is the memory the Go runtime holds from the system, the counterpart of PHP's
+// memory_get_usage(true).
+func memoryMB() float64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var total, released uint64
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		total = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		released = s[1].Value.Uint64()
+	}
+	return float64(total-released) / (1 << 20)
+}
+
+// RunOnce claims at most one job across the queues in priority order and processes it to completion.
+// It reports whether there was a job; it does not sleep when there was none.
+func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
+	stopRenew := w.startRenewer()
+	defer stopRenew()
+	found, err := w.runOne(ctx, context.WithoutCancel(ctx))
+	w.wg.Wait()
+	return found, err
+}
+
+func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
+	n, err := w.claimAndStart(ctx, jobCtx, 1)
+	w.wg.Wait()
+	return n > 0, err
+}
+
+// claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
+// again from the first queue), and starts each one.
+func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, error) {
+	total := 0
+	for _, q := range w.cfg.Queues {
+		if total >= limit {
+			break
+		}
+		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+			Queue: q, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
+			Limit: limit - total, ExcludeIDs: w.excluded.list(),
+		})
+		if err != nil {
+			return total, fmt.Errorf("claim job from queue %q: %w", q, err)
+		}
+		for _, j := range jobs {
+			if j.Queue == "" {
+				j.Queue = q
+			}
+			w.stats.claimed.Add(1)
+			w.start(ctx, jobCtx, j)
+			total++
+		}
+	}
+	return total, nil
+}
+
+// start runs one claimed job on its own goroutine, holding a slot until it completes or is abandoned.
+func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
+	w.slots <- struct{}{}
+	rj := &runningJob{job: j}
+	w.mu.Lock()
+	w.running[rj] = struct{}{}
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer w.release(rj)
+		if ctx.Err() != nil {
+			// Stopped between the claim and the start: the job never ran, so give it back untouched.
+			w.returnJobs(rj)
+			return
+		}
+		w.process(jobCtx, rj)
+	}()
+}
+
+// release frees a job's slot.
+func (w *Worker) release(rj *runningJob) {
+	w.mu.Lock()
+	delete(w.running, rj)
+	w.mu.Unlock()
+	<-w.slots
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) inFlight() int { return len(w.slots) }
+
+func (w *Worker) waitForSlot(ctx context.Context) {
+	if w.inFlight() < cap(w.slots) {
+		return
+	}
+	select {
+	case <-w.freed:
+	case <-ctx.Done():
+	}
+}
+
+// sleepOrSlot sleeps d when the queues are empty. With jobs in flight it wakes early when one finishes,
+// since a finished chain link may have queued the next one.
+func (w *Worker) sleepOrSlot(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	if w.inFlight() == 0 {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return
+	}
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-w.freed:
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
+// their handlers are cancelled and their rows released so that another worker runs them.
+func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	if ctx.Err() == nil || w.cfg.ShutdownGrace <= 0 {
+		<-done // without a grace period each job finishes, bounded by its own timeout
+		return status
+	}
+	grace := time.NewTimer(w.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return status
+	case <-grace.C:
+	}
+	w.mu.Lock()
+	left := make([]*runningJob, 0, len(w.running))
+	for rj := range w.running {
+		left = append(left, rj)
+	}
+	w.mu.Unlock()
+	w.log.Warn("shutdown grace period over; releasing unfinished jobs", "jobs", len(left), "grace", w.cfg.ShutdownGrace)
+	for _, rj := range left {
+		w.completeLocked(rj, "release at shutdown", func(ctx context.Context) error {
+			return w.queue.JobRelease(ctx, rj.job, &laravel.JobReleaseParams{Now: w.clock().Unix()})
+		}, &w.stats.returned)
+	}
+	cancelJobs()
+	return status
+}
+
+// returnJobs hands back jobs that were claimed but never started.
+func (w *Worker) returnJobs(rj *runningJob) {
+	w.completeLocked(rj, "return", func(ctx context.Context) error {
+		return w.queue.JobReturn(ctx, []*laravel.Job{rj.job})
+	}, &w.stats.returned)
+}
+
+// restartSignal reads Laravel's queue:restart cache value ("" when absent). When it cannot be read,
+// it returns prev, so that a database hiccup is not mistaken for a restart.
+func (w *Worker) restartSignal(ctx context.Context, prev string) string {
+	if !w.cfg.CacheEnabled {
+		return ""
+	}
+	v, err := w.cacheGet(ctx, restartKey)
+	if err != nil {
+		w.log.Warn("read queue:restart signal", "error", err)
+		return prev
+	}
+	return v
+}
+
+const restartKey = "illuminate:queue:restart"
