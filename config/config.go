@@ -61,6 +61,8 @@ type Config struct {
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 
+	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
+	defaultQueue string
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string
@@ -184,9 +186,10 @@ type App struct {
 
 // Cache is Laravel's default cache store.
 type Cache struct {
-	// Store is the store's driver: "database" and "redis" are read by the worker; any other (such as
-	// "file") means restart signals and unique locks cannot be seen (a warning). CACHE_DRIVER before
-	// Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database" from 11 on.
+	// Store is the store's driver. The worker reads restart signals and unique locks from the
+	// "database" store; with any other (such as "file" or "redis") they cannot be seen (a warning).
+	// CACHE_DRIVER before Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database"
+	// from 11 on.
 	Store string `mapstructure:"store"`
 	// Prefix is the cache key prefix. CACHE_PREFIX. Default, as the skeleton's config/cache.php of the
 	// version computes it from APP_NAME: "laravel" (5.4), Str::slug(APP_NAME, '_') followed by "_cache"
@@ -244,6 +247,17 @@ type Log struct {
 	Format string `mapstructure:"format"`
 	// Level is "debug", "info" (default), "warn" or "error".
 	Level string `mapstructure:"level"`
+}
+
+// DefaultQueue returns the connection's default queue, queue.connections.<connection>.queue in
+// Laravel: DB_QUEUE (from the .env file or the environment), or "default". Laravel pushes a job that
+// names no queue there, including the next job of a chain without chainQueue. It differs from
+// Worker.Queues when --queue (or worker.queues) chooses other queues to work.
+func (c *Config) DefaultQueue() string {
+	if c.defaultQueue == "" {
+		return "default"
+	}
+	return c.defaultQueue
 }
 
 // DefaultLaravelVersion is the Laravel version assumed when none is configured.

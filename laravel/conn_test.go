@@ -113,7 +113,7 @@ func TestOpenUnreachable(t *testing.T) {
 			t.Errorf("open unreachable %s: err = %v; want one naming host, database and the settings to check", p.Dialect, err)
 		}
 	}
-	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite"})
+	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite", RequireSQLiteFile: true})
 	if !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "/nonexistent/database.sqlite") || !strings.Contains(err.Error(), "DB_DATABASE") {
 		t.Errorf("open a missing SQLite file: err = %v; want ErrInvalid naming the path and DB_DATABASE", err)
 	}

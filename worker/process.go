@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,7 +320,8 @@ func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
 // release the unique lock and record the failure in the job's batch.
 func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 	j := r.rj.job
-	text := ExceptionText(cause, r.at)
+	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
+	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
 	uuid := ""
 	if r.env != nil {
 		uuid = r.env.UUID

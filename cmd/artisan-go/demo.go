@@ -73,10 +73,12 @@ func demo(ctx context.Context, path string, verbose bool, out io.Writer) error {
 			return fmt.Errorf("reset %s: %w", path+suffix, err)
 		}
 	}
-	// laravel.Open does not create a missing SQLite file (a wrong DB_DATABASE must not pass silently).
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
+	// Laravel's SQLite database is a file the app creates (touch database/database.sqlite).
+	f, err := os.Create(path)
+	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
+	f.Close()
 	clk := &demoClock{}
 	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.SQLite, Database: path, CachePrefix: demoCachePrefix, Clock: clk.Now})
 	if err != nil {

@@ -32,10 +32,14 @@ type FailedRow struct {
 	FailedAt   string
 }
 
-// Jobs returns the rows of the jobs table in id order.
+// Jobs returns the rows of the jobs table (DB_QUEUE_TABLE, default jobs) in id order.
 func (a *App) Jobs(ctx context.Context) ([]JobRow, error) {
+	table := a.Getenv("DB_QUEUE_TABLE")
+	if table == "" {
+		table = "jobs"
+	}
 	var out []JobRow
-	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM jobs ORDER BY id",
+	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM "+table+" ORDER BY id",
 		func(rows *sql.Rows) error {
 			var r JobRow
 			var reserved sql.NullInt64
@@ -101,4 +105,32 @@ func payloadUUID(payload string) string {
 	}
 	_ = json.Unmarshal([]byte(payload), &p)
 	return p.UUID
+}
+
+// UniqueLockKey returns the cache key under which Laravel 8.x holds the lock of a ShouldBeUnique job:
+// the cache prefix, "laravel_unique_job:", the class and the unique id, with no separator between the
+// last two.
+func (a *App) UniqueLockKey(class, uniqueID string) string {
+	return a.Getenv("CACHE_PREFIX") + "laravel_unique_job:" + class + uniqueID
+}
+
+// LockHeld reports whether the database cache store's cache_locks table holds key (see
+// UniqueLockKey). Locks in Redis (WithRedisCache) are not visible here.
+func (a *App) LockHeld(ctx context.Context, key string) (bool, error) {
+	q := `SELECT COUNT(*) FROM cache_locks WHERE "key" = ?`
+	switch a.db.Dialect {
+	case "mysql", "mariadb":
+		q = "SELECT COUNT(*) FROM cache_locks WHERE `key` = ?"
+	case "pgsql":
+		q = `SELECT COUNT(*) FROM cache_locks WHERE "key" = $1`
+	}
+	db, err := a.open()
+	if err != nil {
+		return false, err
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, q, key).Scan(&n); err != nil {
+		return false, fmt.Errorf("read cache_locks: %w", err)
+	}
+	return n > 0, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
@@ -26,6 +27,8 @@ type RaceParams struct {
 	// ReleaseFirst releases every job on its first attempt (a new row, as after an exception with
 	// backoff 0) and deletes it on the second, so inserts race with claims and deletes.
 	ReleaseFirst bool
+	// Work is how long each job's handler runs, so that claims scan past rows still reserved.
+	Work time.Duration
 }
 
 // Race pushes jobs and drains them with workers goroutines, each on its own Conn as separate worker
@@ -81,6 +84,7 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 					mu.Lock()
 					runs[string(j.Payload)]++
 					mu.Unlock()
+					time.Sleep(rp.Work)
 					if rp.ReleaseFirst && j.Attempts == 1 {
 						if err := q.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: time.Now().Unix()}); err != nil {
 							t.Errorf("worker %d: %v", w, err)
@@ -134,7 +138,7 @@ func init() {
 	// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
 	// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
 	register("WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true})
+		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
 		t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
 	})
 
@@ -148,6 +152,10 @@ func init() {
 // must be retried and succeed. On SQLite: a writer holds the database past the busy timeout, and the
 // delete must report ErrBusy and leave the claim intact.
 func injectedConflict(t *testing.T, s *Setup) {
+	if s.Conn.Dialect() == laravel.SQLite {
+		// A database file of its own, so that no other case's writers add to the short busy timeout.
+		s = NewSetup(t, testenv.SQLite(t), s.Strategy, Options{})
+	}
 	s.Push(t, "default", t0, t0, 1)
 	j := s.Claim(t, s.Queue, "default", t0, 90)
 	uuid := fmt.Sprintf("00000000-0000-4000-8000-%012d", 1)
@@ -198,7 +206,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 		p.UUID = uuid
 		failed <- s.Queue.JobFail(bg, j, p)
 	}()
-	time.Sleep(300 * time.Millisecond) // the fail has deleted the row and waits on the uuid
+	waitForLockWait(t, c)
 	var id int64
 	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
 		t.Fatalf("the injecting transaction lost the deadlock instead: %v", err)
@@ -220,4 +228,25 @@ func injectedConflict(t *testing.T, s *Setup) {
 		t.Fatalf("failed_jobs = %+v, want the one row of the retried fail", f)
 	}
 	t.Logf("injected deadlock: %+v", st)
+}
+
+// waitForLockWait waits until some transaction on the server waits for a row lock: the fail has deleted
+// the row and waits on the uuid.
+func waitForLockWait(t *testing.T, c *laravel.Conn) {
+	t.Helper()
+	q := "select count(*) from information_schema.innodb_trx where trx_state = 'LOCK WAIT' and trx_query like ?"
+	if c.Dialect() == laravel.Postgres {
+		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
+	}
+	insert := "%insert into " + c.Q(c.Tables().FailedJobs) + "%"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := c.DB().QueryRow(q, insert).Scan(&n); err != nil {
+			t.Fatalf("watch lock waits: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("the fail never waited for the injected transaction")
 }
