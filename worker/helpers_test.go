@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -119,7 +121,17 @@ func envelope(t *testing.T, class, extra string, props map[string]payload.Value)
 		extra = "," + extra
 	}
 	return fmt.Appendf(nil, `{"uuid":%q,"displayName":%s,"job":"Illuminate\\Queue\\CallQueuedHandler@call"%s,"data":{"commandName":%s,"command":%s}}`,
-		newUUID(), cls, extra, cls, s)
+		testUUID(), cls, extra, cls, s)
+}
+
+// testUUID returns a random version-4 UUID.
+func testUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // failing is a handler that always returns err and counts its calls.

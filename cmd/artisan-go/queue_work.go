@@ -202,17 +202,13 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	return worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
 }
 
-// addRoutes registers the configured exec, http and builtin routes. The handlers package does not
-// provide routes yet, so configured routes are an error naming the classes, rather than being ignored.
-func addRoutes(_ *handlers.Registry, rs []config.Route) error {
-	if len(rs) == 0 {
-		return nil
-	}
-	classes := make([]string, 0, len(rs))
+// addRoutes registers the configured exec, http and builtin routes.
+func addRoutes(reg *handlers.Registry, rs []config.Route) error {
+	routes := make([]handlers.Route, 0, len(rs))
 	for _, r := range rs {
-		classes = append(classes, r.Class)
+		routes = append(routes, handlers.Route{Class: r.Class, Exec: r.Exec, HTTP: r.HTTP, Builtin: r.Builtin, Timeout: r.Timeout})
 	}
-	return fmt.Errorf("routes for %s are configured, but this build cannot run exec/http/builtin routes yet; remove them from the configuration", strings.Join(classes, ", "))
+	return handlers.AddRoutes(reg, routes)
 }
 
 // workerConfig maps the configuration onto the worker's options.

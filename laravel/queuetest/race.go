@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
@@ -148,6 +149,10 @@ func init() {
 // must be retried and succeed. On SQLite: a writer holds the database past the busy timeout, and the
 // delete must report ErrBusy and leave the claim intact.
 func injectedConflict(t *testing.T, s *Setup) {
+	if s.Conn.Dialect() == laravel.SQLite {
+		// A database file of its own, so that no other case's writers add to the short busy timeout.
+		s = NewSetup(t, testenv.SQLite(t), s.Strategy, Options{})
+	}
 	s.Push(t, "default", t0, t0, 1)
 	j := s.Claim(t, s.Queue, "default", t0, 90)
 	uuid := fmt.Sprintf("00000000-0000-4000-8000-%012d", 1)
@@ -198,7 +203,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 		p.UUID = uuid
 		failed <- s.Queue.JobFail(bg, j, p)
 	}()
-	time.Sleep(300 * time.Millisecond) // the fail has deleted the row and waits on the uuid
+	waitForLockWait(t, c)
 	var id int64
 	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
 		t.Fatalf("the injecting transaction lost the deadlock instead: %v", err)
@@ -220,4 +225,25 @@ func injectedConflict(t *testing.T, s *Setup) {
 		t.Fatalf("failed_jobs = %+v, want the one row of the retried fail", f)
 	}
 	t.Logf("injected deadlock: %+v", st)
+}
+
+// waitForLockWait waits until some transaction on the server waits for a row lock: the fail has deleted
+// the row and waits on the uuid.
+func waitForLockWait(t *testing.T, c *laravel.Conn) {
+	t.Helper()
+	q := "select count(*) from information_schema.innodb_trx where trx_state = 'LOCK WAIT' and trx_query like ?"
+	if c.Dialect() == laravel.Postgres {
+		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
+	}
+	insert := "%insert into " + c.Q(c.Tables().FailedJobs) + "%"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := c.DB().QueryRow(q, insert).Scan(&n); err != nil {
+			t.Fatalf("watch lock waits: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("the fail never waited for the injected transaction")
 }
