@@ -32,7 +32,7 @@ const floorReset = time.Second
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
 // Each claim starts at a moving lower bound on id per queue: after a full batch the next claim starts
-// above it, so an index scan does not wade through rows deleted behind it that vacuum (or InnoDB purge)
+// at the batch's first id (every row below it was not claimable a moment ago), so an index scan does not wade through rows deleted behind it that vacuum (or InnoDB purge)
 // has not removed yet, e.g. while a long transaction holds vacuum back. The bound is dropped after a
 // short batch and at least every floorReset, so no row is stranded below it.
 type rowClaimer struct {
@@ -73,7 +73,7 @@ func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
 		f = &idFloor{since: time.Now()}
 		r.floors[queue] = f
 	}
-	f.id = jobs[len(jobs)-1].ID + 1
+	f.id = jobs[0].ID
 }
 
 // claimWhere returns Laravel's availability predicate with the exclusions and the lower bound, with ?
@@ -294,7 +294,13 @@ func cmpInt64(a, b int64) int {
 
 // jobsColumns returns the lower-cased column names of the jobs table.
 func (c *Conn) jobsColumns(ctx context.Context) (map[string]bool, error) {
-	rows, err := c.db.QueryxContext(ctx, "select * from "+c.Q(c.tables.Jobs)+" where 1 = 0")
+	q := "select * from " + c.Q(c.tables.Jobs) + " where 1 = 0"
+	if c.dialect == Postgres {
+		// pgx caches the result shape of a prepared "select *", which goes stale when a column is
+		// added; the comment makes the statement text, and so the cache entry, unique.
+		q += fmt.Sprintf(" /* %d */", time.Now().UnixNano())
+	}
+	rows, err := c.db.QueryxContext(ctx, q)
 	if err != nil {
 		return nil, c.translate(err)
 	}
