@@ -315,3 +315,25 @@ func (c *Conn) jobsColumns(ctx context.Context) (map[string]bool, error) {
 	}
 	return out, nil
 }
+
+// columnProbe reports once, when the table can be read, whether the jobs table has a column that a
+// strategy uses when present.
+type columnProbe struct {
+	name  string
+	mu    sync.Mutex
+	known bool
+	has   bool
+}
+
+func (p *columnProbe) check(ctx context.Context, c *Conn) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.known {
+		cols, err := c.jobsColumns(ctx)
+		if err != nil {
+			return false, err
+		}
+		p.has, p.known = cols[p.name], true
+	}
+	return p.has, nil
+}

@@ -3,7 +3,6 @@ package laravel
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +28,7 @@ const (
 
 func init() {
 	RegisterStrategy("delete-mark", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &deleteMark{Fenced: NewFenced(c, p)}
+		q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
 		q.claimer.c = c
 		return q, nil
 	})
@@ -45,9 +44,7 @@ type deleteMark struct {
 	Fenced
 	claimer rowClaimer
 
-	mu       sync.Mutex
-	known    bool
-	withMark bool // the table has a delete_mark column
+	mark columnProbe // the delete_mark column
 
 	marked    atomic.Int64 // marks since the last sweep
 	lastSweep atomic.Int64 // unix nanoseconds
@@ -56,19 +53,6 @@ type deleteMark struct {
 
 // Strategy returns "delete-mark".
 func (q *deleteMark) Strategy() string { return "delete-mark" }
-
-func (q *deleteMark) hasMarkColumn(ctx context.Context) (bool, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.known {
-		cols, err := q.C.jobsColumns(ctx)
-		if err != nil {
-			return false, err
-		}
-		q.withMark, q.known = cols["delete_mark"], true
-	}
-	return q.withMark, nil
-}
 
 // JobClaim sweeps when a sweep is due, then claims up to Limit rows with Laravel's predicate, which
 // skips marked rows by itself.
@@ -87,7 +71,7 @@ func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 
 // markSQL returns the fenced statement that marks a finished row.
 func (q *deleteMark) markSQL(ctx context.Context) (string, error) {
-	withMark, err := q.hasMarkColumn(ctx)
+	withMark, err := q.mark.check(ctx, q.C)
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +137,7 @@ func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	defer q.sweeping.Store(false)
-	withMark, err := q.hasMarkColumn(ctx)
+	withMark, err := q.mark.check(ctx, q.C)
 	if err != nil {
 		return 0, fmt.Errorf("sweep marked jobs: %w", err)
 	}

@@ -3,7 +3,6 @@ package laravel
 import (
 	"context"
 	"fmt"
-	"sync"
 )
 
 // OptimisticWindow is how many available rows the optimistic strategy reads per claim beyond those it
@@ -12,7 +11,7 @@ const OptimisticWindow = 8
 
 func init() {
 	RegisterStrategy("optimistic", func(c *Conn, p QueueParams) (Queue, error) {
-		return &optimistic{Fenced: NewFenced(c, p)}, nil
+		return &optimistic{Fenced: NewFenced(c, p), version: columnProbe{name: "version"}}, nil
 	})
 }
 
@@ -22,23 +21,7 @@ func init() {
 // incremented too, which also fences out writers that reset attempts.
 type optimistic struct {
 	Fenced
-	mu          sync.Mutex
-	known       bool // the columns have been read
-	withVersion bool
-}
-
-// hasVersion reports, once the table could be read, whether it has a version column.
-func (q *optimistic) hasVersion(ctx context.Context) (bool, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.known {
-		cols, err := q.C.jobsColumns(ctx)
-		if err != nil {
-			return false, err
-		}
-		q.withVersion, q.known = cols["version"], true
-	}
-	return q.withVersion, nil
+	version columnProbe
 }
 
 // Strategy returns "optimistic".
@@ -46,7 +29,7 @@ func (q *optimistic) Strategy() string { return "optimistic" }
 
 // JobClaim reads a window of available rows and takes up to Limit of them by compare-and-set.
 func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
-	withVersion, err := q.hasVersion(ctx)
+	withVersion, err := q.version.check(ctx, q.C)
 	if err != nil {
 		return nil, fmt.Errorf("claim job: %w", err)
 	}
