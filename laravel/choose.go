@@ -35,3 +35,27 @@ func ChooseStrategy(ctx context.Context, c *Conn) (name, reason string, err erro
 	}
 	return "optimistic", c.engine + " " + c.version + " has no SKIP LOCKED: compare-and-set claims do not wait behind row locks", nil
 }
+
+// OpenQueue is NewQueue for a worker that is starting: an empty or "auto" strategy is chosen by
+// ChooseStrategy. It returns the queue and, for the start-up log, why its strategy was chosen.
+func OpenQueue(ctx context.Context, c *Conn, p QueueParams) (Queue, string, error) {
+	reason := "configured"
+	if p.Strategy == "" || p.Strategy == AutoStrategy {
+		name, why, err := ChooseStrategy(ctx, c)
+		if err != nil {
+			return nil, "", err
+		}
+		p.Strategy, reason = name, "chosen: "+why
+	}
+	q, err := NewQueue(c, p)
+	return q, reason, err
+}
+
+// ReturnPrefetched gives back the rows a queue claimed ahead and never handed out (see Prefetcher);
+// a worker calls it when it stops. Queues that do not prefetch have nothing to give back.
+func ReturnPrefetched(ctx context.Context, q Queue) error {
+	if p, ok := q.(Prefetcher); ok {
+		return p.JobReturnPrefetched(ctx)
+	}
+	return nil
+}
