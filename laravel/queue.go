@@ -29,6 +29,8 @@ type QueueParams struct {
 	// DeleteRetries is how many times a completion (delete, release, fail, renew, return) is tried when
 	// it fails with ErrDeadlock; 0 means DefaultDeleteRetries.
 	DeleteRetries int
+	// Batch is how many rows a batching strategy claims per round trip; 0 means its default.
+	Batch int
 }
 
 // StrategyFunc builds a Queue for one claim strategy on a connection.
@@ -261,15 +263,7 @@ func (c *Conn) Rebind(q string) string {
 // InTx runs fn in one transaction (BEGIN IMMEDIATE on SQLite), commits if it returns nil and rolls
 // back otherwise. fn returns driver errors as they are; InTx translates them to the package sentinels.
 func (c *Conn) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := c.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return c.translate(err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return c.translate(err)
-	}
-	return c.translate(tx.Commit())
+	return c.inTxIsolation(ctx, sql.LevelDefault, fn)
 }
 
 // deleteFenced deletes the claimed row inside tx, or returns ErrReservationLost.

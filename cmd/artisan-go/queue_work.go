@@ -166,40 +166,45 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (int, error) {
-	w, err := newWorker(cfg, conn, reg, log)
+	w, q, err := newWorker(cfg, conn, reg, log)
 	if err != nil {
 		return 1, err
 	}
-	return w.Run(ctx)
+	status, err := w.Run(ctx)
+	if rerr := laravel.ReturnPrefetched(context.WithoutCancel(ctx), q); rerr != nil {
+		log.Warn("give back prefetched jobs", "error", rerr)
+	}
+	return status, err
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, error) {
-	q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, laravel.Queue, error) {
+	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := addRoutes(reg, cfg.Routes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var kr *payload.Keyring
 	if cfg.App.Key != "" {
 		if kr, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
-			return nil, fmt.Errorf("APP_KEY: %w", err)
+			return nil, nil, fmt.Errorf("APP_KEY: %w", err)
 		}
 	}
 	wc, err := workerConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
-		"strategy", q.Strategy(), "dialect", conn.Dialect(), "server", conn.ServerVersion(),
+		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
 		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
 	if cfg.Cache.Store != "database" {
 		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
-	return worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
+	w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
+	return w, q, err
 }
 
 // addRoutes registers the configured exec, http and builtin routes.

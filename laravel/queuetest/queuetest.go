@@ -128,9 +128,15 @@ type Row struct {
 	AvailableAt, CreatedAt int64
 }
 
-// Rows returns every jobs row in id order.
+// Rows returns every jobs row in id order. A strategy that marks finished rows instead of deleting
+// them (laravel.JobSweeper) sweeps first, so rows it finished are gone as they are for the others.
 func (s *Setup) Rows(t testing.TB) []Row {
 	t.Helper()
+	if sw, ok := s.Queue.(laravel.JobSweeper); ok {
+		if _, err := sw.JobSweep(context.Background()); err != nil {
+			t.Fatalf("sweep: %v", err)
+		}
+	}
 	rows, err := s.Conn.DB().Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + s.Conn.Q(s.Conn.Tables().Jobs) + " order by id")
 	if err != nil {
 		t.Fatalf("select jobs: %v", err)

@@ -1,0 +1,61 @@
+package laravel
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// AutoStrategy is the strategy name that asks ChooseStrategy to pick one.
+const AutoStrategy = "auto"
+
+// ChooseStrategy picks the claim strategy for a connection from the server's capabilities and the jobs
+// table's columns, and says why in one line:
+//
+//   - a delete_mark column (added by queue:migrate-index --strategy delete-mark): delete-mark;
+//   - SQLite, PostgreSQL, and MySQL/MariaDB with SKIP LOCKED: batch;
+//   - MySQL before 8.0.1 or MariaDB before 10.6 (no SKIP LOCKED): optimistic, because a locking claim
+//     would queue every worker behind the first row.
+//
+// A missing jobs table is an error wrapping ErrMissingTable that names the migration to run.
+func ChooseStrategy(ctx context.Context, c *Conn) (name, reason string, err error) {
+	cols, err := c.jobsColumns(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("choose claim strategy: %w", err)
+	}
+	switch {
+	case cols["delete_mark"]:
+		return "delete-mark", "the jobs table has a delete_mark column", nil
+	case c.dialect == SQLite:
+		return "batch", "SQLite: one UPDATE … RETURNING claims a batch under the database write lock", nil
+	case c.dialect == Postgres:
+		return "batch", "PostgreSQL " + c.version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound", nil
+	case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
+		return "batch", c.engine + " " + c.version + " has SKIP LOCKED: batched claims in READ COMMITTED transactions", nil
+	}
+	return "optimistic", c.engine + " " + c.version + " has no SKIP LOCKED: compare-and-set claims do not wait behind row locks", nil
+}
+
+// OpenQueue is NewQueue for a worker that is starting: an empty or "auto" strategy is chosen by
+// ChooseStrategy. It returns the queue and, for the start-up log, why its strategy was chosen.
+func OpenQueue(ctx context.Context, c *Conn, p QueueParams) (Queue, string, error) {
+	reason := "configured"
+	if p.Strategy == "" || p.Strategy == AutoStrategy {
+		name, why, err := ChooseStrategy(ctx, c)
+		if err != nil {
+			return nil, "", err
+		}
+		p.Strategy, reason = name, "chosen: "+why
+	}
+	q, err := NewQueue(c, p)
+	return q, reason, err
+}
+
+// ReturnPrefetched gives back the rows a queue claimed ahead and never handed out (see Prefetcher);
+// a worker calls it when it stops. Queues that do not prefetch have nothing to give back.
+func ReturnPrefetched(ctx context.Context, q Queue) error {
+	if p, ok := q.(Prefetcher); ok {
+		return p.JobReturnPrefetched(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,339 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// floorReset is how long a moving lower bound on id may stand before claims scan from the first row
+// again. It bounds how long a row below the bound can wait: one that became available again (returned,
+// or its reservation expired) or, on PostgreSQL, one whose id was drawn before the bound moved but whose
+// insert committed after.
+const floorReset = time.Second
+
+// rowClaimer claims batches of rows with Laravel's availability predicate, in the cheapest way each
+// server offers, all of them safe beside PHP workers that claim with Laravel's own locking select:
+//
+//   - PostgreSQL and SQLite: one autocommit UPDATE … WHERE id IN (SELECT … ORDER BY id LIMIT n
+//     [FOR UPDATE SKIP LOCKED]) RETURNING. SQLite's write lock serializes it against PHP's BEGIN … SELECT
+//     … UPDATE; on PostgreSQL the row locks do.
+//   - MySQL and MariaDB with SKIP LOCKED: one READ COMMITTED transaction, SELECT … FOR UPDATE SKIP
+//     LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks, so claimers and inserters
+//     do not deadlock on the (queue) index.
+//   - Servers without SKIP LOCKED (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
+//     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
+//
+// Each claim starts at a moving lower bound on id per queue: after a full batch the next claim starts
+// at the batch's first id (every row below it was not claimable a moment ago), so an index scan does not wade through rows deleted behind it that vacuum (or InnoDB purge)
+// has not removed yet, e.g. while a long transaction holds vacuum back. The bound is dropped after a
+// short batch and at least every floorReset, so no row is stranded below it.
+type rowClaimer struct {
+	c      *Conn
+	mu     sync.Mutex
+	floors map[string]*idFloor
+}
+
+type idFloor struct {
+	id    int64
+	since time.Time
+}
+
+// floor returns the lower bound to use for queue, resetting it when it is too old.
+func (r *rowClaimer) floor(queue string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.floors[queue]
+	if f == nil || time.Since(f.since) >= floorReset {
+		return 0
+	}
+	return f.id
+}
+
+// moveFloor records the outcome of a claim of limit rows that returned jobs (sorted by id).
+func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.floors == nil {
+		r.floors = map[string]*idFloor{}
+	}
+	f := r.floors[queue]
+	if len(jobs) < limit {
+		delete(r.floors, queue)
+		return
+	}
+	if f == nil {
+		f = &idFloor{since: time.Now()}
+		r.floors[queue] = f
+	}
+	f.id = jobs[0].ID
+}
+
+// claimWhere returns Laravel's availability predicate with the exclusions and the lower bound, with ?
+// placeholders, and its arguments.
+func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any) {
+	var b strings.Builder
+	b.WriteString("queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
+	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
+	if floor > 0 {
+		b.WriteString(" and id >= ?")
+		args = append(args, floor)
+	}
+	if len(exclude) > 0 {
+		b.WriteString(" and id not in (" + placeholders(len(exclude)) + ")")
+		for _, id := range exclude {
+			args = append(args, id)
+		}
+	}
+	return b.String(), args
+}
+
+// claim reserves up to limit available rows of p.Queue, in id order.
+func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
+	c := r.c
+	floor := r.floor(p.Queue)
+	where, args := claimWhere(p, exclude, floor)
+	var jobs []*Job
+	var err error
+	switch {
+	case c.dialect == Postgres || c.dialect == SQLite:
+		jobs, err = r.claimReturning(ctx, p, where, args, limit)
+	case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
+		jobs, err = r.claimSkipLocked(ctx, p, where, args, limit)
+	default:
+		jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.moveFloor(p.Queue, jobs, limit)
+	return jobs, nil
+}
+
+// claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite).
+func (r *rowClaimer) claimReturning(ctx context.Context, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+	c := r.c
+	least := "least"
+	if c.dialect == SQLite {
+		least = "min"
+	}
+	lock := ""
+	if c.lock != "" {
+		lock = " " + c.lock
+	}
+	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
+		c.Q(c.tables.Jobs), least, c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
+	rows, err := c.db.QueryxContext(ctx, c.Rebind(q), append([]any{p.Now}, args...)...)
+	if err != nil {
+		return nil, c.translate(err)
+	}
+	jobs, err := ScanJobs(rows)
+	if err != nil {
+		return nil, c.translate(err)
+	}
+	slices.SortFunc(jobs, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+	return jobs, nil
+}
+
+// claimSkipLocked claims in one READ COMMITTED transaction: SELECT … FOR UPDATE SKIP LOCKED, then
+// UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
+func (r *rowClaimer) claimSkipLocked(ctx context.Context, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+	c := r.c
+	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.Q(c.tables.Jobs), where, limit, c.lock)
+	var claimed []*Job
+	err := c.inTxIsolation(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		rows, err := tx.QueryxContext(ctx, sel, args...)
+		if err != nil {
+			return err
+		}
+		jobs, err := ScanJobs(rows)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		ids := make([]any, 0, len(jobs)+1)
+		ids = append(ids, p.Now)
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		upd := fmt.Sprintf("update %s set reserved_at = ?, attempts = least(attempts + 1, %d) where id in (%s)",
+			c.Q(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
+		if _, err := tx.ExecContext(ctx, upd, ids...); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.Attempts = min(j.Attempts+1, c.MaxAttempts())
+			j.ReservedAt = p.Now
+		}
+		claimed = jobs
+		return nil
+	})
+	return claimed, err
+}
+
+// inTxIsolation is InTx with an isolation level.
+func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
+	tx, err := c.db.BeginTxx(ctx, &sql.TxOptions{Isolation: level})
+	if err != nil {
+		return c.translate(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return c.translate(err)
+	}
+	return c.translate(tx.Commit())
+}
+
+// casClaim claims without row locks: it reads a window of up to window available rows, then takes
+// them one by one with a compare-and-set UPDATE that repeats the availability predicate and the
+// attempts value it read (and the version column, withVersion), checked by the affected row count. A
+// PHP worker's locking select and this update exclude each other on the row itself: whichever commits
+// first changes reserved_at and attempts, and the other's predicate no longer matches. The head of the
+// window is tried first, so a lone claimer keeps FIFO order; the rest are tried in random order so
+// that racing claimers spread out instead of colliding on the same row. Rows are returned in id order.
+func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion bool) ([]*Job, error) {
+	cols := jobColumns
+	if withVersion {
+		cols += ", version"
+	}
+	sel := c.Rebind(fmt.Sprintf("select %s from %s where %s order by id limit %d", cols, c.Q(c.tables.Jobs), where, window))
+	set, fence := "", ""
+	if withVersion {
+		set, fence = ", version = version + 1", " and version = ?"
+	}
+	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ?" + set +
+		" where id = ? and attempts = ?" + fence + " and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
+	var out []*Job
+	for round := 0; round < 3 && len(out) < limit; round++ {
+		cands, err := selectCandidates(ctx, c, sel, args, withVersion)
+		if err != nil {
+			return out, err
+		}
+		if len(cands) == 0 {
+			break
+		}
+		order := append([]*Job{cands[0]}, shuffled(cands[1:])...)
+		lostRace := false
+		for _, j := range order {
+			if len(out) >= limit {
+				break
+			}
+			attempts := min(j.Attempts+1, c.MaxAttempts())
+			uargs := []any{p.Now, attempts, j.ID, j.Attempts}
+			if withVersion {
+				uargs = append(uargs, j.Version)
+			}
+			uargs = append(uargs, p.Now, p.Now-p.RetryAfter)
+			res, err := c.db.ExecContext(ctx, upd, uargs...)
+			if err != nil {
+				return out, c.translate(err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				lostRace = true
+				continue
+			}
+			j.Attempts, j.ReservedAt = attempts, p.Now
+			if withVersion {
+				j.Version++
+			}
+			out = append(out, j)
+		}
+		if !lostRace {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+	return out, nil
+}
+
+// selectCandidates reads candidate rows without locks.
+func selectCandidates(ctx context.Context, c *Conn, sel string, args []any, withVersion bool) ([]*Job, error) {
+	rows, err := c.db.QueryxContext(ctx, sel, args...)
+	if err != nil {
+		return nil, c.translate(err)
+	}
+	if !withVersion {
+		jobs, err := ScanJobs(rows)
+		return jobs, c.translate(err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		var j Job
+		var reserved sql.NullInt64
+		if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt, &j.Version); err != nil {
+			return nil, err
+		}
+		j.ReservedAt = reserved.Int64
+		out = append(out, &j)
+	}
+	return out, c.translate(rows.Err())
+}
+
+func shuffled(jobs []*Job) []*Job {
+	out := slices.Clone(jobs)
+	rand.Shuffle(len(out), func(i, k int) { out[i], out[k] = out[k], out[i] })
+	return out
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// jobsColumns returns the lower-cased column names of the jobs table.
+func (c *Conn) jobsColumns(ctx context.Context) (map[string]bool, error) {
+	q := "select * from " + c.Q(c.tables.Jobs) + " where 1 = 0"
+	if c.dialect == Postgres {
+		// pgx caches the result shape of a prepared "select *", which goes stale when a column is
+		// added; the comment makes the statement text, and so the cache entry, unique.
+		q += fmt.Sprintf(" /* %d */", time.Now().UnixNano())
+	}
+	rows, err := c.db.QueryxContext(ctx, q)
+	if err != nil {
+		return nil, c.translate(err)
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, c.translate(err)
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		out[strings.ToLower(n)] = true
+	}
+	return out, nil
+}
+
+// columnProbe reports once, when the table can be read, whether the jobs table has a column that a
+// strategy uses when present.
+type columnProbe struct {
+	name  string
+	mu    sync.Mutex
+	known bool
+	has   bool
+}
+
+func (p *columnProbe) check(ctx context.Context, c *Conn) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.known {
+		cols, err := c.jobsColumns(ctx)
+		if err != nil {
+			return false, err
+		}
+		p.has, p.known = cols[p.name], true
+	}
+	return p.has, nil
+}

@@ -1,0 +1,176 @@
+package laravel
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// MarkedReservedAt is the reserved_at value of a finished row that the delete-mark strategy marked
+// instead of deleting. It is how a marked row stays invisible to every claimer without any new column:
+// Laravel's predicate takes a row when `reserved_at is null and available_at <= now` (false: reserved_at
+// is set) or when `reserved_at <= now - retry_after` (false until January 2038). So PHP workers, which
+// know nothing of marking, skip marked rows exactly as artisan-go's claims do, and every fenced
+// completion of a stale claim finds reserved_at changed and reports ErrReservationLost. The value is the
+// largest that fits every dialect's reserved_at column (PostgreSQL's is a signed integer), and a marked
+// row lives only until the next sweep.
+const MarkedReservedAt = 2147483647
+
+// Sweep tuning of the delete-mark strategy.
+const (
+	SweepEvery = time.Second // a claim sweeps when marked rows are this old
+	SweepMarks = 512         // or when this many rows were marked since the last sweep
+	SweepBatch = 1000        // rows removed per sweep statement
+)
+
+func init() {
+	RegisterStrategy("delete-mark", func(c *Conn, p QueueParams) (Queue, error) {
+		q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
+		q.claimer.c = c
+		return q, nil
+	})
+}
+
+// deleteMark marks finished jobs instead of deleting them: the hot path is a one-row autocommit UPDATE
+// (see MarkedReservedAt) instead of a locking delete in a transaction, and the marked rows are removed
+// in batches by a sweep that claims run every SweepEvery or SweepMarks marks. When the table has a
+// delete_mark column (queue:migrate-index --strategy delete-mark adds it, with an index), marking sets
+// it too and the sweep finds rows through its index. Releases and failures delete as usual. Until a
+// sweep, Laravel's size() counts marked rows.
+type deleteMark struct {
+	Fenced
+	claimer rowClaimer
+
+	mark columnProbe // the delete_mark column
+
+	marked    atomic.Int64 // marks since the last sweep
+	lastSweep atomic.Int64 // unix nanoseconds
+	sweeping  atomic.Bool
+}
+
+// Strategy returns "delete-mark".
+func (q *deleteMark) Strategy() string { return "delete-mark" }
+
+// JobClaim sweeps when a sweep is due, then claims up to Limit rows with Laravel's predicate, which
+// skips marked rows by itself.
+func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
+	if n := q.marked.Load(); n >= SweepMarks || n > 0 && time.Since(time.Unix(0, q.lastSweep.Load())) >= SweepEvery {
+		if _, err := q.JobSweep(ctx); err != nil {
+			return nil, fmt.Errorf("claim job: %w", err)
+		}
+	}
+	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, max(p.Limit, 1))
+	if err != nil {
+		return nil, fmt.Errorf("claim job: %w", err)
+	}
+	return jobs, nil
+}
+
+// markSQL returns the fenced statement that marks a finished row.
+func (q *deleteMark) markSQL(ctx context.Context) (string, error) {
+	withMark, err := q.mark.check(ctx, q.C)
+	if err != nil {
+		return "", err
+	}
+	set := "reserved_at = ?"
+	if withMark {
+		set += ", delete_mark = 1"
+	}
+	return q.C.Rebind("update " + q.C.Q(q.C.tables.Jobs) + " set " + set + " where id = ? and attempts = ? and reserved_at = ?"), nil
+}
+
+// JobDelete marks a finished job, fenced on its claim.
+func (q *deleteMark) JobDelete(ctx context.Context, j *Job) error {
+	upd, err := q.markSQL(ctx)
+	if err == nil {
+		err = q.C.retry(ctx, q.Tries, func() error {
+			return q.C.execFenced(ctx, q.C.db, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", j.ID, err)
+	}
+	q.marked.Add(1)
+	return nil
+}
+
+// JobDeleteAndPush marks a finished job and inserts the new jobs in one transaction, fenced.
+func (q *deleteMark) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
+	if len(push) == 0 {
+		return nil, q.JobDelete(ctx, j)
+	}
+	upd, err := q.markSQL(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
+	}
+	var ids []int64
+	err = q.C.retry(ctx, q.Tries, func() error {
+		ids = ids[:0]
+		return q.C.InTx(ctx, func(tx *sqlx.Tx) error {
+			if err := q.C.execFenced(ctx, tx, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt); err != nil {
+				return err
+			}
+			for _, p := range push {
+				id, err := q.C.insertJob(ctx, tx, p)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
+	}
+	q.marked.Add(1)
+	return ids, nil
+}
+
+// JobSweep removes marked rows in batches of SweepBatch until none is left, and returns how many it
+// removed. Only one sweep of a queue runs at a time; a call while one runs returns 0 at once.
+func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
+	if !q.sweeping.CompareAndSwap(false, true) {
+		return 0, nil
+	}
+	defer q.sweeping.Store(false)
+	withMark, err := q.mark.check(ctx, q.C)
+	if err != nil {
+		return 0, fmt.Errorf("sweep marked jobs: %w", err)
+	}
+	c := q.C
+	cond, arg := "reserved_at = ?", any(MarkedReservedAt)
+	if withMark {
+		cond, arg = "delete_mark = ?", any(1)
+	}
+	del := c.Rebind(fmt.Sprintf("delete from %s where id in (select id from %s where %s limit %d)", c.Q(c.tables.Jobs), c.Q(c.tables.Jobs), cond, SweepBatch))
+	if c.dialect == MySQL {
+		// MySQL cannot delete from a table it selects from in a subquery, but has DELETE … LIMIT.
+		del = fmt.Sprintf("delete from %s where %s limit %d", c.Q(c.tables.Jobs), cond, SweepBatch)
+	}
+	pending := q.marked.Swap(0)
+	q.lastSweep.Store(time.Now().UnixNano())
+	var total int64
+	for {
+		var n int64
+		err := c.retry(ctx, q.Tries, func() error {
+			res, err := c.db.ExecContext(ctx, del, arg)
+			if err != nil {
+				return c.translate(err)
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			q.marked.Add(pending) // try again on the next claim
+			return total, fmt.Errorf("sweep marked jobs: %w", err)
+		}
+		total += n
+		if n < SweepBatch {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package laravel_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+const t0 = int64(1_700_000_000)
+
+// addColumn adds an integer column with default 0 to the setup's jobs table.
+func addColumn(t *testing.T, s *queuetest.Setup, name string) {
+	t.Helper()
+	c := s.Conn
+	if _, err := c.DB().Exec("alter table " + c.Q(c.Tables().Jobs) + " add column " + c.Q(name) + " bigint not null default 0"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// laravelSelect runs Laravel's own getNextAvailableJob select (no lock) and returns the ids it sees.
+func laravelSelect(t *testing.T, s *queuetest.Setup, now int64) []int64 {
+	t.Helper()
+	q, args := s.Conn.AvailableJobsSQL(&laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90}, nil, 100, "")
+	rows, err := s.Conn.DB().Queryx(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := laravel.ScanJobs(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, withColumn := range []bool{false, true} {
+			s := queuetest.NewSetup(t, db, "delete-mark", queuetest.Options{})
+			if withColumn {
+				addColumn(t, s, "delete_mark")
+				s.Queue = s.NewQueue(t, s.Conn)
+			}
+			a := s.Push(t, "default", t0, t0, 1)
+			b := s.Push(t, "default", t0, t0, 2)
+			j := s.Claim(t, s.Queue, "default", t0, 90)
+			if j == nil || j.ID != a {
+				t.Fatalf("claimed %+v, want %d", j, a)
+			}
+			if err := s.Queue.JobDelete(context.Background(), j); err != nil {
+				t.Fatal(err)
+			}
+			var reserved, mark int64
+			cols := "reserved_at, 0"
+			if withColumn {
+				cols = "reserved_at, delete_mark"
+			}
+			if err := s.Conn.DB().QueryRow(s.Conn.Rebind("select "+cols+" from "+s.Conn.Q(s.Conn.Tables().Jobs)+" where id = ?"), a).Scan(&reserved, &mark); err != nil {
+				t.Fatalf("the marked row is gone before a sweep: %v", err)
+			}
+			if reserved != laravel.MarkedReservedAt || withColumn && mark != 1 {
+				t.Fatalf("marked row: reserved_at %d delete_mark %d", reserved, mark)
+			}
+			// Laravel's predicate, long after any retry_after, still does not see the marked row.
+			for _, now := range []int64{t0, t0 + 86400*365*10} {
+				if ids := laravelSelect(t, s, now); len(ids) != 1 || ids[0] != b {
+					t.Fatalf("Laravel's select at %d sees %v, want only %d", now, ids, b)
+				}
+			}
+			if err := s.Queue.JobDelete(context.Background(), j); !errors.Is(err, laravel.ErrReservationLost) {
+				t.Fatalf("second delete of a marked row: %v, want ErrReservationLost", err)
+			}
+			n, err := s.Queue.(laravel.JobSweeper).JobSweep(context.Background())
+			if err != nil || n != 1 {
+				t.Fatalf("sweep removed %d rows, %v; want 1", n, err)
+			}
+			if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != b {
+				t.Fatalf("rows after the sweep: %+v", rows)
+			}
+		}
+	})
+}
+
+func TestBatchFloorStrandsNothing(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
+		const n = 150
+		for i := 1; i <= n; i++ {
+			s.Push(t, "default", t0, t0, i)
+		}
+		claim := func(now int64) *laravel.Job {
+			jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) == 0 {
+				return nil
+			}
+			if err := q.JobDelete(ctx, jobs[0]); err != nil {
+				t.Fatal(err)
+			}
+			return jobs[0]
+		}
+		if j := claim(t0); j == nil || j.ID == late {
+			t.Fatalf("first claim = %+v", j)
+		}
+		start := time.Now()
+		seen, left := false, 0
+		for j := claim(t0 + 10); j != nil; j = claim(t0 + 10) {
+			if j.ID == late {
+				seen, left = true, len(s.Rows(t))
+				t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", time.Since(start), left)
+			}
+			time.Sleep(15 * time.Millisecond)
+		}
+		if !seen || left == 0 {
+			t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the reset period, before the queue drained", seen, left)
+		}
+		if rows := s.Rows(t); len(rows) != 0 {
+			t.Fatalf("%d rows left", len(rows))
+		}
+	})
+}
+
+func TestBatchPrefetchReturned(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		for i := range 4 {
+			s.Push(t, "default", t0, t0, i)
+		}
+		j := s.Claim(t, s.Queue, "default", t0, 90)
+		if err := s.Queue.(laravel.Prefetcher).JobReturnPrefetched(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range s.Rows(t) {
+			if r.ID != j.ID && (r.ReservedAt != nil || r.Attempts != 0) {
+				t.Fatalf("prefetched row not given back: %+v", r)
+			}
+		}
+		// Grouped deletes report exactly the rows whose claims are gone.
+		other := s.NewQueue(t, queuetest.Open(t, s.Params))
+		jobs, err := other.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: "default", Now: t0 + 90, RetryAfter: 90, Limit: 4})
+		if err != nil || len(jobs) != 4 {
+			t.Fatalf("claim 4: %d, %v", len(jobs), err)
+		}
+		lost, err := s.Queue.(laravel.JobDeleteManyer).JobDeleteMany(context.Background(), append([]*laravel.Job{j}, jobs[1:]...))
+		if err != nil || len(lost) != 1 || lost[0] != j {
+			t.Fatalf("JobDeleteMany lost %v, %v; want only the stale claim", lost, err)
+		}
+		if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != j.ID {
+			t.Fatalf("rows after the grouped delete: %+v", rows)
+		}
+	})
+}
+
+func TestOptimisticVersionColumn(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "optimistic", queuetest.Options{})
+		addColumn(t, s, "version")
+		s.Queue = s.NewQueue(t, s.Conn)
+		s.Push(t, "default", t0, t0, 1)
+		j := s.Claim(t, s.Queue, "default", t0, 90)
+		if j == nil || j.Version != 1 {
+			t.Fatalf("claim = %+v, want version 1", j)
+		}
+		j2 := s.Claim(t, s.Queue, "default", t0+90, 90)
+		if j2 == nil || j2.Version != 2 || j2.Attempts != 2 {
+			t.Fatalf("re-claim = %+v, want version 2 attempts 2", j2)
+		}
+		if err := s.Queue.JobDelete(context.Background(), j2); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestChooseStrategy(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{})
+		ctx := context.Background()
+		name, reason, err := laravel.ChooseStrategy(ctx, s.Conn)
+		if err != nil || name != "batch" || reason == "" {
+			t.Fatalf("ChooseStrategy = %q, %q, %v; want batch", name, reason, err)
+		}
+		if db.Dialect == "mysql" {
+			p := s.Params
+			p.ServerVersion = "10.5.1-MariaDB"
+			name, reason, _ := laravel.ChooseStrategy(ctx, queuetest.Open(t, p))
+			if name != "optimistic" {
+				t.Fatalf("without SKIP LOCKED: %q (%s), want optimistic", name, reason)
+			}
+		}
+		addColumn(t, s, "delete_mark")
+		if name, _, _ := laravel.ChooseStrategy(ctx, s.Conn); name != "delete-mark" {
+			t.Fatalf("with a delete_mark column: %q", name)
+		}
+		p := queuetest.OpenParams(db)
+		if _, _, err := laravel.ChooseStrategy(ctx, queuetest.Open(t, p)); !errors.Is(err, laravel.ErrMissingTable) {
+			t.Fatalf("without a jobs table: %v, want ErrMissingTable", err)
+		}
+	})
+}
