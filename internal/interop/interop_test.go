@@ -31,6 +31,8 @@ type side struct {
 	conn    *laravel.Conn
 	keyring *payload.Keyring
 	reg     *handlers.Registry
+	// strategy is the Go worker's claim strategy; "" chooses as queue:work does.
+	strategy string
 }
 
 func testContext(t *testing.T) context.Context {
@@ -64,22 +66,12 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 	return &side{app: app, cfg: cfg, conn: conn, keyring: kr, reg: handlers.NewRegistry()}
 }
 
-// worker returns a Go worker over the app's tables with the app's settings, changed by mod.
-func (s *side) worker(t *testing.T, mod func(*worker.Config)) *worker.Worker {
+// run runs a Go worker over the app's tables with the app's settings, changed by mod, until it stops
+// (--stop-when-empty by default), and gives back the rows its claim strategy prefetched, as
+// `artisan-go queue:work` does. A non-nil clock replaces the worker's clock.
+func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), clock func() time.Time) worker.Stats {
 	t.Helper()
-	return s.newWorker(t, mod, nil)
-}
-
-// workerAt returns a Go worker whose clock reads at, for jobs delayed into the future.
-func (s *side) workerAt(t *testing.T, at time.Time) *worker.Worker {
-	t.Helper()
-	offset := time.Until(at)
-	return s.newWorker(t, nil, func() time.Time { return time.Now().Add(offset) })
-}
-
-func (s *side) newWorker(t *testing.T, mod func(*worker.Config), clock func() time.Time) *worker.Worker {
-	t.Helper()
-	q, err := laravel.NewQueue(s.conn, laravel.QueueParams{})
+	q, _, err := laravel.OpenQueue(ctx, s.conn, laravel.QueueParams{Strategy: s.strategy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,21 +87,24 @@ func (s *side) newWorker(t *testing.T, mod func(*worker.Config), clock func() ti
 	if mod != nil {
 		mod(&c)
 	}
-	w, err := worker.New(worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock})
+	w, err := worker.New(worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c,
+		Logger: testLogger(t), Clock: clock})
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}
-	return w
+	if _, err := w.Run(ctx); err != nil {
+		t.Fatalf("go worker: %v", err)
+	}
+	if err := laravel.ReturnPrefetched(context.WithoutCancel(ctx), q); err != nil {
+		t.Fatalf("give back prefetched jobs: %v", err)
+	}
+	return w.Stats()
 }
 
 // drain runs a Go worker until the queues are empty.
 func (s *side) drain(t *testing.T, ctx context.Context, mod func(*worker.Config)) worker.Stats {
 	t.Helper()
-	w := s.worker(t, mod)
-	if _, err := w.Run(ctx); err != nil {
-		t.Fatalf("go worker: %v", err)
-	}
-	return w.Stats()
+	return s.run(t, ctx, mod, nil)
 }
 
 // phpDrain runs PHP's own `queue:work --stop-when-empty`.

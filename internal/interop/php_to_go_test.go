@@ -111,10 +111,7 @@ func TestPHPDispatchGoWorks(t *testing.T) {
 		if n := len(byClass(s.log(t, ctx))[`App\Jobs\Plain`]); n != 1 {
 			t.Fatalf("Go ran the delayed job before its time")
 		}
-		w := s.workerAt(t, time.Now().Add(61*time.Second))
-		if _, err := w.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
+		s.run(t, ctx, nil, func() time.Time { return time.Now().Add(61 * time.Second) })
 		if n := len(byClass(s.log(t, ctx))[`App\Jobs\Plain`]); n != 2 {
 			t.Errorf("Go ran Plain %d times after the delay passed, want 2", n)
 		}

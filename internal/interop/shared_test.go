@@ -18,71 +18,95 @@ import (
 // runs exactly once (interop_log and the Go worker's own record agree), none is left.
 func TestPHPAndGoDrainOneQueue(t *testing.T) {
 	t.Parallel()
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		ctx := testContext(t)
-		s := newSide(t, db)
-		const n = 120
-		d := s.app.MustDispatch(ctx, "plain", phpapp.Count(n), phpapp.OnQueue("shared"))
-		if len(d.Jobs) != n {
-			t.Fatalf("PHP queued %d jobs, want %d", len(d.Jobs), n)
-		}
-		var mu sync.Mutex
-		goRan := map[string]int{}
-		rec := s.record(nil)
-		s.reg.Register(`App\Jobs\Plain`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
-			mu.Lock()
-			goRan[job.UUID]++
-			mu.Unlock()
-			time.Sleep(30 * time.Millisecond) // leave PHP its share
-			return rec.Handle(ctx, job)
-		}))
-		php := []*phpapp.Worker{
-			s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
-			s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
-		}
-		st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"shared"}; c.Concurrency = 2 })
-		for _, w := range php {
-			if err := w.Wait(); err != nil {
-				t.Fatal(err)
-			}
-		}
+	for _, strategy := range []string{"batch", "delete-retry", "optimistic"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) { drainTogether(t, db, strategy) })
+		})
+	}
+}
 
-		runs := map[string]map[string]int{}
-		for _, e := range s.log(t, ctx) {
-			if runs[e.UUID] == nil {
-				runs[e.UUID] = map[string]int{}
+// drainTogether is one run of TestPHPAndGoDrainOneQueue with the Go worker on one claim strategy.
+func drainTogether(t *testing.T, db testenv.Database, strategy string) {
+	ctx := testContext(t)
+	s := newSide(t, db)
+	s.strategy = strategy
+	const n = 120
+	d := s.app.MustDispatch(ctx, "plain", phpapp.Count(n), phpapp.OnQueue("shared"))
+	if len(d.Jobs) != n {
+		t.Fatalf("PHP queued %d jobs, want %d", len(d.Jobs), n)
+	}
+	var mu sync.Mutex
+	goRan := map[string]int{}
+	rec := s.record(nil)
+	// Go's handlers hold their jobs until PHP has run one, so that PHP, slower to start, has its share
+	// on every database; then both race for the rest.
+	phpStarted := make(chan struct{})
+	go func() {
+		_, _ = s.app.WaitLog(ctx, func(e []phpapp.LogEntry) bool {
+			for _, x := range e {
+				if x.Runner == "php" {
+					return true
+				}
 			}
-			runs[e.UUID][e.Runner]++
+			return false
+		})
+		close(phpStarted)
+	}()
+	s.reg.Register(`App\Jobs\Plain`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+		<-phpStarted
+		mu.Lock()
+		goRan[job.UUID]++
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		return rec.Handle(ctx, job)
+	}))
+	php := []*phpapp.Worker{
+		s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
+		s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
+	}
+	st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"shared"}; c.Concurrency = 2 })
+	for _, w := range php {
+		if err := w.Wait(); err != nil {
+			t.Fatal(err)
 		}
-		byRunner := map[string]int{}
-		for _, j := range d.Jobs {
-			r := runs[j.UUID]
-			if r["php"]+r["go"] != 1 {
-				t.Errorf("job %s ran %v, want exactly once", j.UUID, r)
-			}
-			if r["go"] != goRan[j.UUID] {
-				t.Errorf("job %s: interop_log has %d Go runs, the Go worker counted %d", j.UUID, r["go"], goRan[j.UUID])
-			}
-			byRunner["php"] += r["php"]
-			byRunner["go"] += r["go"]
+	}
+
+	runs := map[string]map[string]int{}
+	for _, e := range s.log(t, ctx) {
+		if runs[e.UUID] == nil {
+			runs[e.UUID] = map[string]int{}
 		}
-		if len(runs) != n {
-			t.Errorf("interop_log names %d jobs, want %d", len(runs), n)
+		runs[e.UUID][e.Runner]++
+	}
+	byRunner := map[string]int{}
+	for _, j := range d.Jobs {
+		r := runs[j.UUID]
+		if r["php"]+r["go"] != 1 {
+			t.Errorf("job %s ran %v, want exactly once", j.UUID, r)
 		}
-		if int(st.Processed) != byRunner["go"] {
-			t.Errorf("Go processed %d, interop_log has %d Go runs", st.Processed, byRunner["go"])
+		if r["go"] != goRan[j.UUID] {
+			t.Errorf("job %s: interop_log has %d Go runs, the Go worker counted %d", j.UUID, r["go"], goRan[j.UUID])
 		}
-		if byRunner["php"] == 0 || byRunner["go"] == 0 {
-			t.Errorf("runs by runner %v: both workers should have had a share", byRunner)
-		}
-		t.Logf("runs by runner: %v", byRunner)
-		if rows := s.jobs(t, ctx); len(rows) != 0 {
-			t.Errorf("%d jobs left", len(rows))
-		}
-		if f := s.failed(t, ctx); len(f) != 0 {
-			t.Errorf("%d failed jobs", len(f))
-		}
-	})
+		byRunner["php"] += r["php"]
+		byRunner["go"] += r["go"]
+	}
+	if len(runs) != n {
+		t.Errorf("interop_log names %d jobs, want %d", len(runs), n)
+	}
+	if int(st.Processed) != byRunner["go"] {
+		t.Errorf("Go processed %d, interop_log has %d Go runs", st.Processed, byRunner["go"])
+	}
+	if byRunner["php"] == 0 || byRunner["go"] == 0 {
+		t.Errorf("runs by runner %v: both workers should have had a share", byRunner)
+	}
+	t.Logf("runs by runner: %v", byRunner)
+	if rows := s.jobs(t, ctx); len(rows) != 0 {
+		t.Errorf("%d jobs left", len(rows))
+	}
+	if f := s.failed(t, ctx); len(f) != 0 {
+		t.Errorf("%d failed jobs", len(f))
+	}
 }
 
 // TestGoReleasePHPWaits has Go release a job with a 2 second delay; PHP's worker, already running,
