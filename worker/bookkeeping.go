@@ -75,14 +75,18 @@ func hiddenContext(env *payload.Envelope, key string) (string, bool) {
 // releaseUniqueLock force-releases the job's unique lock, as CallQueuedHandler does after a successful
 // run and in failed(). Releasing a lock that does not exist does nothing.
 func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
-	if !w.cfg.CacheEnabled || !w.version.AtLeast(8, 0) {
+	if w.locks == nil && !w.cfg.CacheEnabled || !w.version.AtLeast(8, 0) {
 		return
 	}
 	key, ok := w.uniqueLockKey(r)
 	if !ok {
 		return
 	}
-	if err := w.conn.CacheLockForceRelease(ctx, key); err != nil {
+	release := w.conn.CacheLockForceRelease
+	if w.locks != nil {
+		release = w.locks.ForceRelease
+	}
+	if err := release(ctx, key); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
 }

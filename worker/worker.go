@@ -94,6 +94,15 @@ type Params struct {
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
+	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
+	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
+	Locks LockReleaser
+}
+
+// LockReleaser force-releases a cache lock by name (without the store's prefix), as Laravel's
+// Lock::forceRelease does.
+type LockReleaser interface {
+	ForceRelease(ctx context.Context, name string) error
 }
 
 // Stats counts what a Worker did. Counters only grow.
@@ -121,6 +130,7 @@ type Worker struct {
 	conn     *laravel.Conn
 	registry *handlers.Registry
 	keyring  *payload.Keyring
+	locks    LockReleaser
 	cfg      Config
 	version  Version
 	log      *slog.Logger
@@ -196,7 +206,7 @@ func New(p Params) (*Worker, error) {
 		clock = time.Now
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1),
 		running: map[*runningJob]struct{}{},
