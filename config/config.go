@@ -211,6 +211,9 @@ type Redis struct {
 	// DB is the database number of the cache connection: REDIS_CACHE_DB, default 1 (Laravel 5.7 on);
 	// REDIS_DB, default 0, before.
 	DB int `mapstructure:"db"`
+	// LockDB is the database number of the store's lock connection, where unique-job locks live: the
+	// skeleton's lock_connection is "default", so REDIS_DB, default 0 (Laravel 8 on); before 8, DB.
+	LockDB int `mapstructure:"lock_db"`
 	// Prefix is the Redis client's key prefix, put before the cache prefix. REDIS_PREFIX. Default
 	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 5.8 to 12.19), Str::slug(APP_NAME)
 	// followed by "-database-" from 12.20, "" before 5.8.
