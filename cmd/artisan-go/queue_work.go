@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -166,7 +169,14 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (int, error) {
-	w, q, err := newWorker(cfg, conn, reg, log)
+	locks, err := uniqueLocks(ctx, cfg)
+	if err != nil {
+		return 1, err
+	}
+	if locks != nil {
+		defer locks.Close()
+	}
+	w, q, err := newWorker(cfg, conn, reg, log, locks)
 	if err != nil {
 		return 1, err
 	}
@@ -178,7 +188,7 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, locks *redislock.Locks) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
 	if err != nil {
 		return nil, nil, err
@@ -199,12 +209,30 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
 		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
-	if cfg.Cache.Store != "database" {
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
+	switch {
+	case locks != nil:
+		p.Locks = locks
+		log.Warn("the cache store is Redis: unique locks are released there, but queue:restart signals and maxExceptions counters are not seen")
+	case cfg.Cache.Store != "database":
 		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
-	w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
+	w, err := worker.New(p)
 	return w, q, err
+}
+
+// uniqueLocks connects to Redis when it is the cache store, where ShouldBeUnique jobs keep their
+// locks; nil otherwise.
+func uniqueLocks(ctx context.Context, cfg *config.Config) (*redislock.Locks, error) {
+	if cfg.Cache.Store != "redis" {
+		return nil, nil
+	}
+	r := cfg.Cache.Redis
+	return redislock.Open(ctx, redislock.Params{
+		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: r.LockDB,
+		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+	})
 }
 
 // addRoutes registers the configured exec, http and builtin routes.
