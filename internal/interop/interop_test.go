@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -33,6 +35,8 @@ type side struct {
 	reg     *handlers.Registry
 	// strategy is the Go worker's claim strategy; "" chooses as queue:work does.
 	strategy string
+	// locks releases unique locks when the app's cache store is Redis.
+	locks *redislock.Locks
 }
 
 func testContext(t *testing.T) context.Context {
@@ -63,7 +67,20 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 	if err != nil {
 		t.Fatalf("keyring: %v", err)
 	}
-	return &side{app: app, cfg: cfg, conn: conn, keyring: kr, reg: handlers.NewRegistry()}
+	s := &side{app: app, cfg: cfg, conn: conn, keyring: kr, reg: handlers.NewRegistry()}
+	if cfg.Cache.Store == "redis" {
+		r := cfg.Cache.Redis
+		locks, err := redislock.Open(context.Background(), redislock.Params{
+			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: r.LockDB,
+			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { locks.Close() })
+		s.locks = locks
+	}
+	return s
 }
 
 // run runs a Go worker over the app's tables with the app's settings, changed by mod, until it stops
@@ -87,8 +104,11 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	if mod != nil {
 		mod(&c)
 	}
-	w, err := worker.New(worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c,
-		Logger: testLogger(t), Clock: clock})
+	p := worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock}
+	if s.locks != nil {
+		p.Locks = s.locks
+	}
+	w, err := worker.New(p)
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}
