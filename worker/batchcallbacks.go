@@ -52,16 +52,40 @@ func (w *Worker) queueBatchCallbacks(ctx context.Context, r *jobRun, id string, 
 		class, msg := exceptionClassMessage(cause)
 		cmd.Set("exceptionClass", class).Set("exceptionMessage", msg)
 	}
-	now := w.clock()
-	p, err := w.newJobPayload(cmd, now, 0)
-	if err == nil {
-		_, err = w.queue.JobPush(ctx, &laravel.JobPushParams{Queue: r.rj.job.Queue, Payload: p, Now: now.Unix(), AvailableAt: now.Unix()})
-	}
-	if err != nil {
+	if err := w.pushCompanion(ctx, r, cmd); err != nil {
 		w.log.Error("queue batch callbacks", "batch", id, "callbacks", names, "error", err)
 		return
 	}
 	w.log.Info("Batch callbacks queued for PHP", "batch", id, "callbacks", names, "class", w.cfg.BatchCallbacks, "queue", r.rj.job.Queue)
+}
+
+// queueFailedHooks hands the PHP side of a failure to PHP: the chain's catch callbacks and the job
+// class's failed() method, which CallQueuedHandler::failed runs after a PHP worker fails a job. It
+// queues one job of the companion class Config.FailedHooks carrying the failed job's data.command
+// (serialized or encrypted, as it was). Raw Class@method jobs are left out.
+func (w *Worker) queueFailedHooks(ctx context.Context, r *jobRun, cause error) {
+	if w.cfg.FailedHooks == "" || r.env == nil || r.env.IsRaw() || r.env.Command == "" || r.class == w.cfg.FailedHooks {
+		return
+	}
+	class, msg := exceptionClassMessage(cause)
+	cmd := payload.NewObject(w.cfg.FailedHooks).Set("command", r.env.Command).
+		Set("exceptionClass", class).Set("exceptionMessage", msg).Set("tries", int64(1))
+	if err := w.pushCompanion(ctx, r, cmd); err != nil {
+		w.log.Error("queue failed hooks", "class", r.displayName, "uuid", r.env.UUID, "error", err)
+		return
+	}
+	w.log.Info("Failed hooks queued for PHP", "class", r.displayName, "uuid", r.env.UUID, "companion", w.cfg.FailedHooks, "queue", r.rj.job.Queue)
+}
+
+// pushCompanion queues a companion job for PHP workers on the queue of the job that triggered it.
+func (w *Worker) pushCompanion(ctx context.Context, r *jobRun, cmd *payload.Object) error {
+	now := w.clock()
+	p, err := w.newJobPayload(cmd, now, 0)
+	if err != nil {
+		return err
+	}
+	_, err = w.queue.JobPush(ctx, &laravel.JobPushParams{Queue: r.rj.job.Queue, Payload: p, Now: now.Unix(), AvailableAt: now.Unix()})
+	return err
 }
 
 // exceptionClassMessage names an error as the failed_jobs text does: its PHP class (or Go type) and

@@ -350,6 +350,7 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 	}
 	w.releaseUniqueLock(ctx, r)
 	w.recordBatchFailure(ctx, r, cause)
+	w.queueFailedHooks(ctx, r, cause)
 }
 
 // succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,

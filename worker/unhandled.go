@@ -18,7 +18,7 @@ const NoHandlerClass = `ArtisanGo\Worker\NoHandlerException`
 func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 	j := r.rj.job
 	policy := w.cfg.Unhandled
-	if r.class != "" && r.class == w.cfg.BatchCallbacks {
+	if r.class != "" && (r.class == w.cfg.BatchCallbacks || r.class == w.cfg.FailedHooks) {
 		policy = UnhandledLeave // it only ever runs under PHP
 	}
 	switch {

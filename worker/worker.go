@@ -72,6 +72,10 @@ type Config struct {
 	// (testdata/laravel/app/Jobs/RunBatchCallbacks.php is one to copy). When this worker's bookkeeping
 	// triggers callbacks it queues one such job for PHP workers; "" leaves them unrun, with a warning.
 	BatchCallbacks string
+	// FailedHooks is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
+	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
+	FailedHooks string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
