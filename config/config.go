@@ -168,6 +168,10 @@ type Worker struct {
 	// worker finishes the batch's jobs (copy testdata/laravel/app/Jobs/RunBatchCallbacks.php into the
 	// app). Default "": those callbacks do not run, and the worker warns.
 	BatchCallbacks string `mapstructure:"batch_callbacks"`
+	// FailedHooks is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
+	// Default "": those hooks do not run.
+	FailedHooks string `mapstructure:"failed_hooks"`
 }
 
 // App holds the Laravel application settings the worker needs.
