@@ -265,7 +265,7 @@ func workerConfig(cfg *config.Config) (worker.Config, error) {
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
 	wc.ShutdownGrace, wc.Force = w.ShutdownGrace, w.Force
-	wc.BatchCallbacks = w.BatchCallbacks
+	wc.BatchCallbacks, wc.FailedHooks = w.BatchCallbacks, w.FailedHooks
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
