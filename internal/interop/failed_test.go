@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -86,6 +87,57 @@ func TestGoFailurePHPCommands(t *testing.T) {
 		failed = s.failed(t, ctx)
 		if len(failed) != 1 || failed[0].UUID != d.Jobs[0].UUID || !strings.HasPrefix(failed[0].Exception, "RuntimeException: failing 1") {
 			t.Errorf("failed_jobs = %+v, want only PHP's new failure of the first job", failed)
+		}
+		if rows := s.jobs(t, ctx); len(rows) != 0 {
+			t.Errorf("%d jobs left", len(rows))
+		}
+	})
+}
+
+// failedHooks is the PHP companion job in testdata/laravel that runs chain catch callbacks and failed()
+// for Go.
+const failedHooks = `App\Jobs\RunFailedHooks`
+
+// TestGoFailurePHPHooks fails jobs under Go with the failed-hooks companion configured: PHP then runs
+// the job's failed() method and the chain's catch callback, once each.
+func TestGoFailurePHPHooks(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		s := newSide(t, db)
+		s.registerMirrors(`App\Jobs\Secret`)
+		failing := s.app.MustDispatch(ctx, "failing")
+		chain := s.app.MustDispatch(ctx, "chain", phpapp.Count(3), phpapp.Fail(1))
+		secret := s.app.MustDispatch(ctx, "encrypted")
+		s.reg.Register(`App\Jobs\Secret`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+			job.Fail(errors.New("sealed shut"))
+			return nil
+		}))
+		if st := s.drain(t, ctx, func(c *worker.Config) { c.FailedHooks = failedHooks }); st.Failed != 3 {
+			t.Fatalf("Go stats %+v, want 3 failed", st)
+		}
+		if rows := s.jobs(t, ctx); len(rows) != 3 {
+			t.Fatalf("jobs = %d rows, want one companion per failure", len(rows))
+		}
+		s.phpDrain(t, ctx)
+
+		log := byClass(s.log(t, ctx))
+		if h := log[`App\Jobs\Failing@failed`]; len(h) != 1 || h[0].Runner != "php" || !strings.Contains(h[0].Props["message"].(string), "failing 1") {
+			t.Errorf("failed() runs = %+v, want one by PHP with the Go error", h)
+		}
+		if c := log["chain.catch"]; len(c) != 1 || c[0].Runner != "php" || !strings.Contains(c[0].Props["message"].(string), `App\Jobs\ChainLink fails`) {
+			t.Errorf("chain.catch runs = %+v, want one by PHP with the Go error", c)
+		}
+		if n := len(log[`App\Jobs\ChainLink`]); n != 1 {
+			t.Errorf("chain links ran %d times, want only the failed head", n)
+		}
+		failed := s.failed(t, ctx)
+		uuids := map[string]bool{}
+		for _, f := range failed {
+			uuids[f.UUID] = true
+		}
+		if len(failed) != 3 || !uuids[failing.Jobs[0].UUID] || !uuids[chain.Jobs[0].UUID] || !uuids[secret.Jobs[0].UUID] {
+			t.Errorf("failed_jobs = %+v, want the three jobs Go failed and no companion", failed)
 		}
 		if rows := s.jobs(t, ctx); len(rows) != 0 {
 			t.Errorf("%d jobs left", len(rows))

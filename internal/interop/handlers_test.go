@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/artisan-go/artisan-go/handlers"
@@ -47,28 +48,33 @@ func throwsFirst(prop string) func(*handlers.Job) error {
 }
 
 // registerMirrors registers Go handlers that behave as the PHP classes of testdata/laravel do, and
-// record what they saw with runner "go". Listeners, notifications, mailables and closures are left
+// record what they saw with runner "go", except the classes named. Listeners, notifications, mailables and closures are left
 // to PHP.
-func (s *side) registerMirrors() {
-	for _, class := range []string{`App\Jobs\Plain`, `App\Jobs\Secret`, `App\Jobs\WithModel`, `App\Jobs\Typed`} {
-		s.reg.Register(class, s.record(nil))
+func (s *side) registerMirrors(except ...string) {
+	register := func(class string, h handlers.Handler) {
+		if !slices.Contains(except, class) {
+			s.reg.Register(class, h)
+		}
 	}
-	s.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
-	s.reg.Register(`App\Jobs\Flaky`, s.record(throwsFirst("failTimes")))
-	s.reg.Register(`App\Jobs\RetryUntil`, s.record(throwsFirst("failTimes")))
-	s.reg.Register(`App\Jobs\Failing`, s.record(func(job *handlers.Job) error {
+	for _, class := range []string{`App\Jobs\Plain`, `App\Jobs\Secret`, `App\Jobs\WithModel`, `App\Jobs\Typed`} {
+		register(class, s.record(nil))
+	}
+	register(`App\Jobs\Noop`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+	register(`App\Jobs\Flaky`, s.record(throwsFirst("failTimes")))
+	register(`App\Jobs\RetryUntil`, s.record(throwsFirst("failTimes")))
+	register(`App\Jobs\Failing`, s.record(func(job *handlers.Job) error {
 		v, _ := job.Command.Get("reason")
 		return fmt.Errorf("%v", v)
 	}))
-	s.reg.Register(`App\Jobs\RawHandler`, s.record(nil))
-	s.reg.Register(`App\Jobs\Releasing`, s.record(func(job *handlers.Job) error {
+	register(`App\Jobs\RawHandler`, s.record(nil))
+	register(`App\Jobs\Releasing`, s.record(func(job *handlers.Job) error {
 		if job.Attempts == 1 {
 			job.Release(time.Duration(intProp(job, "releaseDelay")) * time.Second)
 		}
 		return nil
 	}))
-	s.reg.Register(`App\Jobs\Unique`, uniqueHandler{s.record(nil)})
-	s.reg.Register(`App\Jobs\Slow`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+	register(`App\Jobs\Unique`, uniqueHandler{s.record(nil)})
+	register(`App\Jobs\Slow`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
 		v, _ := job.Command.Get("seconds")
 		secs, _ := v.(float64)
 		select {
@@ -80,7 +86,7 @@ func (s *side) registerMirrors() {
 	}))
 	// Chain links and batch members throw when their fail property is true.
 	for _, class := range []string{`App\Jobs\ChainLink`, `App\Jobs\BatchMember`} {
-		s.reg.Register(class, s.record(func(job *handlers.Job) error {
+		register(class, s.record(func(job *handlers.Job) error {
 			if v, _ := job.Command.Get("fail"); v == true {
 				return errors.New(job.Class + " fails")
 			}
