@@ -281,7 +281,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		free := cap(w.slots) - len(w.slots)
+		// A job running while the claim looks may release itself or continue a chain after the claim's
+		// snapshot: the queues count as empty only when nothing was running.
+		busy := w.inFlight()
+		free := cap(w.slots) - busy
 		claimed, err := 0, error(nil)
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
@@ -316,7 +319,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		default:
 			w.sleepOrSlot(ctx, w.cfg.Sleep)
 		}
-		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0); stop {
+		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0 && busy == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
