@@ -37,7 +37,8 @@ func TestGoDispatchPHPRuns(t *testing.T) {
 		if env, _ := payload.ParseEnvelope(enc.Payload); !env.CommandEncrypted() {
 			t.Errorf("encrypted dispatch wrote a plain command: %s", enc.Payload)
 		}
-		delayed, err := d.Dispatch(ctx, s.conn.DB(), dispatch.Job{Command: payload.NewObject(`App\Jobs\Plain`).Set("name", "later"), Queue: "interop", Delay: time.Hour})
+		// A plain *sql.DB works as well as the connection's sqlx handle.
+		delayed, err := d.Dispatch(ctx, s.app.DB(), dispatch.Job{Command: payload.NewObject(`App\Jobs\Plain`).Set("name", "later"), Queue: "interop", Delay: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
