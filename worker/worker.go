@@ -31,6 +31,12 @@ const (
 	ExitMemoryLimit = 12
 )
 
+// Batch-callback policies.
+const (
+	BatchCallbacksPHP = "php"
+	BatchCallbacksRun = "run"
+)
+
 // Unhandled-class policies.
 const (
 	UnhandledLeave = "leave" // hand the row back for PHP workers
@@ -59,6 +65,10 @@ type Config struct {
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
 	Force          bool          // --force: work while the application is in maintenance mode
+	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
+	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
+	// the callbacks are skipped.
+	BatchCallbacks string
 	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
 	FailedDriver   string        // "database-uuids", "database" or "null"
