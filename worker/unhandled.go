@@ -41,7 +41,10 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 func (w *Worker) leave(r *jobRun, why string) {
 	j := r.rj.job
 	// Remember the id before handing the row back, so no claim in between takes it again.
-	w.excluded.add(j.ID)
+	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
+		w.log.Warn("more jobs are left for PHP than this worker remembers; it may claim some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
+			"remembered", w.cfg.ExcludeLimit)
+	}
 	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
 		return w.queue.JobReturn(ctx, []*laravel.Job{j})
 	}, &w.stats.left) {

@@ -132,6 +132,8 @@ type Worker struct {
 	log      *slog.Logger
 	clock    func() time.Time
 	excluded *idRing
+	// leaveWarned records that the excluded ids overflowed once, which is logged once.
+	leaveWarned atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
