@@ -101,7 +101,8 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 1
 	}
 	defer conn.Close()
-	status, err := work(ctx, cfg, conn, handlers.Default(), log)
+	_, queueFlag := overrides["worker.queues"]
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
@@ -165,8 +166,8 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (int, error) {
-	w, err := newWorker(cfg, conn, reg, log)
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
+	w, err := newWorker(cfg, conn, reg, log, queueFlag)
 	if err != nil {
 		return 1, err
 	}
@@ -174,7 +175,8 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, error) {
+// queueFlag says the queues came from --queue rather than from the connection's queue.
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (*worker.Worker, error) {
 	q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
 	if err != nil {
 		return nil, err
@@ -188,7 +190,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 			return nil, fmt.Errorf("APP_KEY: %w", err)
 		}
 	}
-	wc, err := workerConfig(cfg)
+	wc, err := workerConfig(cfg, queueFlag)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +214,7 @@ func addRoutes(reg *handlers.Registry, rs []config.Route) error {
 }
 
 // workerConfig maps the configuration onto the worker's options.
-func workerConfig(cfg *config.Config) (worker.Config, error) {
+func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	loc, err := time.LoadLocation(cfg.App.Timezone)
 	if err != nil {
 		return worker.Config{}, fmt.Errorf("app.timezone %q: %w; use an IANA name such as UTC or Europe/Paris", cfg.App.Timezone, err)
@@ -222,10 +224,10 @@ func workerConfig(cfg *config.Config) (worker.Config, error) {
 	wc.Connection = cfg.Connection
 	wc.LaravelVersion = cfg.LaravelVersion
 	wc.Queues = w.Queues
-	// The connection's default queue is DB_QUEUE, which also sets worker.queues; with a priority list
-	// given on the command line, Laravel's skeleton default "default" is the best guess.
+	// Chain links without a queue go to the connection's queue: "default" in Laravel 8-10's
+	// config/queue.php, DB_QUEUE from 11 on, which is what worker.queues holds when --queue is not given.
 	wc.DefaultQueue = "default"
-	if len(w.Queues) == 1 {
+	if v, err := worker.ParseVersion(cfg.LaravelVersion); err == nil && v.AtLeast(11, 0) && !queueFlag && len(w.Queues) == 1 {
 		wc.DefaultQueue = w.Queues[0]
 	}
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
