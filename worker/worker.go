@@ -31,10 +31,10 @@ const (
 	ExitMemoryLimit = 12
 )
 
-// Batch-callback policies.
+// Batch-callback policies (Config.BatchCallbacks).
 const (
-	BatchCallbacksPHP = "php"
-	BatchCallbacksRun = "run"
+	BatchCallbacksPHP = "php" // leave jobs of batches with callbacks to PHP workers
+	BatchCallbacksRun = "run" // run them here; the callbacks are skipped
 )
 
 // Unhandled-class policies.
@@ -44,8 +44,9 @@ const (
 	UnhandledMove  = "move:" // prefix: push the exact payload onto another queue
 )
 
-// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Zero values mean
-// Laravel's defaults where Laravel has one (see Defaults).
+// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Start from
+// Defaults, which has Laravel's; New fills a few zero values that cannot be meant literally (no queues,
+// no concurrency, no retry_after).
 type Config struct {
 	Connection     string        // queue connection name written to failed_jobs, e.g. "database"
 	LaravelVersion string        // the app's framework version, e.g. "8.83"; rules differ by version
