@@ -418,3 +418,19 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 		}
 	})
 }
+
+func TestPauseAndResume(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	w := f.worker(t, func(c *Config) { c.MaxTime = 300 * time.Millisecond })
+	w.Pause()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 0 {
+		t.Fatalf("paused worker ran %d jobs (err %v)", calls.Load(), err)
+	}
+	w.Resume()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
+		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
+	}
+}

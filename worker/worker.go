@@ -135,6 +135,7 @@ type Worker struct {
 	excluded *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
+	paused      atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -220,6 +221,21 @@ func logger(l *slog.Logger) *slog.Logger {
 	return l
 }
 
+// Pause stops claiming new jobs until Resume, as SIGUSR2 does to Laravel's worker; running jobs
+// continue and stop conditions are still checked.
+func (w *Worker) Pause() {
+	if !w.paused.Swap(true) {
+		w.log.Info("paused; not claiming jobs until resumed")
+	}
+}
+
+// Resume undoes Pause, as SIGCONT does to Laravel's worker.
+func (w *Worker) Resume() {
+	if w.paused.Swap(false) {
+		w.log.Info("resumed")
+	}
+}
+
 // Stats returns a snapshot of the counters.
 func (w *Worker) Stats() Stats {
 	s := &w.stats
@@ -268,8 +284,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
 		}
 		w.readSignals(ctx, st)
-		if st.down && !w.cfg.Force {
-			// Maintenance mode (cache driver): claim nothing, as Laravel's worker does without --force.
+		if (st.down && !w.cfg.Force) || w.paused.Load() {
+			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
 			if status, stop := w.shouldStop(ctx, st, false); stop {
 				return w.finish(ctx, cancelJobs, status), nil

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
@@ -171,6 +173,19 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
+	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR2, syscall.SIGCONT)
+	defer func() { signal.Stop(sig); close(sig) }()
+	go func() {
+		for s := range sig {
+			if s == syscall.SIGUSR2 {
+				w.Pause()
+			} else {
+				w.Resume()
+			}
+		}
+	}()
 	return w.Run(ctx)
 }
 
