@@ -61,8 +61,9 @@ func (p *phpWorld) goRunner(t *testing.T) handlers.Handler {
 	return handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 		props := map[string]any{}
 		for _, pr := range j.Command.Props {
-			if s, ok := pr.Value.(int64); ok {
-				props[pr.Name] = s
+			switch v := pr.Value.(type) {
+			case int64, string:
+				props[pr.Name] = v
 			}
 		}
 		if c, ok := j.Command.Get("chained"); ok {
@@ -150,6 +151,56 @@ func TestInteropPHP(t *testing.T) {
 			}
 		})
 
+		t.Run("PHP and Go workers racing on one batch", func(t *testing.T) {
+			const n = 80
+			d := p.app.MustDispatch(ctx, "batch", phpapp.Count(n))
+			php := p.app.StartWorker(ctx, "--stop-when-empty", "--sleep=0")
+			// Start Go once PHP has begun, so that both take members.
+			if _, err := p.app.WaitLog(ctx, func(es []phpapp.LogEntry) bool {
+				for _, e := range es {
+					if e.Class == `App\Jobs\BatchMember` && e.Runner == "php" && batchOf(e) == d.Batch {
+						return true
+					}
+				}
+				return false
+			}); err != nil {
+				t.Fatal(err)
+			}
+			w := p.worker(t, func(c *Config) {
+				c.BatchCallbacks, c.Concurrency, c.StopWhenEmpty = BatchCallbacksRun, 4, true
+			})
+			if _, err := w.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := php.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := p.app.Log(ctx)
+			seen := map[string]int{}
+			runners := map[string]int{}
+			for _, e := range entries {
+				if e.Class == `App\Jobs\BatchMember` && batchOf(e) == d.Batch {
+					seen[e.UUID]++
+					runners[e.Runner]++
+				}
+			}
+			if len(seen) != n {
+				t.Fatalf("%d members ran, want %d (runners %v)", len(seen), n, runners)
+			}
+			for uuid, c := range seen {
+				if c != 1 {
+					t.Fatalf("member %s ran %d times", uuid, c)
+				}
+			}
+			b, err := p.app.FindBatch(ctx, d.Batch)
+			if err != nil || b == nil || !b.Finished || b.PendingJobs != 0 || b.ProcessedJobs != n {
+				t.Fatalf("PHP sees batch %+v, %v", b, err)
+			}
+			if runners["go"] == 0 || runners["php"] == 0 {
+				t.Fatalf("runs by worker %v: want both to take members", runners)
+			}
+		})
+
 		t.Run("unique lock released for PHP", func(t *testing.T) {
 			p.app.MustDispatch(ctx, "unique", phpapp.Key("k1"))
 			key := p.app.UniqueLockKey(`App\Jobs\Unique`, "k1")
@@ -165,6 +216,12 @@ func TestInteropPHP(t *testing.T) {
 			}
 		})
 	})
+}
+
+// batchOf returns the batch id a logged BatchMember run belonged to.
+func batchOf(e phpapp.LogEntry) string {
+	s, _ := e.Props["batchId"].(string)
+	return s
 }
 
 // uniqueByKey runs App\Jobs\Unique, whose uniqueId() returns its key.
