@@ -212,6 +212,9 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "dialect", conn.Dialect(), "server", conn.ServerVersion(),
 		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
+	if len(reg.Classes()) == 0 {
+		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
+	}
 	if cfg.Cache.Store != "database" {
 		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
