@@ -314,6 +314,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		func(c *Config) { c.LaravelVersion = "banana" },
 		func(c *Config) { c.Unhandled = "drop" },
 		func(c *Config) { c.Queues = []string{"high", ""} },
+		func(c *Config) { c.BatchCallbacks = "skip" },
 	} {
 		cfg := Defaults()
 		mod(&cfg)

@@ -196,6 +196,11 @@ func New(p Params) (*Worker, error) {
 	default:
 		return nil, fmt.Errorf("%w: unhandled policy %q: use leave, fail or move:<queue>", ErrConfig, cfg.Unhandled)
 	}
+	switch cfg.BatchCallbacks {
+	case "", BatchCallbacksPHP, BatchCallbacksRun:
+	default:
+		return nil, fmt.Errorf("%w: batch callbacks policy %q: use php or run", ErrConfig, cfg.BatchCallbacks)
+	}
 	if cfg.Timeout > 0 && cfg.Timeout >= cfg.RetryAfter {
 		// Laravel documents the same rule; renewal makes it safe here, so it is only a warning.
 		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice",
