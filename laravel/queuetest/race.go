@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -293,4 +294,49 @@ func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 		}
 	}
 	t.Fatal("the fail never waited for the injected transaction")
+}
+
+func init() {
+	register("LockWaitTimeout", Options{}, lockWaitTimeout)
+}
+
+// lockWaitTimeout holds the claimed row in a second transaction while a delete on a connection with a
+// short lock wait (MySQL innodb_lock_wait_timeout 1 s, PostgreSQL lock_timeout 300 ms) waits for it:
+// the delete must report ErrBusy (1205, 55P03) and leave the claim for a later try. SQLite's busy
+// timeout is covered by InjectedConflict.
+func lockWaitTimeout(t *testing.T, s *Setup) {
+	c := s.Conn
+	param := map[laravel.Dialect]string{laravel.MySQL: "innodb_lock_wait_timeout=1", laravel.Postgres: "lock_timeout=300"}[c.Dialect()]
+	if param == "" {
+		t.Skip("SQLite locks the whole database, not rows; its busy timeout is covered by InjectedConflict")
+	}
+	s.Push(t, "default", t0, t0, 1)
+	j := s.Claim(t, s.Queue, "default", t0, 90)
+	p := s.Params
+	if strings.Contains(p.DSN, "?") {
+		p.DSN += "&" + param
+	} else {
+		p.DSN += "?" + param
+	}
+	q := s.NewQueue(t, Open(t, p))
+	tx, err := c.DB().BeginTxx(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var id int64
+	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	err = q.JobDelete(bg, j)
+	if !errors.Is(err, laravel.ErrBusy) {
+		t.Fatalf("delete of a row another transaction holds: err = %v, want ErrBusy", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	wantUntouched(t, s, j)
+	if err := q.JobDelete(bg, j); err != nil {
+		t.Fatalf("delete once the row is free: %v", err)
+	}
 }
