@@ -80,6 +80,9 @@ func NewQueue(c *Conn, p QueueParams) (Queue, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w %q: use one of %s", ErrUnknownStrategy, p.Strategy, strings.Join(Strategies(), ", "))
 	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: NewQueue needs an open connection (laravel.Open)", ErrInvalid)
+	}
 	return fn(c, p)
 }
 
