@@ -30,8 +30,10 @@ func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 // Default limits of Unserialize. PHP's own default max depth is 4096; job payloads never come close to
 // 512 levels, and the bound keeps a hostile payload from exhausting the stack.
 const (
+	// DefaultMaxDepth is how deeply arrays and objects may nest.
 	DefaultMaxDepth = 512
-	DefaultMaxSize  = 64 << 20
+	// DefaultMaxSize is the largest input accepted, in bytes.
+	DefaultMaxSize = 64 << 20
 )
 
 type options struct {

@@ -28,8 +28,11 @@ type Visibility uint8
 // The three property visibilities. PHP mangles the serialized name of a protected property as
 // "\x00*\x00name" and of a private one as "\x00DeclaringClass\x00name".
 const (
+	// Public properties are serialized under their plain name.
 	Public Visibility = iota
+	// Protected properties are serialized as "\x00*\x00name".
 	Protected
+	// Private properties are serialized as "\x00DeclaringClass\x00name".
 	Private
 )
 

@@ -55,31 +55,27 @@ func (a *App) Insert(ctx context.Context, e LogEntry) error {
 
 // Log returns every interop_log row in the order written.
 func (a *App) Log(ctx context.Context) ([]LogEntry, error) {
-	db, err := a.open()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, "SELECT id, class, uuid, job_id, attempts, queue, runner, props, logged_at FROM interop_log ORDER BY id")
+	var out []LogEntry
+	err := a.query(ctx, "SELECT id, class, uuid, job_id, attempts, queue, runner, props, logged_at FROM interop_log ORDER BY id",
+		func(rows *sql.Rows) error {
+			var e LogEntry
+			var uuid, jobID, queue sql.NullString
+			var at int64
+			if err := rows.Scan(&e.ID, &e.Class, &uuid, &jobID, &e.Attempts, &queue, &e.Runner, &e.RawProps, &at); err != nil {
+				return err
+			}
+			e.UUID, e.JobID, e.Queue = uuid.String, jobID.String, queue.String
+			e.At = time.UnixMicro(at)
+			if err := json.Unmarshal([]byte(e.RawProps), &e.Props); err != nil {
+				return fmt.Errorf("row %d: props: %w", e.ID, err)
+			}
+			out = append(out, e)
+			return nil
+		})
 	if err != nil {
 		return nil, fmt.Errorf("read interop_log: %w", err)
 	}
-	defer rows.Close()
-	var out []LogEntry
-	for rows.Next() {
-		var e LogEntry
-		var uuid, jobID, queue sql.NullString
-		var at int64
-		if err := rows.Scan(&e.ID, &e.Class, &uuid, &jobID, &e.Attempts, &queue, &e.Runner, &e.RawProps, &at); err != nil {
-			return nil, fmt.Errorf("read interop_log: %w", err)
-		}
-		e.UUID, e.JobID, e.Queue = uuid.String, jobID.String, queue.String
-		e.At = time.UnixMicro(at)
-		if err := json.Unmarshal([]byte(e.RawProps), &e.Props); err != nil {
-			return nil, fmt.Errorf("read interop_log row %d: props: %w", e.ID, err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // WaitLog polls interop_log until done returns true for its rows, and returns them; it gives up with

@@ -73,6 +73,11 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 			t.Errorf("batch dispatch = %+v, want a batch id and 3 jobs", queued["batch"])
 		}
 
+		lock := app.UniqueLockKey(`App\Jobs\Unique`, "unique")
+		if held, err := app.LockHeld(ctx, lock); err != nil || !held {
+			t.Errorf("lock %q held = %v, %v; want held while the job is queued", lock, held, err)
+		}
+
 		w := app.StartWorker(ctx, "--stop-when-empty", "--sleep=0")
 		if err := w.Wait(); err != nil {
 			t.Fatal(err)
@@ -129,6 +134,9 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 		one(`App\Jobs\RetryUntil`)
 		one(`App\Jobs\Slow`)
 		one(`App\Jobs\Unique`)
+		if held, err := app.LockHeld(ctx, lock); err != nil || held {
+			t.Errorf("lock %q held = %v, %v; want released after the job ran", lock, held, err)
+		}
 		one(`App\Jobs\UniqueUntilProcessing`)
 
 		chain := log[`App\Jobs\ChainLink`]
@@ -204,8 +212,16 @@ func TestFailedJobCommands(t *testing.T) {
 		ctx := testContext(t)
 		app := phpapp.New(t, db)
 		d := app.MustDispatch(ctx, "failing", phpapp.Count(2), phpapp.OnQueue("critical"))
-		if _, err := app.Artisan(ctx, "queue:work", "database", "--queue=critical", "--stop-when-empty"); err != nil {
+		if _, err := app.Work(ctx, "--queue=critical"); err != nil {
 			t.Fatal(err)
+		}
+		failed, err := app.FailedJobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(failed) != 2 || failed[0].Connection != "database" || failed[0].Queue != "critical" ||
+			!strings.Contains(failed[0].Exception, "failing 1") || failed[0].FailedAt == "" {
+			t.Errorf("failed_jobs = %+v", failed)
 		}
 		out, err := app.Artisan(ctx, "queue:failed")
 		if err != nil {
@@ -226,16 +242,12 @@ func TestFailedJobCommands(t *testing.T) {
 		if _, err := app.Artisan(ctx, "queue:forget", d.Jobs[1].UUID); err != nil {
 			t.Fatal(err)
 		}
-		var uuid, queue string
-		if err := app.DB().QueryRowContext(ctx, "SELECT queue, payload FROM jobs").Scan(&queue, &uuid); err != nil {
+		jobs, err := app.Jobs(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		var payload struct{ UUID string }
-		if err := json.Unmarshal([]byte(uuid), &payload); err != nil {
-			t.Fatal(err)
-		}
-		if payload.UUID != d.Jobs[0].UUID || queue != "critical" {
-			t.Errorf("retried job: queue %q uuid %q, want critical %s", queue, payload.UUID, d.Jobs[0].UUID)
+		if len(jobs) != 1 || jobs[0].UUID() != d.Jobs[0].UUID || jobs[0].Queue != "critical" || jobs[0].Attempts != 0 {
+			t.Errorf("after queue:retry, jobs = %+v, want one row on critical with uuid %s and no attempts", jobs, d.Jobs[0].UUID)
 		}
 		if out, _ := app.Artisan(ctx, "queue:failed"); !strings.Contains(out, "No failed jobs") {
 			t.Errorf("after retry and forget, queue:failed still lists:\n%s", out)
@@ -249,7 +261,7 @@ func TestEnvFile(t *testing.T) {
 	odd := `Interop "quoted" $HOME ${APP_ENV} back\slash # not a comment`
 	app := phpapp.New(t, testenv.SQLite(t), phpapp.WithoutSchema(), phpapp.WithEnv("APP_NAME="+odd))
 	script := `require 'Illuminate/autoload.php'; echo json_encode(Dotenv\Dotenv::createArrayBacked($argv[1])->load());`
-	out, err := exec.Command("php", "-r", script, filepath.Dir(app.EnvFile())).Output()
+	out, err := exec.Command(app.PHP(), "-r", script, filepath.Dir(app.EnvFile())).Output()
 	if err != nil {
 		t.Fatalf("php reading %s: %v", app.EnvFile(), err)
 	}
@@ -289,7 +301,7 @@ func TestRedisUniqueLock(t *testing.T) {
 	if d := app.MustDispatch(ctx, "unique", phpapp.Key("r")); len(d.Jobs) != 0 {
 		t.Fatalf("second unique dispatch queued %d jobs while the lock is held in Redis", len(d.Jobs))
 	}
-	if _, err := app.Artisan(ctx, "queue:work", "database", "--stop-when-empty"); err != nil {
+	if _, err := app.Work(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if d := app.MustDispatch(ctx, "unique", phpapp.Key("r")); len(d.Jobs) != 1 {
