@@ -164,14 +164,14 @@ type Worker struct {
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's
 	// worker finishes the current job on SIGTERM.
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
-	// BatchCallbacks is the PHP job class that runs a batch's then/catch/finally callbacks when a Go
+	// BatchCompanion is the PHP job class that runs a batch's then/catch/finally callbacks when a Go
 	// worker finishes the batch's jobs (copy testdata/laravel/app/Jobs/RunBatchCallbacks.php into the
-	// app). Default "": those callbacks do not run, and the worker warns.
-	BatchCallbacks string `mapstructure:"batch_callbacks"`
-	// FailedHooks is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// app). Default "": jobs of batches with callbacks are left to PHP workers.
+	BatchCompanion string `mapstructure:"batch_companion"`
+	// FailedCompanion is the PHP job class that runs a failed job's chain catch callbacks and failed()
 	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
 	// Default "": those hooks do not run.
-	FailedHooks string `mapstructure:"failed_hooks"`
+	FailedCompanion string `mapstructure:"failed_companion"`
 }
 
 // App holds the Laravel application settings the worker needs.

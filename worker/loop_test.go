@@ -314,6 +314,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		func(c *Config) { c.LaravelVersion = "banana" },
 		func(c *Config) { c.Unhandled = "drop" },
 		func(c *Config) { c.Queues = []string{"high", ""} },
+		func(c *Config) { c.BatchCallbacks = "skip" },
 	} {
 		cfg := Defaults()
 		mod(&cfg)
@@ -417,4 +418,20 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 			t.Fatalf("with --force and default paused, ran %v, want [other]", ran)
 		}
 	})
+}
+
+func TestPauseAndResume(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	w := f.worker(t, func(c *Config) { c.MaxTime = 300 * time.Millisecond })
+	w.Pause()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 0 {
+		t.Fatalf("paused worker ran %d jobs (err %v)", calls.Load(), err)
+	}
+	w.Resume()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
+		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
+	}
 }

@@ -31,6 +31,12 @@ const (
 	ExitMemoryLimit = 12
 )
 
+// Batch-callback policies (Config.BatchCallbacks).
+const (
+	BatchCallbacksPHP = "php" // leave jobs of batches with callbacks to PHP workers
+	BatchCallbacksRun = "run" // run them here; the callbacks are skipped
+)
+
 // Unhandled-class policies.
 const (
 	UnhandledLeave = "leave" // hand the row back for PHP workers
@@ -38,8 +44,9 @@ const (
 	UnhandledMove  = "move:" // prefix: push the exact payload onto another queue
 )
 
-// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Zero values mean
-// Laravel's defaults where Laravel has one (see Defaults).
+// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Start from
+// Defaults, which has Laravel's; New fills a few zero values that cannot be meant literally (no queues,
+// no concurrency, no retry_after).
 type Config struct {
 	Connection     string        // queue connection name written to failed_jobs, e.g. "database"
 	LaravelVersion string        // the app's framework version, e.g. "8.83"; rules differ by version
@@ -59,6 +66,10 @@ type Config struct {
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
 	Force          bool          // --force: work while the application is in maintenance mode
+	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
+	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
+	// the callbacks are skipped.
+	BatchCallbacks string
 	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
 	FailedDriver   string        // "database-uuids", "database" or "null"
@@ -68,14 +79,15 @@ type Config struct {
 	CacheEnabled bool
 	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
 	ExcludeLimit int
-	// BatchCallbacks is the PHP job class that runs a batch's then/catch/finally callbacks for Go
-	// (testdata/laravel/app/Jobs/RunBatchCallbacks.php is one to copy). When this worker's bookkeeping
-	// triggers callbacks it queues one such job for PHP workers; "" leaves them unrun, with a warning.
-	BatchCallbacks string
-	// FailedHooks is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// BatchCompanion is the PHP job class that runs a batch's then/catch/finally callbacks for Go
+	// (testdata/laravel/app/Jobs/RunBatchCallbacks.php is one to copy). When it is set, jobs of batches
+	// with callbacks run here whatever BatchCallbacks says, and when this worker's bookkeeping triggers
+	// callbacks it queues one such job for PHP workers, which run them once.
+	BatchCompanion string
+	// FailedCompanion is the PHP job class that runs a failed job's chain catch callbacks and failed()
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
-	FailedHooks string
+	FailedCompanion string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -140,6 +152,9 @@ type Worker struct {
 	log      *slog.Logger
 	clock    func() time.Time
 	excluded *idRing
+	// leaveWarned records that the excluded ids overflowed once, which is logged once.
+	leaveWarned atomic.Bool
+	paused      atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -200,6 +215,11 @@ func New(p Params) (*Worker, error) {
 	default:
 		return nil, fmt.Errorf("%w: unhandled policy %q: use leave, fail or move:<queue>", ErrConfig, cfg.Unhandled)
 	}
+	switch cfg.BatchCallbacks {
+	case "", BatchCallbacksPHP, BatchCallbacksRun:
+	default:
+		return nil, fmt.Errorf("%w: batch callbacks policy %q: use php or run", ErrConfig, cfg.BatchCallbacks)
+	}
 	if cfg.Timeout > 0 && cfg.Timeout >= cfg.RetryAfter {
 		// Laravel documents the same rule; renewal makes it safe here, so it is only a warning.
 		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice",
@@ -223,6 +243,21 @@ func logger(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
+}
+
+// Pause stops claiming new jobs until Resume, as SIGUSR2 does to Laravel's worker; running jobs
+// continue and stop conditions are still checked.
+func (w *Worker) Pause() {
+	if !w.paused.Swap(true) {
+		w.log.Info("paused; not claiming jobs until resumed")
+	}
+}
+
+// Resume undoes Pause, as SIGCONT does to Laravel's worker.
+func (w *Worker) Resume() {
+	if w.paused.Swap(false) {
+		w.log.Info("resumed")
+	}
 }
 
 // Stats returns a snapshot of the counters.
@@ -273,8 +308,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
 		}
 		w.readSignals(ctx, st)
-		if st.down && !w.cfg.Force {
-			// Maintenance mode (cache driver): claim nothing, as Laravel's worker does without --force.
+		if (st.down && !w.cfg.Force) || w.paused.Load() {
+			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
 			if status, stop := w.shouldStop(ctx, st, false); stop {
 				return w.finish(ctx, cancelJobs, status), nil

@@ -23,7 +23,7 @@ func TestGoBatchPHPCallbacks(t *testing.T) {
 		s.registerMirrors()
 		ok := s.app.MustDispatch(ctx, "batch", phpapp.Count(4))
 		bad := s.app.MustDispatch(ctx, "batch", phpapp.Count(3), phpapp.Fail(2))
-		st := s.drain(t, ctx, func(c *worker.Config) { c.BatchCallbacks = batchCallbacks })
+		st := s.drain(t, ctx, func(c *worker.Config) { c.BatchCompanion = batchCallbacks })
 		if st.Processed != 6 || st.Failed != 1 {
 			t.Errorf("Go stats %+v, want 6 processed and 1 failed", st)
 		}

@@ -113,7 +113,7 @@ func TestGoFailurePHPHooks(t *testing.T) {
 			job.Fail(errors.New("sealed shut"))
 			return nil
 		}))
-		if st := s.drain(t, ctx, func(c *worker.Config) { c.FailedHooks = failedHooks }); st.Failed != 3 {
+		if st := s.drain(t, ctx, func(c *worker.Config) { c.FailedCompanion = failedHooks }); st.Failed != 3 {
 			t.Fatalf("Go stats %+v, want 3 failed", st)
 		}
 		if rows := s.jobs(t, ctx); len(rows) != 3 {

@@ -22,7 +22,7 @@ use RuntimeException;
  * callbacks run exactly once; $tries = 1 keeps PHP from running them twice.
  *
  * Copy this class into an application whose batches Go workers run, and set artisan-go's
- * worker.batch_callbacks to its name.
+ * worker.batch_companion to its name.
  */
 class RunBatchCallbacks implements ShouldQueue
 {

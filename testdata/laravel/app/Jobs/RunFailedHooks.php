@@ -20,7 +20,7 @@ use RuntimeException;
  * the hooks from running twice.
  *
  * Copy this class into an application whose jobs Go workers run, and set artisan-go's
- * worker.failed_hooks to its name.
+ * worker.failed_companion to its name.
  */
 class RunFailedHooks implements ShouldQueue
 {
