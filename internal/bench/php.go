@@ -65,7 +65,11 @@ func (e *env) drainPHP(n int) drainer {
 		if e.p.PHPApp == "" {
 			return stats, 0, fmt.Errorf("%w: --php-app is empty: point it at the Laravel application (testdata/laravel)", ErrParams)
 		}
-		artisan := filepath.Join(e.p.PHPApp, "artisan")
+		app, err := filepath.Abs(e.p.PHPApp)
+		if err != nil {
+			return stats, 0, err
+		}
+		artisan := filepath.Join(app, "artisan")
 		if _, err := os.Stat(artisan); err != nil {
 			return stats, 0, fmt.Errorf("%w: %s: %v; point --php-app at the Laravel application (testdata/laravel)", ErrParams, artisan, err)
 		}
@@ -87,7 +91,7 @@ func (e *env) drainPHP(n int) drainer {
 		ready()
 		for i := range cmds {
 			cmd := exec.CommandContext(ctx, e.p.PHPBinary, artisan, "queue:work", "database", "--sleep="+sleep, "--tries=1", "--memory=512")
-			cmd.Dir = e.p.PHPApp
+			cmd.Dir = app
 			cmd.Env = append(os.Environ(), env...)
 			outs[i] = &bytes.Buffer{}
 			cmd.Stdout, cmd.Stderr = outs[i], outs[i]
@@ -104,7 +108,16 @@ func (e *env) drainPHP(n int) drainer {
 			wg.Add(1)
 			go func() { defer wg.Done(); exited[i] = cmd.Wait() }()
 		}
-		waitUntil(stop)
+		allExited := make(chan struct{})
+		go func() { wg.Wait(); close(allExited) }()
+		waitUntil(func() bool {
+			select {
+			case <-allExited:
+				return true // every worker died: nothing will drain the table
+			default:
+				return stop()
+			}
+		})
 		for _, cmd := range cmds {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 		}
