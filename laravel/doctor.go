@@ -65,21 +65,7 @@ func InspectJobs(ctx context.Context, c *Conn) (*JobsTable, error) {
 }
 
 func (c *Conn) inspectMySQL(ctx context.Context, t *JobsTable) error {
-	rows, err := c.db.QueryContext(ctx, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position", t.Name)
-	if err != nil {
-		return c.translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var col Column
-		var null string
-		if err := rows.Scan(&col.Name, &col.Type, &null); err != nil {
-			return err
-		}
-		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), null == "YES"
-		t.Columns = append(t.Columns, col)
-	}
-	if err := rows.Err(); err != nil {
+	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
 		return err
 	}
 	irows, err := c.db.QueryContext(ctx, "select index_name, column_name, non_unique from information_schema.statistics where table_schema = database() and table_name = ? order by index_name, seq_in_index", t.Name)
@@ -98,8 +84,9 @@ func (c *Conn) inspectMySQL(ctx context.Context, t *JobsTable) error {
 	return irows.Err()
 }
 
-func (c *Conn) inspectPostgres(ctx context.Context, t *JobsTable) error {
-	rows, err := c.db.QueryContext(ctx, "select column_name, data_type, is_nullable from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position", t.Name)
+// schemaColumns reads the columns from an information_schema query of name, type and is_nullable.
+func (c *Conn) schemaColumns(ctx context.Context, t *JobsTable, q string) error {
+	rows, err := c.db.QueryContext(ctx, q, t.Name)
 	if err != nil {
 		return c.translate(err)
 	}
@@ -113,7 +100,11 @@ func (c *Conn) inspectPostgres(ctx context.Context, t *JobsTable) error {
 		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), null == "YES"
 		t.Columns = append(t.Columns, col)
 	}
-	if err := rows.Err(); err != nil {
+	return rows.Err()
+}
+
+func (c *Conn) inspectPostgres(ctx context.Context, t *JobsTable) error {
+	if err := c.schemaColumns(ctx, t, "select column_name, data_type, is_nullable from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position"); err != nil {
 		return err
 	}
 	irows, err := c.db.QueryContext(ctx, `select i.relname, a.attname, ix.indisunique, ix.indisprimary, ix.indisvalid
