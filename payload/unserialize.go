@@ -407,6 +407,10 @@ func (d *decoder) array(slot int) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if k, ok := key.(string); ok {
+			// PHP stores "5" as the integer key 5.
+			key = arrayKey(k)
+		}
 		v, ref, err := d.value()
 		if err != nil {
 			return nil, err
