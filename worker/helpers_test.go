@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -34,7 +36,7 @@ type fixture struct {
 	reg   *handlers.Registry
 }
 
-func newFixture(t *testing.T, db testenv.Database) *fixture {
+func newFixture(t testing.TB, db testenv.Database) *fixture {
 	t.Helper()
 	clk := &clock{}
 	p := queuetest.OpenParams(db)
@@ -102,7 +104,7 @@ func runOnce(t *testing.T, w *Worker) bool {
 
 // envelope returns a Laravel 8.83 payload for a job of class with the given extra envelope keys (a JSON
 // fragment such as `"maxTries":3`) and command properties.
-func envelope(t *testing.T, class, extra string, props map[string]payload.Value) []byte {
+func envelope(t testing.TB, class, extra string, props map[string]payload.Value) []byte {
 	t.Helper()
 	cmd := payload.NewObject(class)
 	for k, v := range props {
@@ -119,7 +121,17 @@ func envelope(t *testing.T, class, extra string, props map[string]payload.Value)
 		extra = "," + extra
 	}
 	return fmt.Appendf(nil, `{"uuid":%q,"displayName":%s,"job":"Illuminate\\Queue\\CallQueuedHandler@call"%s,"data":{"commandName":%s,"command":%s}}`,
-		newUUID(), cls, extra, cls, s)
+		testUUID(), cls, extra, cls, s)
+}
+
+// testUUID returns a random version-4 UUID.
+func testUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // failing is a handler that always returns err and counts its calls.

@@ -11,14 +11,15 @@ type Version struct {
 	Major, Minor, Patch int
 }
 
-// ParseVersion reads a version written as "8", "8.83" or "8.83.26"; a leading "v" and any suffix after
-// the numbers ("12.x", "11.0-dev") are ignored. An empty string is Laravel 8.83, artisan-go's default.
+// ParseVersion reads a version written as "8.83" or "8.83.26"; a leading "v" and any suffix after the
+// numbers ("11.0-dev") are ignored. A version without a minor ("12", "12.x") means the newest minor of
+// that major, as the payload package reads it. An empty string is Laravel 8.83, artisan-go's default.
 func ParseVersion(s string) (Version, error) {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
 	if s == "" {
 		return Version{Major: 8, Minor: 83}, nil
 	}
-	var parts [3]int
+	parts := [3]int{0, 999, 0}
 	fields := strings.SplitN(s, ".", 3)
 	for i, f := range fields {
 		end := 0
@@ -51,6 +52,7 @@ type VersionError struct {
 	Value string
 }
 
+// Error names the value and how to write a version.
 func (e *VersionError) Error() string {
 	return "laravel version " + strconv.Quote(e.Value) + " is not a version: write the app's framework version, e.g. 8.83, 11 or 12.54 (composer show laravel/framework)"
 }
