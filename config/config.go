@@ -34,7 +34,7 @@ var ErrInvalid = errors.New("invalid configuration")
 type Config struct {
 	// Connection is the queue connection name the worker serves, as `queue:work <connection>` takes
 	// it. It is written to failed_jobs.connection and decides where chained jobs go. Set by
-	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.5). Default "database".
+	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.7). Default "database".
 	Connection string `mapstructure:"connection"`
 	// LaravelVersion is the application's Laravel version ("8.83", "11", "12.54"). Payload formats,
 	// lock keys and several defaults below depend on it. Set by ARTISAN_GO_LARAVEL_VERSION. Default
@@ -61,6 +61,8 @@ type Config struct {
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 
+	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
+	defaultQueue string
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string
@@ -108,9 +110,10 @@ type Tables struct {
 	FailedJobs string `mapstructure:"failed_jobs"`
 	// JobBatches is queue.batching.table. Default "job_batches".
 	JobBatches string `mapstructure:"job_batches"`
-	// Cache is the database cache store's table. Default "cache".
+	// Cache is the database cache store's table. DB_CACHE_TABLE (Laravel 11+). Default "cache".
 	Cache string `mapstructure:"cache"`
-	// CacheLocks is the database cache store's lock table. Default "cache_locks".
+	// CacheLocks is the database cache store's lock table. DB_CACHE_LOCK_TABLE (Laravel 11+). Default
+	// "cache_locks".
 	CacheLocks string `mapstructure:"cache_locks"`
 }
 
@@ -179,12 +182,15 @@ type App struct {
 
 // Cache is Laravel's default cache store.
 type Cache struct {
-	// Store is the store's driver: "database" and "redis" are read by the worker; any other (such as
-	// "file") means restart signals and unique locks cannot be seen (a warning). CACHE_DRIVER before
-	// Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database" from 11 on.
+	// Store is the store's driver. The worker reads restart signals and unique locks from the
+	// "database" store; with any other (such as "file" or "redis") they cannot be seen (a warning).
+	// CACHE_DRIVER before Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database"
+	// from 11 on.
 	Store string `mapstructure:"store"`
-	// Prefix is the cache key prefix. CACHE_PREFIX. Default Str::slug(APP_NAME, '_') followed by
-	// "_cache" (Laravel 5.8–10) or "_cache_" (11 on); "laravel" before 5.8.
+	// Prefix is the cache key prefix. CACHE_PREFIX. Default, as the skeleton's config/cache.php of the
+	// version computes it from APP_NAME: "laravel" (5.4), Str::slug(APP_NAME, '_') followed by "_cache"
+	// (5.5–8.x) or "_cache_" (9.x to 12.19), and Str::slug(APP_NAME) followed by "-cache-" from 12.20
+	// (the skeleton of June 2025). The file is the application's own, so when in doubt set it.
 	Prefix string `mapstructure:"prefix"`
 	// Redis is the Redis connection of the redis store.
 	Redis Redis `mapstructure:"redis"`
@@ -202,7 +208,8 @@ type Redis struct {
 	// REDIS_DB, default 0, before.
 	DB int `mapstructure:"db"`
 	// Prefix is the Redis client's key prefix, put before the cache prefix. REDIS_PREFIX. Default
-	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 6 on), "" before.
+	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 5.8 to 12.19), Str::slug(APP_NAME)
+	// followed by "-database-" from 12.20, "" before 5.8.
 	Prefix string `mapstructure:"prefix"`
 }
 
@@ -210,6 +217,7 @@ type Redis struct {
 type Failed struct {
 	// Driver is "database-uuids" (default from Laravel 8: failed_jobs has a uuid column), "database"
 	// (numeric ids only, the only kind before 8) or "null" (failed jobs are not recorded).
+	// QUEUE_FAILED_DRIVER (Laravel 6+).
 	Driver string `mapstructure:"driver"`
 }
 
@@ -235,6 +243,17 @@ type Log struct {
 	Format string `mapstructure:"format"`
 	// Level is "debug", "info" (default), "warn" or "error".
 	Level string `mapstructure:"level"`
+}
+
+// DefaultQueue returns the connection's default queue, queue.connections.<connection>.queue in
+// Laravel: DB_QUEUE (from the .env file or the environment), or "default". Laravel pushes a job that
+// names no queue there, including the next job of a chain without chainQueue. It differs from
+// Worker.Queues when --queue (or worker.queues) chooses other queues to work.
+func (c *Config) DefaultQueue() string {
+	if c.defaultQueue == "" {
+		return "default"
+	}
+	return c.defaultQueue
 }
 
 // DefaultLaravelVersion is the Laravel version assumed when none is configured.

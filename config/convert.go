@@ -86,8 +86,11 @@ func convert(t reflect.Type, raw any) (any, error) {
 		switch v := raw.(type) {
 		case string:
 			return v, nil
-		case int, int64, float64, bool:
+		case int, int64, bool:
 			return fmt.Sprint(v), nil
+		case float64:
+			// YAML reads 12.50 as the number 12.5: the text as written is lost, so ask for quotes.
+			return nil, fmt.Errorf("got the number %v; quote it to keep it as written, e.g. \"%v\"", v, v)
 		}
 		return nil, fmt.Errorf("want a string, got %s", describe(raw))
 	case reflect.Int:

@@ -34,8 +34,10 @@ var (
 // wins, as phpdotenv's immutable repository makes it) and then the names set earlier in the file; an
 // unknown name is left as written. A later entry for the same name replaces an earlier one.
 //
-// It returns the names the file sets, with their values.
-func parseDotenv(path string, content string, environ map[string]string) (map[string]string, error) {
+// It returns the names the file sets, with their values. A double-quoted value whose closing quote
+// never comes is dropped with every line after it, as phpdotenv drops it; unclosed is the line where it
+// starts (0 when there is none), for a warning.
+func parseDotenv(path string, content string, environ map[string]string) (vars map[string]string, unclosed int, err error) {
 	out := map[string]string{}
 	lookup := func(name string) (string, bool) {
 		if v, ok := environ[name]; ok {
@@ -44,10 +46,11 @@ func parseDotenv(path string, content string, environ map[string]string) (map[st
 		v, ok := out[name]
 		return v, ok
 	}
-	for _, e := range dotenvEntries(content) {
+	entries, unclosed := dotenvEntries(content)
+	for _, e := range entries {
 		name, value, hasValue, err := parseDotenvEntry(e.text, lookup)
 		if err != nil {
-			return nil, &EnvFileError{Path: path, Line: e.line, Msg: err.Error()}
+			return nil, 0, &EnvFileError{Path: path, Line: e.line, Msg: err.Error()}
 		}
 		if hasValue {
 			out[name] = value
@@ -55,7 +58,7 @@ func parseDotenv(path string, content string, environ map[string]string) (map[st
 			delete(out, name)
 		}
 	}
-	return out, nil
+	return out, unclosed, nil
 }
 
 type dotenvEntry struct {
@@ -64,8 +67,9 @@ type dotenvEntry struct {
 }
 
 // dotenvEntries splits content into entries, joining the lines of a double-quoted value that spans
-// several lines and dropping blank lines and comment lines, as phpdotenv's line splitter does.
-func dotenvEntries(content string) []dotenvEntry {
+// several lines and dropping blank lines and comment lines, as phpdotenv's line splitter does. A
+// multi-line value that is never closed is dropped with the rest of the file; unclosed is its line.
+func dotenvEntries(content string) (entries []dotenvEntry, unclosed int) {
 	content = strings.ReplaceAll(content, "\r\n", "\n")
 	content = strings.ReplaceAll(content, "\r", "\n")
 	var out []dotenvEntry
@@ -98,10 +102,9 @@ func dotenvEntries(content string) []dotenvEntry {
 		out = append(out, dotenvEntry{line: start, text: line})
 	}
 	if multiline {
-		// phpdotenv drops a value whose closing quote never comes; the parser reports it instead.
-		out = append(out, dotenvEntry{line: start, text: strings.Join(buf, "\n")})
+		unclosed = start
 	}
-	return out
+	return out, unclosed
 }
 
 // closesQuote reports whether line holds the closing double quote of a multi-line value: a quote not

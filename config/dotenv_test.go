@@ -8,47 +8,59 @@ import (
 	"testing"
 )
 
+// dotenvCases are .env contents and what they set with HOME_DIR=/home/app and DB_HOST=from-env in the
+// real environment.
+var dotenvCases = []struct {
+	name    string
+	content string
+	want    map[string]string
+}{
+	{"plain", "A=b\nC=d", map[string]string{"A": "b", "C": "d"}},
+	{"spaces around", "  A  =  b  ", map[string]string{"A": "b"}},
+	{"empty value", "A=\nB= ", map[string]string{"A": "", "B": ""}},
+	{"export prefix", "export APP=b\nexport\tCD=d", map[string]string{"APP": "b", "CD": "d"}},
+	{"export is a name", "export=x", map[string]string{"export": "x"}},
+	{"comment lines and blank lines", "# x=y\n\n   # A=1\nA=2\n", map[string]string{"A": "2"}},
+	{"inline comment after space", "A=b # the b", map[string]string{"A": "b"}},
+	{"hash ends an unquoted value", "A=b#c", map[string]string{"A": "b"}},
+	{"hash inside quotes", `A="b#c"` + "\nB='b # c'", map[string]string{"A": "b#c", "B": "b # c"}},
+	{"single quotes are literal", `A='x\ny ${HOME_DIR} $B'`, map[string]string{"A": `x\ny ${HOME_DIR} $B`}},
+	{"double quote escapes", `A="q\"q \\ \$HOME_DIR t\tn\n"`, map[string]string{"A": "q\"q \\ $HOME_DIR t\tn\n"}},
+	{"double quotes keep spaces", `A=" padded "`, map[string]string{"A": " padded "}},
+	{"comment after quotes", `A="b" # c`, map[string]string{"A": "b"}},
+	{"quoted name", `"A"=b`, map[string]string{"A": "b"}},
+	{"interpolation from the environment", "A=${HOME_DIR}/x\nB=\"${HOME_DIR}\"", map[string]string{"A": "/home/app/x", "B": "/home/app"}},
+	{"interpolation from earlier lines", "NAME=shop\nDB=${NAME}_db", map[string]string{"NAME": "shop", "DB": "shop_db"}},
+	{"real environment wins in interpolation", "DB_HOST=file\nX=${DB_HOST}", map[string]string{"DB_HOST": "file", "X": "from-env"}},
+	{"unknown reference kept", "A=${NOPE}x", map[string]string{"A": "${NOPE}x"}},
+	{"escaped dollar not interpolated", `A="\${HOME_DIR}"`, map[string]string{"A": "${HOME_DIR}"}},
+	{"dollar without braces kept", "A=$HOME_DIR", map[string]string{"A": "$HOME_DIR"}},
+	{"two references", "A=${HOME_DIR}:${HOME_DIR}", map[string]string{"A": "/home/app:/home/app"}},
+	{"later entry wins", "A=1\nA=2", map[string]string{"A": "2"}},
+	{"bare name unsets", "A=1\nA\nB=2", map[string]string{"B": "2"}},
+	{"multi-line double quotes", "KEY=\"line one\nline two\"\nB=c", map[string]string{"KEY": "line one\nline two", "B": "c"}},
+	{"CRLF line ends", "A=b\r\nC=\"d\"\r\n", map[string]string{"A": "b", "C": "d"}},
+	{"base64 key with equals", "APP_KEY=base64:AAAA+/==", map[string]string{"APP_KEY": "base64:AAAA+/=="}},
+	{"dots in names", "a.b=c", map[string]string{"a.b": "c"}},
+	{"quotes inside an unquoted value", `A=it's`, map[string]string{"A": "it's"}},
+	{"empty quotes", `A=""` + "\nB=''", map[string]string{"A": "", "B": ""}},
+	{"escaped backslash before the closing quote", `A="x\\"`, map[string]string{"A": `x\`}},
+	{"multi-line with an escaped quote inside", "A=\"one \\\"two\\\"\nthree\"", map[string]string{"A": "one \"two\"\nthree"}},
+	{"self reference", "A=x\nA=${A}y", map[string]string{"A": "xy"}},
+	{"reference with dots", "a.b=1\nC=${a.b}", map[string]string{"a.b": "1", "C": "1"}},
+	{"comment right after the equals", "A=#x\nB= # y", map[string]string{"A": "", "B": ""}},
+	{"tab after the value", "A=b\t", map[string]string{"A": "b"}},
+	{"value with equals signs", "A=x=y==", map[string]string{"A": "x=y=="}},
+	{"unclosed multi-line value drops the rest", "A=1\nB=\"abc\nC=2", map[string]string{"A": "1"}},
+}
+
 func TestParseDotenv(t *testing.T) {
 	t.Parallel()
 	environ := map[string]string{"HOME_DIR": "/home/app", "DB_HOST": "from-env"}
-	tests := []struct {
-		name    string
-		content string
-		want    map[string]string
-	}{
-		{"plain", "A=b\nC=d", map[string]string{"A": "b", "C": "d"}},
-		{"spaces around", "  A  =  b  ", map[string]string{"A": "b"}},
-		{"empty value", "A=\nB= ", map[string]string{"A": "", "B": ""}},
-		{"export prefix", "export APP=b\nexport\tCD=d", map[string]string{"APP": "b", "CD": "d"}},
-		{"export is a name", "export=x", map[string]string{"export": "x"}},
-		{"comment lines and blank lines", "# x=y\n\n   # A=1\nA=2\n", map[string]string{"A": "2"}},
-		{"inline comment after space", "A=b # the b", map[string]string{"A": "b"}},
-		{"hash ends an unquoted value", "A=b#c", map[string]string{"A": "b"}},
-		{"hash inside quotes", `A="b#c"` + "\nB='b # c'", map[string]string{"A": "b#c", "B": "b # c"}},
-		{"single quotes are literal", `A='x\ny ${HOME_DIR} $B'`, map[string]string{"A": `x\ny ${HOME_DIR} $B`}},
-		{"double quote escapes", `A="q\"q \\ \$HOME_DIR t\tn\n"`, map[string]string{"A": "q\"q \\ $HOME_DIR t\tn\n"}},
-		{"double quotes keep spaces", `A=" padded "`, map[string]string{"A": " padded "}},
-		{"comment after quotes", `A="b" # c`, map[string]string{"A": "b"}},
-		{"quoted name", `"A"=b`, map[string]string{"A": "b"}},
-		{"interpolation from the environment", "A=${HOME_DIR}/x\nB=\"${HOME_DIR}\"", map[string]string{"A": "/home/app/x", "B": "/home/app"}},
-		{"interpolation from earlier lines", "NAME=shop\nDB=${NAME}_db", map[string]string{"NAME": "shop", "DB": "shop_db"}},
-		{"real environment wins in interpolation", "DB_HOST=file\nX=${DB_HOST}", map[string]string{"DB_HOST": "file", "X": "from-env"}},
-		{"unknown reference kept", "A=${NOPE}x", map[string]string{"A": "${NOPE}x"}},
-		{"escaped dollar not interpolated", `A="\${HOME_DIR}"`, map[string]string{"A": "${HOME_DIR}"}},
-		{"dollar without braces kept", "A=$HOME_DIR", map[string]string{"A": "$HOME_DIR"}},
-		{"two references", "A=${HOME_DIR}:${HOME_DIR}", map[string]string{"A": "/home/app:/home/app"}},
-		{"later entry wins", "A=1\nA=2", map[string]string{"A": "2"}},
-		{"bare name unsets", "A=1\nA\nB=2", map[string]string{"B": "2"}},
-		{"multi-line double quotes", "KEY=\"line one\nline two\"\nB=c", map[string]string{"KEY": "line one\nline two", "B": "c"}},
-		{"CRLF line ends", "A=b\r\nC=\"d\"\r\n", map[string]string{"A": "b", "C": "d"}},
-		{"base64 key with equals", "APP_KEY=base64:AAAA+/==", map[string]string{"APP_KEY": "base64:AAAA+/=="}},
-		{"dots in names", "a.b=c", map[string]string{"a.b": "c"}},
-		{"quotes inside an unquoted value", `A=it's`, map[string]string{"A": "it's"}},
-	}
-	for _, tt := range tests {
+	for _, tt := range dotenvCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseDotenv(".env", tt.content, environ)
+			got, _, err := parseDotenv(".env", tt.content, environ)
 			if err != nil {
 				t.Fatalf("parseDotenv: %v", err)
 			}
@@ -59,25 +71,26 @@ func TestParseDotenv(t *testing.T) {
 	}
 }
 
+// dotenvErrorCases are .env contents phpdotenv rejects, with the line and message expected.
+var dotenvErrorCases = []struct {
+	name, content string
+	line          int
+	msg           string
+}{
+	{"space in unquoted value", "A=1\nB=two words", 2, "unexpected text after whitespace"},
+	{"unclosed single quote", "A='abc", 1, "missing closing quote"},
+	{"text after closing quote", `A="b"c`, 1, "unexpected text after whitespace"},
+	{"unknown escape", `A="\q"`, 1, "unexpected escape sequence"},
+	{"bad name", "A-B=c", 1, "invalid name"},
+	{"leading equals", "=c", 1, "starts with '='"},
+}
+
 func TestParseDotenvErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, content string
-		line          int
-		msg           string
-	}{
-		{"space in unquoted value", "A=1\nB=two words", 2, "unexpected text after whitespace"},
-		{"unclosed single quote", "A='abc", 1, "missing closing quote"},
-		{"unclosed double quote at the end", "A=1\nB=\"abc", 2, "missing closing quote"},
-		{"text after closing quote", `A="b"c`, 1, "unexpected text after whitespace"},
-		{"unknown escape", `A="\q"`, 1, "unexpected escape sequence"},
-		{"bad name", "A-B=c", 1, "invalid name"},
-		{"leading equals", "=c", 1, "starts with '='"},
-	}
-	for _, tt := range tests {
+	for _, tt := range dotenvErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseDotenv("/app/.env", tt.content, nil)
+			_, _, err := parseDotenv("/app/.env", tt.content, nil)
 			var fe *EnvFileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("got %v, want an *EnvFileError", err)
@@ -178,4 +191,25 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}
+}
+
+// FuzzParseDotenv checks that no input panics, and that a value written in single quotes (which
+// phpdotenv keeps literally) reads back unchanged.
+func FuzzParseDotenv(f *testing.F) {
+	f.Add("A=b\nexport C=\"d\\n${A}\" # x\n", "plain")
+	f.Add("KEY=\"multi\nline\"\nB='x'", "it's ${HOME}")
+	f.Add("=\n\"\n'\n#", "")
+	f.Fuzz(func(t *testing.T, content, value string) {
+		_, _, _ = parseDotenv(".env", content, map[string]string{"HOME": "/h"})
+		if strings.ContainsAny(value, "'\r\n") {
+			return
+		}
+		got, _, err := parseDotenv(".env", "K='"+value+"'\n", nil)
+		if err != nil {
+			t.Fatalf("single-quoted %q: %v", value, err)
+		}
+		if got["K"] != strings.TrimSpace(value) && got["K"] != value {
+			t.Fatalf("single-quoted %q read as %q", value, got["K"])
+		}
+	})
 }

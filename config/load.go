@@ -50,9 +50,13 @@ func Load(p LoadParams) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read env file: %w", err)
 		}
-		dotenv, err = parseDotenv(p.EnvFile, string(b), environ)
+		var unclosed int
+		dotenv, unclosed, err = parseDotenv(p.EnvFile, string(b), environ)
 		if err != nil {
 			return nil, fmt.Errorf("read env file: %w", err)
+		}
+		if unclosed > 0 {
+			notes = append(notes, fmt.Sprintf("%s:%d: a double-quoted value is never closed, so it and every line after it are ignored, as Laravel ignores them; close the quote", p.EnvFile, unclosed))
 		}
 		if abs, err := filepath.Abs(p.EnvFile); err == nil {
 			dotenvDir = filepath.Dir(abs)
@@ -114,6 +118,10 @@ func Load(p LoadParams) (*Config, error) {
 	for i, layer := range layers {
 		for _, s := range layer {
 			v, err := convert(keyByPath[s.path].typ, s.value)
+			if q, ok := v.([]string); ok && len(q) == 0 && s.path == "worker.queues" {
+				// An empty --queue falls back to the connection's queue, as `queue:work` does.
+				continue
+			}
 			if errors.Is(err, errUnset) {
 				continue
 			}
@@ -135,6 +143,13 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	for _, vars := range []map[string]string{dotenv, environ} {
+		if raw, ok := vars["DB_QUEUE"]; ok {
+			if v, defined := laravelEnvValue(raw); defined && strings.TrimSpace(v) != "" {
+				cfg.defaultQueue = strings.TrimSpace(v)
+			}
+		}
+	}
 	deriveDefaults(cfg, winner, dotenvDir)
 	return cfg, nil
 }
@@ -208,6 +223,10 @@ func envSettings(vars map[string]string, ver version, where, dir string) ([]sett
 				continue
 			}
 			val, defined := laravelEnvValue(raw)
+			if !defined && k.path == "failed.driver" {
+				// A null failed driver is Laravel's Null provider, not the default.
+				val, defined = "null", true
+			}
 			if !defined {
 				continue
 			}
@@ -340,11 +359,17 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if unset("cache.store") && ver.atLeast(11, 0) {
 		c.Cache.Store = "database"
 	}
+	// The skeleton hyphenates the cache and Redis prefixes from its June 2025 release on, which
+	// ships with framework 12.20; an application created earlier keeps the underscores (a note
+	// says so).
+	hyphens := ver.atLeast(12, 20)
 	if unset("cache.prefix") {
 		switch {
-		case ver.atLeast(11, 0):
+		case hyphens:
+			c.Cache.Prefix = slug(c.App.Name, '-') + "-cache-"
+		case ver.atLeast(9, 0):
 			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache_"
-		case ver.atLeast(5, 8):
+		case ver.atLeast(5, 5):
 			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache"
 		default:
 			c.Cache.Prefix = "laravel"
@@ -354,11 +379,20 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		c.Cache.Redis.DB = 0
 	}
 	if unset("cache.redis.prefix") {
-		if ver.atLeast(6, 0) {
+		switch {
+		case hyphens:
+			c.Cache.Redis.Prefix = slug(c.App.Name, '-') + "-database-"
+		case ver.atLeast(5, 8):
 			c.Cache.Redis.Prefix = slug(c.App.Name, '_') + "_database_"
-		} else {
+		default:
 			c.Cache.Redis.Prefix = ""
 		}
+	}
+	if _, exact := slugExact(c.App.Name, '_'); !exact && (unset("cache.prefix") || unset("cache.redis.prefix")) {
+		c.notes = append(c.notes, fmt.Sprintf("app.name %q has letters Laravel transliterates with tables artisan-go does not have, so the derived cache.prefix %q may differ from the application's: set CACHE_PREFIX (and REDIS_PREFIX) explicitly", c.App.Name, c.Cache.Prefix))
+	}
+	if hyphens && unset("cache.prefix") {
+		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}
 }
 

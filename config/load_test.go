@@ -102,7 +102,7 @@ func TestLoadFullYAML(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	yaml := `connection: database
-laravel_version: "12.54"
+laravel_version: "12.19"
 db:
   driver: pgsql
   host: db.internal
@@ -162,7 +162,7 @@ log:
 		t.Fatalf("Validate: %v", err)
 	}
 	want := Default()
-	want.LaravelVersion = "12.54"
+	want.LaravelVersion = "12.19"
 	want.DB = DB{Driver: "pgsql", Host: "db.internal", Port: 5432, Database: "shop", Username: "app", Password: "secret", Schema: "queue", Version: "16.2"}
 	want.Tables.Jobs = "queue_jobs"
 	want.Worker = Worker{Queues: []string{"high", "default"}, Sleep: 500 * time.Millisecond, Tries: 3, Timeout: 2 * time.Minute,
@@ -201,6 +201,13 @@ func TestLoadVersionDefaults(t *testing.T) {
 		{"8.83", func(c *Config) bool {
 			return c.Worker.Tries == 1 && c.Failed.Driver == "database-uuids" && c.Cache.Store == "file" && c.DB.Driver == "mysql" && c.DB.Database == "forge"
 		}, "tries 1, database-uuids, file store, mysql forge"},
+		{"9.52", func(c *Config) bool {
+			return c.Cache.Store == "file" && c.Cache.Prefix == "laravel_cache_" && c.Cache.Redis.Prefix == "laravel_database_"
+		}, "file store, laravel_cache_"},
+		{"12.54", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-" &&
+				strings.Contains(strings.Join(c.Warnings(), "\n"), "set CACHE_PREFIX")
+		}, "hyphenated prefixes and a note about them"},
 		{"11", func(c *Config) bool {
 			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_" && c.DB.Driver == "sqlite" && c.DB.Port == 0 && c.DB.Username == "root"
 		}, "database store, laravel_cache_, sqlite, root"},
@@ -231,6 +238,41 @@ func TestLoadCacheStoreVariableByVersion(t *testing.T) {
 		if cfg.Cache.Store != want {
 			t.Errorf("Laravel %s: store %q, want %q", version, cfg.Cache.Store, want)
 		}
+	}
+}
+
+func TestLoadMoreLaravelNames(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"QUEUE_FAILED_DRIVER=null", "DB_CACHE_TABLE=app_cache",
+		"DB_CACHE_LOCK_TABLE=app_locks", "DB_QUEUE=high,low", "APP_PREVIOUS_KEYS=k1,k2", "REDIS_CACHE_DB=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Failed.Driver != "null" || cfg.Tables.Cache != "app_cache" || cfg.Tables.CacheLocks != "app_locks" ||
+		strings.Join(cfg.Worker.Queues, "|") != "high|low" || cfg.DefaultQueue() != "high,low" || strings.Join(cfg.App.PreviousKeys, "|") != "k1|k2" || cfg.Cache.Redis.DB != 3 {
+		t.Errorf("got %+v", *cfg)
+	}
+}
+
+func TestDefaultQueue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_QUEUE=emails\n"), Overrides: map[string]any{"worker.queues": "high,emails"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultQueue() != "emails" || strings.Join(cfg.Worker.Queues, ",") != "high,emails" {
+		t.Errorf("default queue %q, queues %q", cfg.DefaultQueue(), cfg.Worker.Queues)
+	}
+	cfg, err = Load(LoadParams{Environ: []string{"DB_QUEUE=emails"}, Overrides: map[string]any{"worker.queues": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.Worker.Queues, ",") != "emails" {
+		t.Errorf("an empty --queue gave queues %q, want the connection's queue", cfg.Worker.Queues)
+	}
+	if c := Default(); c.DefaultQueue() != "default" {
+		t.Errorf("Default().DefaultQueue() = %q", c.DefaultQueue())
 	}
 }
 
@@ -318,6 +360,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "bad backoff list", environ: []string{"ARTISAN_GO_WORKER_BACKOFF=1,x"}, want: []string{"worker.backoff", "comma-separated"}},
 		{name: "unknown override", overrides: map[string]any{"worker.concurency": 2}, want: []string{`override "worker.concurency"`}},
 		{name: "override of the wrong type", overrides: map[string]any{"worker.tries": []string{"x"}}, want: []string{"worker.tries", "the override of worker.tries"}},
+		{name: "version as a YAML number", yaml: "laravel_version: 12.50\n", want: []string{"laravel_version", "quote it"}},
 		{name: "YAML syntax", yaml: "worker: [\n", want: []string{"c.yaml"}},
 		{name: ".env syntax", dotenv: "A=b c\n", want: []string{".env:1", "whitespace"}},
 	}
@@ -401,5 +444,69 @@ func TestSlug(t *testing.T) {
 		if got := slug(in, '_'); got != want {
 			t.Errorf("slug(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLoadNotesUnclosedQuote(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, t.TempDir(), ".env", "DB_HOST=db\nAPP_NAME=\"Shop\nDB_PORT=3307\n")
+	cfg, err := Load(LoadParams{EnvFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Host != "db" || cfg.DB.Port != 3306 || cfg.App.Name != "Laravel" {
+		t.Errorf("read %+v; want the lines after the unclosed quote ignored, as Laravel ignores them", cfg.DB)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, path+":2: a double-quoted value is never closed") {
+		t.Errorf("warnings %q do not point at line 2", w)
+	}
+}
+
+func TestLoadNotesUntransliteratedName(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"APP_NAME=Привет shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, "set CACHE_PREFIX") {
+		t.Errorf("warnings %q do not ask for CACHE_PREFIX", w)
+	}
+	cfg, err = Load(LoadParams{Environ: []string{"APP_NAME=Привет shop", "CACHE_PREFIX=p", "REDIS_PREFIX=r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); strings.Contains(w, "CACHE_PREFIX") {
+		t.Errorf("warnings %q although the prefixes are set", w)
+	}
+}
+
+// TestExampleFile keeps testdata/example.yaml, the documented configuration, loadable, valid and
+// complete: it sets every key to its default.
+func TestExampleFile(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{ConfigFile: "testdata/example.yaml"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	yaml, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		leaf := k.path[strings.LastIndexByte(k.path, '.')+1:]
+		if !strings.Contains(string(yaml), leaf+":") {
+			t.Errorf("testdata/example.yaml does not document %s", k.path)
+		}
+	}
+	want := Default()
+	want.Routes, want.App.PreviousKeys = cfg.Routes, cfg.App.PreviousKeys
+	if !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
+	}
+	if len(cfg.Routes) != 3 || cfg.Routes[0].Timeout != 30*time.Second {
+		t.Errorf("routes %+v", cfg.Routes)
 	}
 }

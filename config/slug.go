@@ -14,12 +14,20 @@ var asciiFold = strings.NewReplacer(
 )
 
 // slug does what Laravel's Str::slug($title, $separator) does to an application name, to build the
-// default cache prefix: transliterate to ASCII (accents dropped; letters without an ASCII form are
-// kept), turn the other separator into this one, spell '@' as "at", lower-case, drop everything but
-// letters, digits, whitespace and the separator, collapse runs of separators and whitespace into one
-// separator and trim it from both ends. Names in non-Latin scripts, which Laravel transliterates
-// with tables this does not have, should set CACHE_PREFIX.
+// default cache prefix: transliterate to ASCII (accents dropped), turn the other separator into this
+// one, spell '@' as "at", lower-case, drop everything but ASCII letters, digits, whitespace and the
+// separator, collapse runs of separators and whitespace into one separator and trim it from both
+// ends. Laravel transliterates Cyrillic and Greek with tables this does not have (it drops Chinese,
+// Japanese and Korean as this does); exact reports whether the result can be trusted.
 func slug(title string, sep rune) string {
+	s, _ := slugExact(title, sep)
+	return s
+}
+
+// slugExact is slug, also reporting whether the title had only letters it can transliterate as
+// Laravel does.
+func slugExact(title string, sep rune) (string, bool) {
+	exact := true
 	flip := '-'
 	if sep == '-' {
 		flip = '_'
@@ -42,6 +50,10 @@ func slug(title string, sep rune) string {
 		switch {
 		case r == sep || unicode.IsSpace(r):
 			pending = b.Len() > 0
+		case r > unicode.MaxASCII:
+			if unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Georgian, unicode.Arabic, unicode.Hebrew) {
+				exact = false
+			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if pending {
 				b.WriteRune(sep)
@@ -50,5 +62,5 @@ func slug(title string, sep rune) string {
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	return b.String(), exact
 }

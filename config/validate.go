@@ -335,8 +335,13 @@ func (c *Config) Warnings() []string {
 	case "sync", "redis", "sqs", "beanstalkd", "null", "deferred", "background", "failover":
 		out = append(out, fmt.Sprintf("connection %q is the name of a non-database connection in Laravel's skeleton; name the database connection the jobs are pushed to (QUEUE_CONNECTION or the connection argument), usually \"database\"", c.Connection))
 	}
-	if c.Cache.Store != "database" && c.Cache.Store != "redis" {
-		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go: `php artisan queue:restart` cannot stop this worker and unique-job locks are not released; use the database or redis cache store", c.Cache.Store))
+	for i, r := range c.Routes {
+		if len(r.Exec) == 1 && strings.ContainsAny(r.Exec[0], " \t") {
+			out = append(out, fmt.Sprintf("routes[%d].exec %q is one program name with spaces in it, run without a shell; if it is a command line, write it as a list ([program, arg, ...]) or as [sh, -c, \"...\"]", i, r.Exec[0]))
+		}
+	}
+	if c.Cache.Store != "database" {
+		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go, which reads the database cache store only: `php artisan queue:restart` cannot stop this worker and unique-job locks are not released", c.Cache.Store))
 	}
 	return out
 }

@@ -170,6 +170,7 @@ func TestWarnings(t *testing.T) {
 		{"no timeout", func(c *Config) { c.Worker.Timeout = 0 }, "without a time limit"},
 		{"sync connection", func(c *Config) { c.Connection = "sync" }, `connection "sync"`},
 		{"file cache", func(c *Config) { c.Cache.Store = "file" }, "queue:restart"},
+		{"command line as a program", func(c *Config) { c.Routes = []Route{{Class: "X", Exec: []string{"php artisan app:run"}}} }, "[sh, -c"},
 	}
 	for _, tt := range tests {
 		c := Default()

@@ -11,7 +11,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -33,9 +32,6 @@ type HandlerFunc func(ctx context.Context, job *Job) error
 
 // Handle calls f.
 func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx, job) }
-
-// ErrFailed is the error recorded when a handler calls Fail(nil).
-var ErrFailed = errors.New("job marked as failed by its handler")
 
 // Action is what a handler asked the worker to do with its job, beyond returning.
 type Action int
@@ -104,12 +100,9 @@ func (j *Job) Release(delay time.Duration) {
 }
 
 // Fail asks for the job to be failed now, without retry: the worker runs Laravel's failure path and
-// records err in failed_jobs (ErrFailed when err is nil). The last of Release, Fail and Delete called
-// wins.
+// records err in failed_jobs. err may be nil, as PHP's $job->fail() allows; the worker then records
+// what PHP records for it. The last of Release, Fail and Delete called wins.
 func (j *Job) Fail(err error) {
-	if err == nil {
-		err = ErrFailed
-	}
 	j.set(ActionFail, 0, err)
 }
 

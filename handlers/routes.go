@@ -270,15 +270,22 @@ func (e *HTTPError) Error() string {
 
 // HTTPHandler POSTs each job's Document as JSON to URL. A 2xx answer completes the job. A 4xx answer
 // fails it without retry (the endpoint refused this job; sending it again would not change that),
-// except 408 and 429, which ask for a later try. Those, 5xx answers, network errors and timeouts are
-// exceptions, retried by Laravel's rules.
+// except 408 and 429, which ask for a later try. Those, 5xx and 3xx answers, network errors and
+// timeouts are exceptions, retried by Laravel's rules.
 type HTTPHandler struct {
 	// URL is the endpoint.
 	URL string
 	// Timeout bounds one request; 0 leaves only the job's timeout.
 	Timeout time.Duration
-	// Client sends the request; nil uses http.DefaultClient.
+	// Client sends the request; nil uses a client that does not follow redirects.
 	Client *http.Client
+}
+
+// noRedirects is the default HTTP route client. A redirect is answered as an exception rather than
+// followed: following it would turn the POST into a GET elsewhere (a login page, say) whose 200 would
+// complete a job that never ran.
+var noRedirects = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
 // Handle POSTs one job.
@@ -296,7 +303,7 @@ func (h *HTTPHandler) Handle(ctx context.Context, job *Job) error {
 	req.Header.Set("User-Agent", "artisan-go")
 	client := h.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = noRedirects
 	}
 	resp, err := client.Do(req)
 	if err != nil {

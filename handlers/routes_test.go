@@ -253,6 +253,9 @@ func endpoint(t *testing.T) (*httptest.Server, chan []byte) {
 	mux.HandleFunc("POST /busy", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	})
+	mux.HandleFunc("POST /moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ok", http.StatusFound)
+	})
 	mux.HandleFunc("POST /down", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 	})
@@ -282,6 +285,7 @@ func TestHTTPRoute(t *testing.T) {
 		{"/ok", 0, 0, ActionNone, ""},
 		{"/unprocessable", 0, 422, ActionFail, ""},
 		{"/busy", 0, 429, ActionNone, "429 Too Many Requests: slow down"},
+		{"/moved", 0, 302, ActionNone, "302 Found"},
 		{"/down", 0, 503, ActionNone, "503 Service Unavailable: database unavailable"},
 		{"/slow", 200 * time.Millisecond, 0, ActionNone, "deadline exceeded"},
 	}

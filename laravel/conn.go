@@ -56,6 +56,9 @@ type OpenParams struct {
 
 	// MaxOpenConns caps the connection pool; 0 leaves database/sql's default (unlimited).
 	MaxOpenConns int
+	// RequireSQLiteFile makes Open fail, naming the path, when the SQLite file does not exist, instead
+	// of creating an empty database there (what a worker pointed at a wrong path should do).
+	RequireSQLiteFile bool
 	// BusyTimeout is SQLite's busy_timeout; 0 means DefaultSQLiteBusyTimeout.
 	BusyTimeout time.Duration
 	// Clock gives "now" for batch and cache timestamps; nil means time.Now.
@@ -208,7 +211,7 @@ func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
 			bt = DefaultSQLiteBusyTimeout
 		}
 		file, query, _ := strings.Cut(path, "?")
-		if plain := strings.TrimPrefix(file, "file:"); plain != ":memory:" && plain != "" {
+		if plain := strings.TrimPrefix(file, "file:"); p.RequireSQLiteFile && plain != ":memory:" {
 			if _, err := os.Stat(plain); err != nil {
 				return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
 			}

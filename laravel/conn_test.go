@@ -3,6 +3,7 @@ package laravel_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestOpenUnreachable(t *testing.T) {
 			t.Errorf("open unreachable %s: err = %v; want one naming host, database and the settings to check", p.Dialect, err)
 		}
 	}
-	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite"})
+	_, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, Database: "/nonexistent/database.sqlite", RequireSQLiteFile: true})
 	if !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "/nonexistent/database.sqlite") || !strings.Contains(err.Error(), "DB_DATABASE") {
 		t.Errorf("open a missing SQLite file: err = %v; want ErrInvalid naming the path and DB_DATABASE", err)
 	}
@@ -158,5 +159,28 @@ func TestUnknownStrategy(t *testing.T) {
 	_, err := laravel.NewQueue(nil, laravel.QueueParams{Strategy: "nope"})
 	if !errors.Is(err, laravel.ErrUnknownStrategy) || !strings.Contains(err.Error(), "delete-retry") {
 		t.Fatalf("err = %v; want ErrUnknownStrategy listing delete-retry", err)
+	}
+}
+
+func TestRegisterStrategy(t *testing.T) {
+	if !slices.Contains(laravel.Strategies(), laravel.DefaultStrategy) {
+		t.Fatalf("Strategies() = %v, want %s among them", laravel.Strategies(), laravel.DefaultStrategy)
+	}
+	for name, fn := range map[string]laravel.StrategyFunc{
+		laravel.DefaultStrategy: func(*laravel.Conn, laravel.QueueParams) (laravel.Queue, error) { return nil, nil },
+		"":                      func(*laravel.Conn, laravel.QueueParams) (laravel.Queue, error) { return nil, nil },
+		"no-func":               nil,
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterStrategy(%q) did not panic", name)
+				}
+			}()
+			laravel.RegisterStrategy(name, fn)
+		}()
+	}
+	if _, err := laravel.NewQueue(nil, laravel.QueueParams{}); !errors.Is(err, laravel.ErrInvalid) {
+		t.Errorf("NewQueue without a connection: err = %v, want ErrInvalid", err)
 	}
 }

@@ -82,6 +82,9 @@ func NewQueue(c *Conn, p QueueParams) (Queue, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w %q: use one of %s", ErrUnknownStrategy, p.Strategy, strings.Join(Strategies(), ", "))
 	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: NewQueue needs an open connection (laravel.Open)", ErrInvalid)
+	}
 	return fn(c, p)
 }
 
@@ -101,10 +104,17 @@ func NewFenced(c *Conn, p QueueParams) Fenced {
 	return Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
 }
 
-// JobDelete removes a finished job, fenced on the claim.
+// JobDelete removes a finished job, fenced on the claim. It is one autocommit statement: the fence
+// makes Laravel's select-for-update before the delete unnecessary.
 func (f *Fenced) JobDelete(ctx context.Context, j *Job) error {
-	_, err := f.JobDeleteAndPush(ctx, j, nil)
-	return err
+	q := f.C.deleteFencedSQL()
+	err := f.C.retry(ctx, f.Tries, func() error {
+		return f.C.execFenced(ctx, f.C.db, q, j.ID, j.Attempts, j.ReservedAt)
+	})
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", j.ID, err)
+	}
+	return nil
 }
 
 // JobDeleteAndPush removes a finished job and inserts the given new jobs in the same transaction, so a
@@ -268,8 +278,11 @@ func (c *Conn) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 
 // deleteFenced deletes the claimed row inside tx, or returns ErrReservationLost.
 func (c *Conn) deleteFenced(ctx context.Context, tx *sqlx.Tx, j *Job) error {
-	q := c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
-	return c.execFenced(ctx, tx, q, j.ID, j.Attempts, j.ReservedAt)
+	return c.execFenced(ctx, tx, c.deleteFencedSQL(), j.ID, j.Attempts, j.ReservedAt)
+}
+
+func (c *Conn) deleteFencedSQL() string {
+	return c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
 }
 
 // execFenced runs a statement that must touch exactly one row, else ErrReservationLost.

@@ -126,3 +126,19 @@ func BenchmarkDecodeJob(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseEnvelope reads each fixture's envelope.
+func BenchmarkParseEnvelope(b *testing.B) {
+	for _, name := range []string{"welcome", "podcast", "raw"} {
+		raw := fixtures.Laravel883()[name].Payload
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseEnvelope(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

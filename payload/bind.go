@@ -334,8 +334,8 @@ func bindStruct(v Value, dst reflect.Value, path string, budget *bindState) erro
 		if name == "" {
 			name = strings.ToLower(f.Name[:1]) + f.Name[1:]
 		}
-		for _, e := range es {
-			if k, ok := e.Key.(string); ok && k == name {
+		for j := len(es) - 1; j >= 0; j-- { // the last of duplicate names wins, as in PHP
+			if e := es[j]; keyString(e.Key) == name {
 				if err := bindValue(e.Value, dst.Field(i), joinPath(path, name), budget); err != nil {
 					return err
 				}

@@ -191,14 +191,13 @@ func appendJSONString(b []byte, s string) []byte {
 // envelope is copied as it is in the payload (uuid, displayName, job, maxTries, …, unknown keys).
 func Document(env *Envelope, cmd Value) map[string]any {
 	doc := make(map[string]any)
-	var top map[string]json.RawMessage
-	if env != nil && json.Unmarshal(env.Raw, &top) == nil {
-		for k, v := range top {
-			if k != "data" {
-				doc[k] = v
-			}
+	// Every top-level key is copied as the payload has it; an Envelope built in Go has no Raw bytes.
+	copied := env != nil && json.Valid(env.Raw) && objectFields(env.Raw, func(k string, v []byte) {
+		if k != "data" {
+			doc[k] = json.RawMessage(v)
 		}
-	} else if env != nil {
+	})
+	if env != nil && !copied {
 		typedFields(env, doc)
 	}
 	if cmd == nil {

@@ -104,3 +104,21 @@ func TestCanonicalJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestDocumentWithoutRaw(t *testing.T) {
+	tries := 2
+	env := &Envelope{UUID: "u", DisplayName: "A", Job: CallQueuedHandler, MaxTries: &tries, CommandName: "A", Command: `O:1:"A":0:{}`}
+	out, err := json.Marshal(Document(env, NewObject("A")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeJSON(t, out).(map[string]any)
+	if got["uuid"] != "u" || got["maxTries"] != json.Number("2") || got["encrypted"] != false || got["command"].(map[string]any)["@class"] != "A" {
+		t.Errorf("document %s", out)
+	}
+	raw := &Envelope{Job: "X@y", Data: json.RawMessage(`""`)}
+	out, _ = json.Marshal(Document(raw, nil))
+	if got := decodeJSON(t, out).(map[string]any); got["command"] != nil || got["data"] != "" || got["job"] != "X@y" {
+		t.Errorf("raw document %s", out)
+	}
+}

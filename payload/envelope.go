@@ -87,58 +87,73 @@ type Envelope struct {
 	Extra map[string]json.RawMessage
 }
 
-// ParseEnvelope reads a payload column. It accepts the key sets of every Laravel version from 5.5 to
+// ParseEnvelope reads a payload column. Data and Extra are slices of Raw. It accepts the key sets of every Laravel version from 5.5 to
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
 func ParseEnvelope(raw []byte) (*Envelope, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, &EnvelopeError{Msg: "not a JSON object: " + err.Error()}
-	}
-	if top == nil {
-		return nil, &EnvelopeError{Msg: "not a JSON object: null"}
-	}
-	e := &Envelope{Raw: raw}
-	r := envReader{}
-	for k, v := range top {
-		switch k {
-		case "uuid":
-			e.UUID = r.str(k, v)
-		case "displayName":
-			e.DisplayName = r.str(k, v)
-		case "job":
-			e.Job = r.str(k, v)
-		case "maxTries":
-			e.MaxTries = r.intp(k, v)
-		case "maxExceptions":
-			e.MaxExceptions = r.intp(k, v)
-		case "timeout":
-			e.Timeout = r.intp(k, v)
-		case "failOnTimeout":
-			if b := r.boolp(k, v); b != nil {
-				e.FailOnTimeout = *b
-			}
-		case "backoff":
-			e.Backoff = r.backoff(k, v)
-		case "timeoutAt":
-			e.TimeoutAt = r.int64p(k, v)
-		case "retryUntil":
-			e.RetryUntil = r.int64p(k, v)
-		case "createdAt":
-			e.CreatedAt = r.int64p(k, v)
-		case "delay":
-			e.Delay = r.intp(k, v)
-		case "deleteWhenMissingModels":
-			e.DeleteWhenMissingModels = r.boolp(k, v)
-		case "data":
-			e.Data = v
-		default:
-			if e.Extra == nil {
-				e.Extra = make(map[string]json.RawMessage)
-			}
-			e.Extra[k] = v
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		msg := "not valid JSON"
+		if err != nil {
+			msg += ": " + err.Error()
 		}
+		return nil, &EnvelopeError{Msg: msg}
 	}
+	// The raw value of each known key; when a key appears twice the last one counts, as in PHP.
+	const (
+		kUUID = iota
+		kDisplayName
+		kJob
+		kMaxTries
+		kMaxExceptions
+		kTimeout
+		kFailOnTimeout
+		kBackoff
+		kTimeoutAt
+		kRetryUntil
+		kCreatedAt
+		kDelay
+		kDeleteWhenMissingModels
+		kData
+		nKeys
+	)
+	names := [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExceptions", "timeout", "failOnTimeout",
+		"backoff", "timeoutAt", "retryUntil", "createdAt", "delay", "deleteWhenMissingModels", "data"}
+	var vals [nKeys][]byte
+	e := &Envelope{Raw: raw}
+	isObject := objectFields(raw, func(k string, v []byte) {
+		for i, n := range names {
+			if n == k {
+				vals[i] = v
+				return
+			}
+		}
+		if e.Extra == nil {
+			e.Extra = make(map[string]json.RawMessage)
+		}
+		e.Extra[k] = v
+	})
+	if !isObject {
+		return nil, &EnvelopeError{Msg: "not a JSON object"}
+	}
+	r := envReader{}
+	e.UUID = r.str(names[kUUID], vals[kUUID])
+	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
+	e.Job = r.str(names[kJob], vals[kJob])
+	e.MaxTries = r.intp(names[kMaxTries], vals[kMaxTries])
+	e.MaxExceptions = r.intp(names[kMaxExceptions], vals[kMaxExceptions])
+	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
+	if b := r.boolp(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {
+		e.FailOnTimeout = *b
+	}
+	e.Backoff = r.backoff(names[kBackoff], vals[kBackoff])
+	e.TimeoutAt = r.int64p(names[kTimeoutAt], vals[kTimeoutAt])
+	e.RetryUntil = r.int64p(names[kRetryUntil], vals[kRetryUntil])
+	e.CreatedAt = r.int64p(names[kCreatedAt], vals[kCreatedAt])
+	e.Delay = r.intp(names[kDelay], vals[kDelay])
+	e.DeleteWhenMissingModels = r.boolp(names[kDeleteWhenMissingModels], vals[kDeleteWhenMissingModels])
+	e.Data = vals[kData]
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -157,16 +172,24 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 }
 
 func (e *Envelope) readCommandData() error {
-	var data map[string]json.RawMessage
-	if err := json.Unmarshal(e.Data, &data); err != nil || data == nil {
+	var data struct{ commandName, command, batchID []byte }
+	isObject := objectFields(e.Data, func(k string, v []byte) {
+		switch k {
+		case "commandName":
+			data.commandName = v
+		case "command":
+			data.command = v
+		case "batchId":
+			data.batchID = v
+		}
+	})
+	if !isObject {
 		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
 	}
 	r := envReader{}
-	e.CommandName = r.str("data.commandName", data["commandName"])
-	e.Command = r.str("data.command", data["command"])
-	if v, ok := data["batchId"]; ok {
-		e.BatchID = r.strp("data.batchId", v)
-	}
+	e.CommandName = r.str("data.commandName", data.commandName)
+	e.Command = r.str("data.command", data.command)
+	e.BatchID = r.strp("data.batchId", data.batchID)
 	if r.err != nil {
 		return r.err
 	}
@@ -248,13 +271,16 @@ func (r *envReader) strp(key string, v json.RawMessage) *string {
 	if isNull(v) {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, ok := jsonString(v)
+	if !ok {
 		r.fail(key, "is not a string")
 		return nil
 	}
 	return &s
 }
+
+// jsonString decodes a JSON string value.
+func jsonString(v []byte) (string, bool) { return unquoteJSON(v) }
 
 func (r *envReader) str(key string, v json.RawMessage) string {
 	if p := r.strp(key, v); p != nil {
@@ -272,8 +298,7 @@ func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
 	}
 	// PHP reads these keys with `??` and uses them as numbers, so a numeric string ("3") works there.
 	if len(v) > 2 && v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if s, ok := jsonString(v); ok {
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 				return &n
 			}
@@ -309,7 +334,11 @@ func (r *envReader) boolp(key string, v json.RawMessage) *bool {
 		return nil
 	}
 	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
+	switch string(v) {
+	case "true":
+		b = true
+	case "false":
+	default:
 		r.fail(key, "is not a boolean")
 		return nil
 	}

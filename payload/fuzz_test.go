@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -56,8 +57,16 @@ func FuzzParseEnvelope(f *testing.F) {
 	for _, fx := range fixtures.Laravel883() {
 		f.Add(fx.Payload)
 	}
+	for _, s := range []string{
+		`{"job":"A\u00e9\ud83d\ude00\ud800x\/\"","job":"B\\@c","data":[1,{"a":"}"}],"x":{"y":[]} }`,
+		` {"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"command":"O:1:\"A\":0:{}","command":"x\u0000\n"},"maxTries":"7"}`,
+		"{\"job\":\"\xff\xfe\",\"uuid\":\"\u00e9\"}",
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		env, err := ParseEnvelope(in)
+		agreeWithEncodingJSON(t, in, env, err)
 		if err != nil {
 			return
 		}
@@ -118,4 +127,45 @@ func FuzzDecrypt(f *testing.F) {
 			}
 		}
 	})
+}
+
+// agreeWithEncodingJSON checks ParseEnvelope's own JSON scanning against encoding/json: the same
+// documents are objects, and the same strings and unknown keys come out.
+func agreeWithEncodingJSON(t *testing.T, in []byte, env *Envelope, err error) {
+	t.Helper()
+	var top map[string]json.RawMessage
+	stdErr := json.Unmarshal(in, &top)
+	if stdErr != nil || top == nil {
+		if err == nil {
+			t.Fatalf("accepted %q, which encoding/json rejects: %v", in, stdErr)
+		}
+		return
+	}
+	if err != nil {
+		var ee *EnvelopeError
+		if !errors.As(err, &ee) || ee.Key == "" {
+			t.Fatalf("rejected the JSON object %q: %v", in, err)
+		}
+		return
+	}
+	str := func(v json.RawMessage) string {
+		var s string
+		_ = json.Unmarshal(v, &s)
+		return s
+	}
+	if str(top["uuid"]) != env.UUID || str(top["displayName"]) != env.DisplayName || str(top["job"]) != env.Job {
+		t.Fatalf("strings differ from encoding/json for %q: %q %q %q", in, env.UUID, env.DisplayName, env.Job)
+	}
+	if !env.IsRaw() {
+		var data map[string]json.RawMessage
+		_ = json.Unmarshal(top["data"], &data)
+		if str(data["command"]) != env.Command || str(data["commandName"]) != env.CommandName {
+			t.Fatalf("data differs from encoding/json for %q", in)
+		}
+	}
+	for k, v := range env.Extra {
+		if !bytes.Equal(bytes.TrimSpace(top[k]), v) {
+			t.Fatalf("extra key %q: %q, encoding/json has %q", k, v, top[k])
+		}
+	}
 }

@@ -18,7 +18,12 @@ import (
 var ErrVersion = errors.New("invalid Laravel version")
 
 // Version is a Laravel major.minor version.
-type Version struct{ Major, Minor int }
+type Version struct {
+	// Major is the major version, e.g. 8.
+	Major int
+	// Minor is the minor version, e.g. 83; 999 stands for "the newest".
+	Minor int
+}
 
 // ParseVersion reads "8.83", "8.83.26", "v12.54.0", "11" or "12.x". A version without a minor ("12",
 // "12.x") means the newest minor of that major, since that is what an app on that major usually runs.
@@ -46,7 +51,9 @@ func (v Version) AtLeast(major, minor int) bool {
 // ExtraKey is a top-level key added to a payload by a Queue::createPayloadUsing hook (for example
 // Laravel 11's `illuminate:log:context`), in the order the hooks add them.
 type ExtraKey struct {
-	Key   string
+	// Key is the top-level key.
+	Key string
+	// Value is its JSON value; it is written again the way PHP's json_encode would.
 	Value json.RawMessage
 }
 

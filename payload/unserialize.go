@@ -30,8 +30,10 @@ func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 // Default limits of Unserialize. PHP's own default max depth is 4096; job payloads never come close to
 // 512 levels, and the bound keeps a hostile payload from exhausting the stack.
 const (
+	// DefaultMaxDepth is how deeply arrays and objects may nest.
 	DefaultMaxDepth = 512
-	DefaultMaxSize  = 64 << 20
+	// DefaultMaxSize is the largest input accepted, in bytes.
+	DefaultMaxSize = 64 << 20
 )
 
 type options struct {
@@ -404,6 +406,10 @@ func (d *decoder) array(slot int) (Value, error) {
 		key, err := d.key("array key")
 		if err != nil {
 			return nil, err
+		}
+		if k, ok := key.(string); ok {
+			// PHP stores "5" as the integer key 5.
+			key = arrayKey(k)
 		}
 		v, ref, err := d.value()
 		if err != nil {

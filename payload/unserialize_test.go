@@ -346,3 +346,24 @@ func TestSerializeBuiltObject(t *testing.T) {
 		t.Errorf("cycle: %v", err)
 	}
 }
+
+func TestUnserializePHPKeySemantics(t *testing.T) {
+	v, err := Unserialize([]byte(`a:6:{s:1:"5";s:1:"a";s:2:"05";s:1:"b";s:2:"-0";s:1:"c";s:2:"-7";s:1:"d";i:1;s:1:"x";i:1;s:1:"y";}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := v.(*Array)
+	want := []Value{int64(5), "05", "-0", int64(-7), int64(1), int64(1)}
+	for i, e := range a.Entries {
+		if e.Key != want[i] {
+			t.Errorf("key %d = %#v, want %#v", i, e.Key, want[i])
+		}
+	}
+	if got, _ := a.Get("1"); got != "y" {
+		t.Errorf(`a["1"] = %v, want the last value "y"`, got)
+	}
+	o, _ := Unserialize([]byte(`O:1:"A":2:{s:1:"p";i:1;s:1:"p";i:2;}`))
+	if got, _ := o.(*Object).Get("p"); got != int64(2) {
+		t.Errorf("duplicate property: %v, want the last value 2", got)
+	}
+}

@@ -6,6 +6,8 @@
 // limits) is passed in by the caller.
 package payload
 
+import "strconv"
+
 // Value is one decoded PHP value. Its dynamic type is one of:
 //
 //   - nil (PHP null, `N;`)
@@ -28,8 +30,11 @@ type Visibility uint8
 // The three property visibilities. PHP mangles the serialized name of a protected property as
 // "\x00*\x00name" and of a private one as "\x00DeclaringClass\x00name".
 const (
+	// Public properties are serialized under their plain name.
 	Public Visibility = iota
+	// Protected properties are serialized as "\x00*\x00name".
 	Protected
+	// Private properties are serialized as "\x00DeclaringClass\x00name".
 	Private
 )
 
@@ -82,12 +87,13 @@ func NewObject(class string) *Object {
 	return &Object{Class: class}
 }
 
-// Get returns the value of the first property called name, whatever its visibility.
+// Get returns the value of the property called name, whatever its visibility. When the input held the
+// name twice, the last one wins, as in PHP.
 func (o *Object) Get(name string) (Value, bool) {
 	if o == nil {
 		return nil, false
 	}
-	for i := range o.Props {
+	for i := len(o.Props) - 1; i >= 0; i-- {
 		if o.Props[i].Name == name {
 			return o.Props[i].Value, true
 		}
@@ -95,12 +101,13 @@ func (o *Object) Get(name string) (Value, bool) {
 	return nil, false
 }
 
-// Prop returns a pointer to the first property called name, or nil when there is none.
+// Prop returns a pointer to the property called name (the last one, like Get), or nil when there is
+// none.
 func (o *Object) Prop(name string) *Property {
 	if o == nil {
 		return nil
 	}
-	for i := range o.Props {
+	for i := len(o.Props) - 1; i >= 0; i-- {
 		if o.Props[i].Name == name {
 			return &o.Props[i]
 		}
@@ -108,7 +115,7 @@ func (o *Object) Prop(name string) *Property {
 	return nil
 }
 
-// Set replaces the value of the first property called name, keeping its visibility, or appends a new
+// Set replaces the value of the property called name, keeping its visibility, or appends a new
 // public property when there is none. It returns o so that calls chain.
 func (o *Object) Set(name string, v Value) *Object {
 	if p := o.Prop(name); p != nil {
@@ -190,15 +197,16 @@ func (a *Array) Len() int {
 	return len(a.Entries)
 }
 
-// Get returns the value stored under key (an int, int64 or string).
+// Get returns the value stored under key (an int, int64 or string; a string holding a decimal integer
+// means that integer, as in PHP). When the input held the key twice, the last one wins, as in PHP.
 func (a *Array) Get(key any) (Value, bool) {
 	k, ok := normalKey(key)
 	if a == nil || !ok {
 		return nil, false
 	}
-	for _, e := range a.Entries {
-		if e.Key == k {
-			return e.Value, true
+	for i := len(a.Entries) - 1; i >= 0; i-- {
+		if a.Entries[i].Key == k {
+			return a.Entries[i].Value, true
 		}
 	}
 	return nil, false
@@ -286,9 +294,34 @@ func normalKey(key any) (Value, bool) {
 	case int64:
 		return k, true
 	case string:
-		return k, true
+		return arrayKey(k), true
 	}
 	return nil, false
+}
+
+// arrayKey turns a string array key into the int64 PHP stores it as when it is a canonical decimal
+// integer ("5", "-3", not "05", "+5", "-0" or out of range), and leaves other strings alone.
+func arrayKey(s string) Value {
+	if s == "" || len(s) > 20 {
+		return s
+	}
+	digits := s
+	if s[0] == '-' {
+		digits = s[1:]
+	}
+	if digits == "" || digits[0] == '0' && (len(digits) > 1 || s[0] == '-') {
+		return s
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return s
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return s
+	}
+	return n
 }
 
 // Enum is a PHP 8.1 enum case (`E:`). Pure and backed enums serialize alike: only the case name is kept.

@@ -102,6 +102,41 @@ func batchID(r *jobRun) string {
 	return ""
 }
 
+// batchCallbackKeys are the options of a batch that hold PHP closures run when its jobs finish or fail.
+var batchCallbackKeys = []string{"then", "catch", "finally", "progress", "failure"}
+
+// batchNeedsPHP reports whether a batch job must be left to PHP workers: its batch has then, catch,
+// finally (or 12.x progress) callbacks, which are PHP closures that run in the worker that records the
+// job, so a Go worker finishing the job would lose them. BatchCallbacks "run" turns this off (the job
+// runs here and the callbacks are skipped).
+func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
+	id := batchID(r)
+	if id == "" || w.cfg.BatchCallbacks == BatchCallbacksRun || !w.version.AtLeast(8, 0) {
+		return false
+	}
+	b, err := w.conn.BatchFind(ctx, id)
+	if err != nil {
+		if !errors.Is(err, laravel.ErrBatchNotFound) {
+			w.log.Warn("read batch", "batch", id, "error", err)
+		}
+		return false
+	}
+	v, err := payload.Unserialize(b.Options)
+	if err != nil {
+		return false
+	}
+	opts, ok := v.(*payload.Array)
+	if !ok {
+		return false
+	}
+	for _, k := range batchCallbackKeys {
+		if cbs, _ := opts.Get(k); !phpFalsy(cbs) {
+			return true
+		}
+	}
+	return false
+}
+
 // recordBatchSuccess counts a successful job in its batch (pending-1, finished_at at zero).
 func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	id := batchID(r)

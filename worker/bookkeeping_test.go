@@ -283,3 +283,51 @@ func TestUnhandledMoveAndFail(t *testing.T) {
 		}
 	})
 }
+
+func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		next := payload.NewObject(`App\Jobs\Next`).Set("connection", nil).Set("queue", "q2").
+			Set("chainConnection", nil).Set("chainQueue", nil).Set("delay", int64(30)).Set("chained", payload.NewList())
+		nextSer, err := payload.Serialize(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.push(t, "chainq", envelope(t, jobClass, "", map[string]payload.Value{
+			"chainQueue": "chainq", "chainConnection": nil, "chainCatchCallbacks": payload.NewList(),
+		}))
+		// envelope sets an empty chain; put the next link in.
+		row := f.onlyRow(t)
+		env, _ := payload.ParseEnvelope(row.Payload)
+		cmd, _ := payload.DecodeCommand(env, nil)
+		cmd.Set("chained", payload.NewList(string(nextSer)))
+		ser, _ := payload.Serialize(cmd)
+		body, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "12.54", SerializedCommand: string(ser), CommandName: jobClass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.push(t, "chainq", body)
+
+		w := f.worker(t, func(c *Config) { c.Queues = []string{"chainq"}; c.LaravelVersion = "12.54" })
+		now := f.clock.Unix()
+		runOnce(t, w)
+		got := f.onlyRow(t)
+		if got.Queue != "q2" || got.AvailableAt < now+30 || got.AvailableAt > now+31 {
+			t.Fatalf("next link row queue %q available in %d s, want q2 in 30 s", got.Queue, got.AvailableAt-now)
+		}
+		nenv, err := payload.ParseEnvelope(got.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nenv.CreatedAt == nil || nenv.Delay == nil || *nenv.Delay != 30 {
+			t.Fatalf("12.54 envelope lacks createdAt/delay: %s", got.Payload)
+		}
+		ncmd, _ := payload.DecodeCommand(nenv, nil)
+		if q, _ := ncmd.Get("chainQueue"); q != "chainq" {
+			t.Fatalf("chainQueue %v, want chainq", q)
+		}
+	})
+}

@@ -36,7 +36,7 @@ type fixture struct {
 	reg   *handlers.Registry
 }
 
-func newFixture(t *testing.T, db testenv.Database) *fixture {
+func newFixture(t testing.TB, db testenv.Database) *fixture {
 	t.Helper()
 	clk := &clock{}
 	p := queuetest.OpenParams(db)
@@ -104,7 +104,7 @@ func runOnce(t *testing.T, w *Worker) bool {
 
 // envelope returns a Laravel 8.83 payload for a job of class with the given extra envelope keys (a JSON
 // fragment such as `"maxTries":3`) and command properties.
-func envelope(t *testing.T, class, extra string, props map[string]payload.Value) []byte {
+func envelope(t testing.TB, class, extra string, props map[string]payload.Value) []byte {
 	t.Helper()
 	cmd := payload.NewObject(class)
 	for k, v := range props {

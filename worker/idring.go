@@ -15,21 +15,23 @@ func newIDRing(limit int) *idRing {
 	return &idRing{ids: make([]int64, 0, limit), set: make(map[int64]struct{}, limit)}
 }
 
-// add remembers id, forgetting the oldest one when full.
-func (r *idRing) add(id int64) {
+// add remembers id, forgetting the oldest one when full; it reports whether one was forgotten.
+func (r *idRing) add(id int64) (wrapped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.set[id]; ok {
-		return
+		return false
 	}
 	if len(r.ids) < cap(r.ids) {
 		r.ids = append(r.ids, id)
 	} else {
+		wrapped = true
 		delete(r.set, r.ids[r.next])
 		r.ids[r.next] = id
 		r.next = (r.next + 1) % len(r.ids)
 	}
 	r.set[id] = struct{}{}
+	return wrapped
 }
 
 // list returns a copy of the remembered ids, or nil when there are none.

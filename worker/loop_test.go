@@ -314,6 +314,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		func(c *Config) { c.LaravelVersion = "banana" },
 		func(c *Config) { c.Unhandled = "drop" },
 		func(c *Config) { c.Queues = []string{"high", ""} },
+		func(c *Config) { c.BatchCallbacks = "skip" },
 	} {
 		cfg := Defaults()
 		mod(&cfg)
@@ -321,5 +322,116 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if !errors.Is(err, ErrConfig) {
 			t.Errorf("New with %+v: err %v, want ErrConfig", cfg, err)
 		}
+	}
+}
+
+func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		jobs := f.Conn.Tables().Jobs
+		f.exec(t, "alter table "+f.Conn.Q(jobs)+" rename to "+f.Conn.Q(jobs+"_away"))
+		w := f.worker(t, nil)
+		ctx, cancel := context.WithCancel(bg)
+		result := make(chan error, 1)
+		go func() { _, err := w.Run(ctx); result <- err }()
+		time.Sleep(300 * time.Millisecond) // claims fail: the table is missing
+		f.exec(t, "alter table "+f.Conn.Q(jobs+"_away")+" rename to "+f.Conn.Q(jobs))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		deadline := time.Now().Add(10 * time.Second)
+		for calls.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		if err := <-result; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if calls.Load() != 1 {
+			t.Fatal("the worker did not recover from failing claims")
+		}
+	})
+}
+
+func TestReservationLostCompletionDoesNothing(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		started, finish := make(chan struct{}), make(chan struct{})
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			close(started)
+			<-finish
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		w := f.worker(t, nil)
+		done := make(chan struct{})
+		go func() { runOnce(t, w); close(done) }()
+		<-started
+		// Another worker, whose clock is past retry_after, takes the job over (as PHP would).
+		stolen := f.Claim(t, f.Queue, "default", f.clock.Unix()+1000, 90)
+		if stolen == nil || stolen.Attempts != 2 {
+			t.Fatalf("take-over claim %+v", stolen)
+		}
+		close(finish)
+		<-done
+		row := f.onlyRow(t)
+		if row.ReservedAt == nil || *row.ReservedAt != stolen.ReservedAt || row.Attempts != 2 {
+			t.Fatalf("row %+v: the first worker's completion touched the new owner's row", row)
+		}
+		if s := w.Stats(); s.Lost != 1 || s.Processed != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestMaintenanceModeAndPausedQueues(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var mu sync.Mutex
+		var ran []string
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			mu.Lock()
+			ran = append(ran, j.Queue)
+			mu.Unlock()
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		f.push(t, "other", envelope(t, jobClass, "", nil))
+		if err := f.Conn.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
+			t.Fatal(err)
+		}
+		queues := []string{"default", "other"}
+		down := func(c *Config) { c.LaravelVersion = "12.40"; c.Queues = queues; c.MaxTime = 300 * time.Millisecond }
+		if _, err := f.worker(t, down).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(ran) != 0 {
+			t.Fatalf("ran %v in maintenance mode", ran)
+		}
+		if err := f.Conn.CachePut(bg, pausedPrefix+"database:default", "b:1;", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.worker(t, func(c *Config) { down(c); c.Force = true }).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(ran, ",") != "other" {
+			t.Fatalf("with --force and default paused, ran %v, want [other]", ran)
+		}
+	})
+}
+
+func TestPauseAndResume(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	w := f.worker(t, func(c *Config) { c.MaxTime = 300 * time.Millisecond })
+	w.Pause()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 0 {
+		t.Fatalf("paused worker ran %d jobs (err %v)", calls.Load(), err)
+	}
+	w.Resume()
+	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
+		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,31 +87,33 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		return
 	}
 	r.h, r.at = h, handlerFrame(h)
-	w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
-
-	limits := w.limits(env)
-	now := w.clock().Unix()
-	if limits.AlreadyExceeded(w.version, j.Attempts, now) {
-		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
-		return
-	}
-
 	hj := &handlers.Job{
 		ID: j.ID, UUID: env.UUID, Connection: w.cfg.Connection, Queue: j.Queue, Attempts: j.Attempts,
 		Class: r.class, Envelope: env,
 	}
+	r.hj = hj
+	var decodeErr error
 	if env.IsRaw() {
 		_, hj.Method = env.RawTarget()
 		hj.Data = env.Data
-	} else {
-		cmd, err := payload.DecodeCommand(env, w.keyring)
-		if err != nil {
-			w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, err))
+	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil {
+		hj.Command = r.cmd
+		if w.batchNeedsPHP(ctx, r) {
+			w.leave(r, "its batch has PHP callbacks")
 			return
 		}
-		r.cmd, hj.Command = cmd, cmd
 	}
-	r.hj = hj
+	w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
+
+	limits := w.limits(env)
+	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
+		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
+		return
+	}
+	if decodeErr != nil {
+		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
+		return
+	}
 
 	herr, timedOut, wait := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env))
 	if timedOut {
@@ -319,7 +322,8 @@ func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
 // release the unique lock and record the failure in the job's batch.
 func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 	j := r.rj.job
-	text := ExceptionText(cause, r.at)
+	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
+	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
 	uuid := ""
 	if r.env != nil {
 		uuid = r.env.UUID

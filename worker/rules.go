@@ -52,6 +52,7 @@ type VersionError struct {
 	Value string
 }
 
+// Error names the value and how to write a version.
 func (e *VersionError) Error() string {
 	return "laravel version " + strconv.Quote(e.Value) + " is not a version: write the app's framework version, e.g. 8.83, 11 or 12.54 (composer show laravel/framework)"
 }

@@ -32,12 +32,22 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 	case policy == UnhandledFail:
 		w.fail(ctx, r, newException(NoHandlerClass, "No Go handler is registered for "+r.class+"; register one, or run artisan-go with unhandled: leave so PHP workers run it.", nil))
 	default:
-		// Remember the id before handing the row back, so no claim in between takes it again.
-		w.excluded.add(j.ID)
-		if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
-			return w.queue.JobReturn(ctx, []*laravel.Job{j})
-		}, &w.stats.left) {
-			w.log.Info("Left for PHP (no Go handler)", "class", r.displayName, "id", j.ID, "queue", j.Queue)
-		}
+		w.leave(r, "no Go handler")
+	}
+}
+
+// leave hands a claimed row back untouched (reservation and attempt undone) for PHP workers, and
+// remembers its id so that this worker does not claim it again.
+func (w *Worker) leave(r *jobRun, why string) {
+	j := r.rj.job
+	// Remember the id before handing the row back, so no claim in between takes it again.
+	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
+		w.log.Warn("more jobs are left for PHP than this worker remembers; it may claim some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
+			"remembered", w.cfg.ExcludeLimit)
+	}
+	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
+		return w.queue.JobReturn(ctx, []*laravel.Job{j})
+	}, &w.stats.left) {
+		w.log.Info("Left for PHP ("+why+")", "class", r.displayName, "id", j.ID, "queue", j.Queue)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/metrics"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +31,12 @@ const (
 	ExitMemoryLimit = 12
 )
 
+// Batch-callback policies (Config.BatchCallbacks).
+const (
+	BatchCallbacksPHP = "php" // leave jobs of batches with callbacks to PHP workers
+	BatchCallbacksRun = "run" // run them here; the callbacks are skipped
+)
+
 // Unhandled-class policies.
 const (
 	UnhandledLeave = "leave" // hand the row back for PHP workers
@@ -36,8 +44,9 @@ const (
 	UnhandledMove  = "move:" // prefix: push the exact payload onto another queue
 )
 
-// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Zero values mean
-// Laravel's defaults where Laravel has one (see Defaults).
+// Config holds the worker options: Laravel's queue:work options plus artisan-go's own. Start from
+// Defaults, which has Laravel's; New fills a few zero values that cannot be meant literally (no queues,
+// no concurrency, no retry_after).
 type Config struct {
 	Connection     string        // queue connection name written to failed_jobs, e.g. "database"
 	LaravelVersion string        // the app's framework version, e.g. "8.83"; rules differ by version
@@ -56,6 +65,11 @@ type Config struct {
 	Concurrency    int           // jobs in flight; at least 1
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
+	Force          bool          // --force: work while the application is in maintenance mode
+	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
+	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
+	// the callbacks are skipped.
+	BatchCallbacks string
 	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
 	FailedDriver   string        // "database-uuids", "database" or "null"
@@ -119,6 +133,9 @@ type Worker struct {
 	log      *slog.Logger
 	clock    func() time.Time
 	excluded *idRing
+	// leaveWarned records that the excluded ids overflowed once, which is logged once.
+	leaveWarned atomic.Bool
+	paused      atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -179,6 +196,11 @@ func New(p Params) (*Worker, error) {
 	default:
 		return nil, fmt.Errorf("%w: unhandled policy %q: use leave, fail or move:<queue>", ErrConfig, cfg.Unhandled)
 	}
+	switch cfg.BatchCallbacks {
+	case "", BatchCallbacksPHP, BatchCallbacksRun:
+	default:
+		return nil, fmt.Errorf("%w: batch callbacks policy %q: use php or run", ErrConfig, cfg.BatchCallbacks)
+	}
 	if cfg.Timeout > 0 && cfg.Timeout >= cfg.RetryAfter {
 		// Laravel documents the same rule; renewal makes it safe here, so it is only a warning.
 		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice",
@@ -204,6 +226,21 @@ func logger(l *slog.Logger) *slog.Logger {
 	return l
 }
 
+// Pause stops claiming new jobs until Resume, as SIGUSR2 does to Laravel's worker; running jobs
+// continue and stop conditions are still checked.
+func (w *Worker) Pause() {
+	if !w.paused.Swap(true) {
+		w.log.Info("paused; not claiming jobs until resumed")
+	}
+}
+
+// Resume undoes Pause, as SIGCONT does to Laravel's worker.
+func (w *Worker) Resume() {
+	if w.paused.Swap(false) {
+		w.log.Info("resumed")
+	}
+}
+
 // Stats returns a snapshot of the counters.
 func (w *Worker) Stats() Stats {
 	s := &w.stats
@@ -219,16 +256,23 @@ func (w *Worker) Stats() Stats {
 // --stop-when-empty, --max-time, --max-jobs, --once) or until ctx is cancelled (SIGTERM/SIGINT), and
 // returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
-// backoff; they never stop the worker.
+// backoff; they never stop the worker. Like Laravel's worker it claims nothing while the application is
+// in maintenance mode (the cache maintenance driver's key) unless Force is set, and skips queues paused
+// with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
-	started := time.Now()
-	lastRestart := w.restartSignal(ctx, "")
+	st := &stopState{started: time.Now(), paused: map[string]bool{}}
+	st.lastRestart = w.restartSignal(ctx, "")
+	w.readSignals(ctx, st)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 
 	if w.cfg.Once {
+		if st.down && !w.cfg.Force {
+			sleepCtx(ctx, w.cfg.Sleep)
+			return ExitSuccess, nil
+		}
 		found, err := w.runOne(ctx, jobCtx)
 		if err != nil {
 			w.log.Error("claim failed", "error", err)
@@ -239,19 +283,33 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		return w.finish(ctx, cancelJobs, ExitSuccess), nil
 	}
 
-	var jobs int
 	claimBackoff := time.Duration(0)
 	for {
 		if ctx.Err() != nil {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
 		}
+		w.readSignals(ctx, st)
+		if (st.down && !w.cfg.Force) || w.paused.Load() {
+			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
+			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
+			if status, stop := w.shouldStop(ctx, st, false); stop {
+				return w.finish(ctx, cancelJobs, status), nil
+			}
+			continue
+		}
 		free := cap(w.slots) - len(w.slots)
 		claimed, err := 0, error(nil)
 		if free > 0 {
-			claimed, err = w.claimAndStart(ctx, jobCtx, free)
-			jobs += claimed
+			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
+			st.jobs += claimed
 		}
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The claim was interrupted by the stop signal; the next check stops the loop.
+		case err != nil && transient(err):
+			// A deadlock victim or a busy SQLite file: another claimer won; try again shortly.
+			w.log.Debug("claim conflict; retrying", "error", err)
+			sleepCtx(ctx, 20*time.Millisecond)
 		case err != nil:
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
@@ -266,24 +324,89 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			}
 		case free == 0:
 			w.waitForSlot(ctx)
-		default:
-			if !w.cfg.StopWhenEmpty {
-				w.sleepOrSlot(ctx, w.cfg.Sleep)
+		case w.cfg.StopWhenEmpty:
+			// Nothing to claim: wait for the running jobs (one may continue a chain) rather than spin.
+			if w.inFlight() > 0 {
+				w.waitForCompletion(ctx)
 			}
+		default:
+			w.sleepOrSlot(ctx, w.cfg.Sleep)
 		}
-		if status, stop := w.shouldStop(ctx, started, &lastRestart, jobs, err == nil && free > 0 && claimed == 0); stop {
+		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
 }
 
+// transient reports whether a database error is a lost race (deadlock victim, lock wait, SQLITE_BUSY)
+// that is retried at once rather than backed off.
+func transient(err error) bool {
+	return errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)
+}
+
+// signalsEvery is how often the loop reads the cache signals (queue:restart, maintenance mode, paused
+// queues). Laravel reads them on every loop; with many jobs a second that costs queries each, so they are
+// read at most this often instead.
+const signalsEvery = time.Second
+
+// Cache keys Laravel's commands write for workers.
+const (
+	restartKey     = "illuminate:queue:restart"
+	maintenanceKey = "illuminate:foundation:down" // php artisan down with the cache maintenance driver (9.x+)
+	pausedPrefix   = "illuminate:queue:paused:"   // + connection:queue, php artisan queue:pause (12.40+)
+)
+
+// stopState is what the stop conditions and signals remember between loops.
+type stopState struct {
+	started     time.Time
+	lastRestart string
+	signalsRead time.Time
+	restart     bool            // queue:restart changed since the start
+	down        bool            // the application is in maintenance mode
+	paused      map[string]bool // queues paused with queue:pause
+	jobs        int
+}
+
+// readSignals reads the cache signals when signalsEvery has passed since the last read.
+func (w *Worker) readSignals(ctx context.Context, st *stopState) {
+	if !w.cfg.CacheEnabled || time.Since(st.signalsRead) < signalsEvery {
+		return
+	}
+	st.signalsRead = time.Now()
+	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
+		st.restart = true
+	}
+	if !w.cfg.Force && w.version.AtLeast(9, 0) {
+		if _, down, err := w.conn.CacheGet(ctx, maintenanceKey); err == nil {
+			if down && !st.down {
+				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
+			}
+			st.down = down
+		}
+	}
+	if w.version.AtLeast(12, 40) {
+		for _, q := range w.cfg.Queues {
+			v, ok, err := w.conn.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
+			if err != nil {
+				continue
+			}
+			paused := ok && v != "b:0;" && v != "N;"
+			if paused != st.paused[q] {
+				w.log.Info("queue pause changed", "queue", q, "paused", paused)
+			}
+			st.paused[q] = paused
+		}
+	}
+}
+
 // shouldStop checks Laravel's stop conditions in Laravel's order.
-func (w *Worker) shouldStop(ctx context.Context, started time.Time, lastRestart *string, jobs int, empty bool) (int, bool) {
+func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int, bool) {
 	if w.cfg.MemoryMB > 0 && memoryMB() >= float64(w.cfg.MemoryMB) {
 		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(memoryMB()), "limit_mb", w.cfg.MemoryMB)
 		return ExitMemoryLimit, true
 	}
-	if cur := w.restartSignal(ctx, *lastRestart); cur != *lastRestart {
+	w.readSignals(ctx, st)
+	if st.restart {
 		w.log.Info("queue:restart signal received; stopping")
 		return ExitSuccess, true
 	}
@@ -291,11 +414,11 @@ func (w *Worker) shouldStop(ctx context.Context, started time.Time, lastRestart 
 		w.log.Info("queue is empty; stopping (--stop-when-empty)")
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxTime > 0 && time.Since(started) >= w.cfg.MaxTime {
+	if w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime {
 		w.log.Info("--max-time reached; stopping")
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxJobs > 0 && jobs >= w.cfg.MaxJobs {
+	if w.cfg.MaxJobs > 0 && st.jobs >= w.cfg.MaxJobs {
 		w.log.Info("--max-jobs reached; stopping")
 		return ExitSuccess, true
 	}
@@ -328,26 +451,25 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 }
 
 func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
-	n, err := w.claimAndStart(ctx, jobCtx, 1)
+	n, err := w.claimAndStart(ctx, jobCtx, 1, nil)
 	w.wg.Wait()
 	return n > 0, err
 }
 
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
-// again from the first queue), and starts each one.
-func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, error) {
+// again from the first queue), and starts each one. Up to maxParallelClaims claims run at once, so that
+// with several free slots the claim transactions overlap instead of queueing one commit behind another.
+func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused map[string]bool) (int, error) {
 	total := 0
+	var firstErr error
 	for _, q := range w.cfg.Queues {
 		if total >= limit {
 			break
 		}
-		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
-			Queue: q, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
-			Limit: limit - total, ExcludeIDs: w.excluded.list(),
-		})
-		if err != nil {
-			return total, fmt.Errorf("claim job from queue %q: %w", q, err)
+		if paused[q] {
+			continue
 		}
+		jobs, err := w.claimParallel(ctx, q, limit-total)
 		for _, j := range jobs {
 			if j.Queue == "" {
 				j.Queue = q
@@ -356,8 +478,68 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int) (int, err
 			w.start(ctx, jobCtx, j)
 			total++
 		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("claim job from queue %q: %w", q, err)
+		}
+		if err != nil && len(jobs) == 0 {
+			return total, firstErr
+		}
 	}
-	return total, nil
+	if total > 0 {
+		if firstErr != nil && !transient(firstErr) {
+			w.log.Warn("some claims failed", "error", firstErr)
+		}
+		return total, nil // the claims that worked count; a failed one is retried by the next loop
+	}
+	return total, firstErr
+}
+
+// maxParallelClaims bounds the claim transactions one worker runs at once.
+const maxParallelClaims = 8
+
+// claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once.
+func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
+	claim := func(n int) ([]*laravel.Job, error) {
+		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
+			Limit: n, ExcludeIDs: w.excluded.list(),
+		})
+	}
+	parallel := min(limit, maxParallelClaims)
+	if !strings.Contains(strings.ToUpper(w.conn.Lock()), "SKIP LOCKED") {
+		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
+		// behind the same lock, so one claim takes them all in turn.
+		parallel = 1
+	}
+	if parallel <= 1 {
+		return claim(limit)
+	}
+	type result struct {
+		jobs []*laravel.Job
+		err  error
+	}
+	results := make(chan result, parallel)
+	for i := range parallel {
+		n := limit / parallel
+		if i < limit%parallel {
+			n++
+		}
+		go func() {
+			jobs, err := claim(n)
+			results <- result{jobs, err}
+		}()
+	}
+	var all []*laravel.Job
+	var firstErr error
+	for range parallel {
+		r := <-results
+		all = append(all, r.jobs...)
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, firstErr
 }
 
 // start runs one claimed job on its own goroutine, holding a slot until it completes or is abandoned.
@@ -398,6 +580,11 @@ func (w *Worker) waitForSlot(ctx context.Context) {
 	if w.inFlight() < cap(w.slots) {
 		return
 	}
+	w.waitForCompletion(ctx)
+}
+
+// waitForCompletion waits until a running job frees its slot.
+func (w *Worker) waitForCompletion(ctx context.Context) {
 	select {
 	case <-w.freed:
 	case <-ctx.Done():
@@ -490,5 +677,3 @@ func (w *Worker) restartSignal(ctx context.Context, prev string) string {
 	}
 	return v
 }
-
-const restartKey = "illuminate:queue:restart"

@@ -47,6 +47,7 @@ var demoJobs = []string{"welcome", "podcast", "secret", "flaky", "retry-until", 
 // backoffs.
 type demoClock struct{ offset atomic.Int64 }
 
+// Now returns the moved time.
 func (c *demoClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
 
 func runDemo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -73,6 +74,12 @@ func demo(ctx context.Context, path string, verbose bool, out io.Writer) error {
 			return fmt.Errorf("reset %s: %w", path+suffix, err)
 		}
 	}
+	// Laravel's SQLite database is a file the app creates (touch database/database.sqlite).
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	f.Close()
 	clk := &demoClock{}
 	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.SQLite, Database: path, CachePrefix: demoCachePrefix, Clock: clk.Now})
 	if err != nil {
@@ -185,6 +192,7 @@ type welcomeEmail struct {
 // uniqueReport handles App\Jobs\UniqueReport, whose PHP uniqueId() returns reportId.
 type uniqueReport struct{ out io.Writer }
 
+// Handle builds the report.
 func (u uniqueReport) Handle(ctx context.Context, j *handlers.Job) error {
 	fmt.Fprintf(u.out, "  ✓ UniqueReport #%s built\n", u.UniqueID(j))
 	return nil

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
@@ -101,7 +103,8 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 1
 	}
 	defer conn.Close()
-	status, err := work(ctx, cfg, conn, handlers.Default(), log)
+	_, queueFlag := overrides["worker.queues"]
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
@@ -165,11 +168,24 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (int, error) {
-	w, q, err := newWorker(cfg, conn, reg, log)
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag)
 	if err != nil {
 		return 1, err
 	}
+	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR2, syscall.SIGCONT)
+	defer func() { signal.Stop(sig); close(sig) }()
+	go func() {
+		for s := range sig {
+			if s == syscall.SIGUSR2 {
+				w.Pause()
+			} else {
+				w.Resume()
+			}
+		}
+	}()
 	status, err := w.Run(ctx)
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
@@ -178,7 +194,8 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger) (*worker.Worker, laravel.Queue, error) {
+// queueFlag says the queues came from --queue rather than from the connection's queue.
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
 	if err != nil {
 		return nil, nil, err
@@ -192,13 +209,16 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 			return nil, nil, fmt.Errorf("APP_KEY: %w", err)
 		}
 	}
-	wc, err := workerConfig(cfg)
+	wc, err := workerConfig(cfg, queueFlag)
 	if err != nil {
 		return nil, nil, err
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
 		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
+	if len(reg.Classes()) == 0 {
+		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
+	}
 	if cfg.Cache.Store != "database" {
 		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
@@ -217,7 +237,7 @@ func addRoutes(reg *handlers.Registry, rs []config.Route) error {
 }
 
 // workerConfig maps the configuration onto the worker's options.
-func workerConfig(cfg *config.Config) (worker.Config, error) {
+func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	loc, err := time.LoadLocation(cfg.App.Timezone)
 	if err != nil {
 		return worker.Config{}, fmt.Errorf("app.timezone %q: %w; use an IANA name such as UTC or Europe/Paris", cfg.App.Timezone, err)
@@ -227,16 +247,16 @@ func workerConfig(cfg *config.Config) (worker.Config, error) {
 	wc.Connection = cfg.Connection
 	wc.LaravelVersion = cfg.LaravelVersion
 	wc.Queues = w.Queues
-	// The connection's default queue is DB_QUEUE, which also sets worker.queues; with a priority list
-	// given on the command line, Laravel's skeleton default "default" is the best guess.
+	// Chain links without a queue go to the connection's queue: "default" in Laravel 8-10's
+	// config/queue.php, DB_QUEUE from 11 on, which is what worker.queues holds when --queue is not given.
 	wc.DefaultQueue = "default"
-	if len(w.Queues) == 1 {
+	if v, err := worker.ParseVersion(cfg.LaravelVersion); err == nil && v.AtLeast(11, 0) && !queueFlag && len(w.Queues) == 1 {
 		wc.DefaultQueue = w.Queues[0]
 	}
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
-	wc.ShutdownGrace = w.ShutdownGrace
+	wc.ShutdownGrace, wc.Force = w.ShutdownGrace, w.Force
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc

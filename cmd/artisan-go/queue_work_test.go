@@ -16,6 +16,9 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "database.sqlite")
 	ctx := context.Background()
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.SQLite, Database: db})
 	if err != nil {
 		t.Fatal(err)

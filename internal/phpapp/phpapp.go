@@ -134,10 +134,30 @@ func find() probe {
 	return probeResult
 }
 
-// appDir returns the absolute path of testdata/laravel, found from this source file.
+// appDir returns the absolute path of testdata/laravel: next to this source file, or (when the test
+// binary was built with -trimpath) above the working directory, which go test sets to the package.
 func appDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "laravel")
+	var starts []string
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, dir := range starts {
+		for {
+			app := filepath.Join(dir, "testdata", "laravel")
+			if _, err := os.Stat(filepath.Join(app, "artisan")); err == nil {
+				return app
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return filepath.Join("testdata", "laravel")
 }
 
 var pdoDriver = map[string]string{"mysql": "pdo_mysql", "mariadb": "pdo_mysql", "pgsql": "pdo_pgsql", "sqlite": "pdo_sqlite"}
@@ -295,6 +315,9 @@ func (a *App) Getenv(key string) string {
 // `artisan-go --env-file`.
 func (a *App) EnvFile() string { return a.envFile }
 
+// PHP returns the path of the php binary the application runs with.
+func (a *App) PHP() string { return a.php }
+
 // Dir returns the directory of the Laravel application (testdata/laravel).
 func (a *App) Dir() string { return a.base }
 
@@ -324,6 +347,12 @@ func (a *App) Artisan(ctx context.Context, args ...string) (string, error) {
 		return stdout.String(), &ArtisanError{Args: args, Err: err, Stdout: stdout.String(), Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
+}
+
+// Work runs PHP's worker until the queue is empty (`queue:work database --stop-when-empty args...`) and
+// returns what it printed.
+func (a *App) Work(ctx context.Context, args ...string) (string, error) {
+	return a.Artisan(ctx, append([]string{"queue:work", "database", "--stop-when-empty"}, args...)...)
 }
 
 // ArtisanError describes a failed artisan command.

@@ -212,7 +212,7 @@ func TestFailedJobCommands(t *testing.T) {
 		ctx := testContext(t)
 		app := phpapp.New(t, db)
 		d := app.MustDispatch(ctx, "failing", phpapp.Count(2), phpapp.OnQueue("critical"))
-		if _, err := app.Artisan(ctx, "queue:work", "database", "--queue=critical", "--stop-when-empty"); err != nil {
+		if _, err := app.Work(ctx, "--queue=critical"); err != nil {
 			t.Fatal(err)
 		}
 		failed, err := app.FailedJobs(ctx)
@@ -261,7 +261,7 @@ func TestEnvFile(t *testing.T) {
 	odd := `Interop "quoted" $HOME ${APP_ENV} back\slash # not a comment`
 	app := phpapp.New(t, testenv.SQLite(t), phpapp.WithoutSchema(), phpapp.WithEnv("APP_NAME="+odd))
 	script := `require 'Illuminate/autoload.php'; echo json_encode(Dotenv\Dotenv::createArrayBacked($argv[1])->load());`
-	out, err := exec.Command("php", "-r", script, filepath.Dir(app.EnvFile())).Output()
+	out, err := exec.Command(app.PHP(), "-r", script, filepath.Dir(app.EnvFile())).Output()
 	if err != nil {
 		t.Fatalf("php reading %s: %v", app.EnvFile(), err)
 	}
@@ -301,7 +301,7 @@ func TestRedisUniqueLock(t *testing.T) {
 	if d := app.MustDispatch(ctx, "unique", phpapp.Key("r")); len(d.Jobs) != 0 {
 		t.Fatalf("second unique dispatch queued %d jobs while the lock is held in Redis", len(d.Jobs))
 	}
-	if _, err := app.Artisan(ctx, "queue:work", "database", "--stop-when-empty"); err != nil {
+	if _, err := app.Work(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if d := app.MustDispatch(ctx, "unique", phpapp.Key("r")); len(d.Jobs) != 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,8 @@ type RaceParams struct {
 	// ReleaseFirst releases every job on its first attempt (a new row, as after an exception with
 	// backoff 0) and deletes it on the second, so inserts race with claims and deletes.
 	ReleaseFirst bool
+	// Work is how long each job's handler runs, so that claims scan past rows still reserved.
+	Work time.Duration
 }
 
 // Race pushes jobs and drains them with workers goroutines, each on its own Conn as separate worker
@@ -82,6 +85,7 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 					mu.Lock()
 					runs[string(j.Payload)]++
 					mu.Unlock()
+					time.Sleep(rp.Work)
 					if rp.ReleaseFirst && j.Attempts == 1 {
 						if err := q.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: time.Now().Unix()}); err != nil {
 							t.Errorf("worker %d: %v", w, err)
@@ -135,7 +139,7 @@ func init() {
 	// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
 	// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
 	register("WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true})
+		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
 		t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
 	})
 
@@ -183,36 +187,23 @@ func injectedConflict(t *testing.T, s *Setup) {
 		return
 	}
 
-	tx, err := c.DB().BeginTxx(bg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	ins := c.Rebind("insert into " + c.Q(c.Tables().FailedJobs) + " (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
-	for i := range 50 { // weight, so MariaDB picks the fail as the victim
-		if _, err := tx.Exec(ins, fmt.Sprintf("ffffffff-0000-4000-8000-%012d", i)); err != nil {
+	// Under load the database may still pick the injecting transaction as the victim (PostgreSQL
+	// checks each waiter once, deadlock_timeout after it began waiting); then try again with a new job.
+	for attempt := 1; ; attempt++ {
+		won, err := injectDeadlock(t, s, j, uuid)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := tx.Exec(ins, uuid); err != nil {
-		t.Fatal(err)
-	}
-	failed := make(chan error, 1)
-	go func() {
-		p := failParams()
-		p.UUID = uuid
-		failed <- s.Queue.JobFail(bg, j, p)
-	}()
-	waitForLockWait(t, c)
-	var id int64
-	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
-		t.Fatalf("the injecting transaction lost the deadlock instead: %v", err)
-	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-failed; err != nil {
-		t.Fatalf("fail after a deadlock: %v", err)
+		if won {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("the injecting transaction was the deadlock victim three times")
+		}
+		t.Logf("attempt %d: the injecting transaction was the victim; again", attempt)
+		s.Push(t, "default", t0, t0, 1+attempt)
+		j = s.Claim(t, s.Queue, "default", t0, 90)
+		uuid = fmt.Sprintf("00000000-0000-4000-8000-%012d", 1+attempt)
 	}
 	st := c.Stats()
 	if st.Deadlocks < 1 || st.Retries < 1 {
@@ -221,17 +212,69 @@ func injectedConflict(t *testing.T, s *Setup) {
 	if rows := s.Rows(t); len(rows) != 0 {
 		t.Fatalf("job still there after the retried fail: %+v", rows)
 	}
-	if f := s.FailedRows(t); len(f) != 1 || f[0].UUID != uuid {
-		t.Fatalf("failed_jobs = %+v, want the one row of the retried fail", f)
+	if f := s.FailedRows(t); len(f) == 0 || f[len(f)-1].UUID != uuid {
+		t.Fatalf("failed_jobs = %+v, want the row of the retried fail last", f)
 	}
 	t.Logf("injected deadlock: %+v", st)
 }
 
+// injectDeadlock runs one deadlock between JobFail of j and a second transaction, and reports whether
+// the fail was the victim (and then retried successfully).
+func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWasVictim bool, err error) {
+	c := s.Conn
+	before := c.Stats().Deadlocks
+	tx, err := c.DB().BeginTxx(bg, nil)
+	if err != nil {
+		return false, err
+	}
+	if c.Dialect() == laravel.Postgres {
+		// Let the fail's deadlock check run first; PostgreSQL aborts the backend whose check finds the
+		// cycle. Setting it needs a superuser; without one the retry loop copes.
+		if _, err := tx.Exec("set local deadlock_timeout = '3s'"); err != nil {
+			_ = tx.Rollback()
+			if tx, err = c.DB().BeginTxx(bg, nil); err != nil {
+				return false, err
+			}
+		}
+	}
+	defer tx.Rollback()
+	ins := c.Rebind("insert into " + c.Q(c.Tables().FailedJobs) + " (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
+	for i := range 50 { // weight, so MariaDB picks the fail as the victim
+		if _, err := tx.Exec(ins, fmt.Sprintf("ffffffff-0000-4000-8000-%012d", i)); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.Exec(ins, uuid); err != nil {
+		return false, err
+	}
+	failed := make(chan error, 1)
+	go func() {
+		p := failParams()
+		p.UUID = uuid
+		failed <- s.Queue.JobFail(bg, j, p)
+	}()
+	waitForLockWait(t, c, failed)
+	var id int64
+	lockErr := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id)
+	if err := tx.Rollback(); err != nil && lockErr == nil {
+		return false, err
+	}
+	if err := <-failed; err != nil {
+		return false, fmt.Errorf("fail after a deadlock: %w", err)
+	}
+	if lockErr != nil {
+		return false, nil
+	}
+	return c.Stats().Deadlocks > before, nil
+}
+
 // waitForLockWait waits until some transaction on the server waits for a row lock: the fail has deleted
 // the row and waits on the uuid.
-func waitForLockWait(t *testing.T, c *laravel.Conn) {
+func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 	t.Helper()
-	q := "select count(*) from information_schema.innodb_trx where trx_state = 'LOCK WAIT' and trx_query like ?"
+	// MariaDB's information_schema.innodb_trx does not reliably list the waiting insert; its process
+	// list does, in state "Update" for as long as it waits.
+	q := "select count(*) from information_schema.processlist where state = 'Update' and time_ms > 50 and info like ?"
 	if c.Dialect() == laravel.Postgres {
 		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
 	}
@@ -244,6 +287,56 @@ func waitForLockWait(t *testing.T, c *laravel.Conn) {
 		if n > 0 {
 			return
 		}
+		select {
+		case err := <-failed:
+			t.Fatalf("the fail finished without waiting for the injected transaction: %v", err)
+		default:
+		}
 	}
 	t.Fatal("the fail never waited for the injected transaction")
+}
+
+func init() {
+	register("LockWaitTimeout", Options{}, lockWaitTimeout)
+}
+
+// lockWaitTimeout holds the claimed row in a second transaction while a delete on a connection with a
+// short lock wait (MySQL innodb_lock_wait_timeout 1 s, PostgreSQL lock_timeout 300 ms) waits for it:
+// the delete must report ErrBusy (1205, 55P03) and leave the claim for a later try. SQLite's busy
+// timeout is covered by InjectedConflict.
+func lockWaitTimeout(t *testing.T, s *Setup) {
+	c := s.Conn
+	param := map[laravel.Dialect]string{laravel.MySQL: "innodb_lock_wait_timeout=1", laravel.Postgres: "lock_timeout=300"}[c.Dialect()]
+	if param == "" {
+		t.Skip("SQLite locks the whole database, not rows; its busy timeout is covered by InjectedConflict")
+	}
+	s.Push(t, "default", t0, t0, 1)
+	j := s.Claim(t, s.Queue, "default", t0, 90)
+	p := s.Params
+	if strings.Contains(p.DSN, "?") {
+		p.DSN += "&" + param
+	} else {
+		p.DSN += "?" + param
+	}
+	q := s.NewQueue(t, Open(t, p))
+	tx, err := c.DB().BeginTxx(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var id int64
+	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	err = q.JobDelete(bg, j)
+	if !errors.Is(err, laravel.ErrBusy) {
+		t.Fatalf("delete of a row another transaction holds: err = %v, want ErrBusy", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	wantUntouched(t, s, j)
+	if err := q.JobDelete(bg, j); err != nil {
+		t.Fatalf("delete once the row is free: %v", err)
+	}
 }

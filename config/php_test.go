@@ -1,0 +1,114 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"reflect"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
+
+// phpDotenv is a PHP script that reads a JSON list of .env contents on standard input and loads each
+// with phpdotenv into an array-backed repository, printing a JSON list of {"vars": ...} or
+// {"error": ...}.
+const phpDotenv = `
+$out = [];
+foreach (json_decode(stream_get_contents(STDIN), true) as $content) {
+    $dir = sys_get_temp_dir() . '/dotenv-' . bin2hex(random_bytes(8));
+    mkdir($dir);
+    file_put_contents("$dir/.env", $content);
+    try {
+        $vars = Dotenv\Dotenv::createArrayBacked($dir)->load();
+        $out[] = ['vars' => (object) array_filter($vars, fn ($v) => $v !== null)];
+    } catch (Throwable $e) {
+        $out[] = ['error' => $e->getMessage()];
+    }
+    unlink("$dir/.env");
+    rmdir($dir);
+}
+echo json_encode($out);
+`
+
+// runPHP runs a PHP script with Laravel's autoloader on the include path, the JSON of input on its
+// standard input, and returns what it prints. It reports PHP as missing (false) when it cannot run.
+func runPHP(t *testing.T, script string, input any) ([]byte, bool) {
+	t.Helper()
+	in, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("php", "-d", "include_path=.:/usr/share/php", "-r", "require 'Illuminate/autoload.php';"+script)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		testenv.Missing(t, "PHP with Laravel is not usable (%v: %s): apt-get install php-cli php-laravel-framework", err, stderr.String())
+		return nil, false
+	}
+	return out, true
+}
+
+// TestSlugAgreesWithPHP compares slug with Laravel's Str::slug on application names.
+func TestSlugAgreesWithPHP(t *testing.T) {
+	t.Parallel()
+	names := []string{"Laravel", "My Shop!", "  Café   Crème-Brûlée ", "a.b", "a@b", "__x__y__", "Straße",
+		"Ünïcødé Tëst", "Søren Łukasz", "日本 app", "x-y_z", "A & B", "Ørsted 2.0 (beta)", "", "--"}
+	out, ok := runPHP(t, `
+$out = [];
+foreach (json_decode(stream_get_contents(STDIN), true) as $n) {
+    $out[] = [Illuminate\Support\Str::slug($n, '_'), Illuminate\Support\Str::slug($n)];
+}
+echo json_encode($out);`, names)
+	if !ok {
+		return
+	}
+	var want [][2]string
+	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(names) {
+		t.Fatalf("PHP printed %q (%v)", out, err)
+	}
+	for i, n := range names {
+		if got := [2]string{slug(n, '_'), slug(n, '-')}; got != want[i] {
+			t.Errorf("slug(%q) = %q, Str::slug gives %q", n, got, want[i])
+		}
+	}
+}
+
+// TestParseDotenvAgreesWithPHP runs every .env case through Laravel's own parser, phpdotenv, and
+// checks that this package reads the same variables, and rejects what it rejects. The real environment
+// is empty on both sides.
+func TestParseDotenvAgreesWithPHP(t *testing.T) {
+	t.Parallel()
+	var contents []string
+	for _, c := range dotenvCases {
+		contents = append(contents, c.content)
+	}
+	for _, c := range dotenvErrorCases {
+		contents = append(contents, c.content)
+	}
+	out, ok := runPHP(t, phpDotenv, contents)
+	if !ok {
+		return
+	}
+	var results []struct {
+		Vars  map[string]string `json:"vars"`
+		Error *string           `json:"error"`
+	}
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(contents) {
+		t.Fatalf("PHP printed %q (%v)", out, err)
+	}
+	for i, content := range contents {
+		got, _, goErr := parseDotenv(".env", content, nil)
+		php := results[i]
+		switch {
+		case php.Error != nil && goErr == nil:
+			t.Errorf("%q: phpdotenv rejects it (%s), this package reads %q", content, *php.Error, got)
+		case php.Error == nil && goErr != nil:
+			t.Errorf("%q: phpdotenv reads %q, this package rejects it: %v", content, php.Vars, goErr)
+		case php.Error == nil && !reflect.DeepEqual(got, php.Vars) && (len(got) != 0 || len(php.Vars) != 0):
+			t.Errorf("%q: phpdotenv reads %q, this package %q", content, php.Vars, got)
+		}
+	}
+}

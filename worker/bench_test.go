@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/phpapp"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// benchDatabases are the databases the benchmarks run on.
+var benchDatabases = []struct {
+	name string
+	open func(testing.TB) testenv.Database
+}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}, {"sqlite", testenv.SQLite}}
+
+// BenchmarkWorker measures end-to-end throughput: b.N real 8.83-style jobs claimed, decoded, run by a
+// trivial handler and deleted, on each database, at several concurrencies.
+func BenchmarkWorker(b *testing.B) {
+	for _, d := range benchDatabases {
+		for _, conc := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/concurrency=%d", d.name, conc), func(b *testing.B) {
+				f := newFixture(b, d.open(b))
+				f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error { return nil }))
+				body := envelope(b, jobClass, "", nil)
+				now := f.clock.Unix()
+				for range b.N {
+					if _, err := f.Queue.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: body, Now: now, AvailableAt: now}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cfg := Defaults()
+				cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = conc, true, 0, 0
+				w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				start := time.Now()
+				if _, err := w.Run(bg); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
+			})
+		}
+	}
+}
+
+// BenchmarkVersusPHP runs the same b.N App\Jobs\Noop jobs, enqueued by PHP's Queue::bulk, once through
+// `php artisan queue:work --stop-when-empty` (one process, as Laravel runs it; its boot time is
+// included) and once through the Go worker at concurrency 8, and reports both rates.
+func BenchmarkVersusPHP(b *testing.B) {
+	for _, d := range benchDatabases {
+		b.Run(d.name, func(b *testing.B) {
+			app := phpapp.New(b, d.open(b))
+			db := app.Database()
+			conn, err := laravel.Open(bg, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN, CachePrefix: app.Getenv("CACHE_PREFIX")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			reg := handlers.NewRegistry()
+			reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error { return nil }))
+			ctx := context.Background()
+			if _, err := app.BenchEnqueue(ctx, b.N, ""); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			if _, err := app.Work(ctx, "--sleep=0"); err != nil {
+				b.Fatal(err)
+			}
+			php := float64(b.N) / time.Since(start).Seconds()
+			b.StopTimer()
+			if _, err := app.BenchEnqueue(ctx, b.N, ""); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			cfg := Defaults()
+			cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep = 8, true, 0
+			w, err := New(Params{Queue: q, Conn: conn, Registry: reg, Config: cfg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start = time.Now()
+			if _, err := w.Run(ctx); err != nil {
+				b.Fatal(err)
+			}
+			goRate := float64(w.Stats().Processed) / time.Since(start).Seconds()
+			b.ReportMetric(php, "php_jobs/s")
+			b.ReportMetric(goRate, "go_jobs/s")
+		})
+	}
+}
