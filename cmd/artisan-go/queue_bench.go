@@ -38,6 +38,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	batch := fs.Int("batch", laravel.DefaultBatch, "rows per claim for the batch strategy and the bare SQL loop")
 	strategies := fs.String("strategies", strings.Join(laravel.Strategies(), ","), "claim strategies to measure")
 	php := fs.Bool("php", false, "add a baseline row of real php artisan queue:work processes on the same table")
+	phpDB := fs.String("php-db", "", "databases to run the PHP row on (default: every --db)")
 	phpWorkers := fs.Int("php-workers", 10, "PHP queue:work processes in the baseline row")
 	phpApp := fs.String("php-app", "testdata/laravel", "the Laravel application the PHP workers run")
 	phpBin := fs.String("php-binary", "php", "the php binary")
@@ -72,6 +73,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	if *php {
 		p.PHP = *phpWorkers
+		p.PHPDatabases = splitList(*phpDB)
 	}
 	for _, s := range splitList(*strategies) {
 		p.Strategies = append(p.Strategies, s)

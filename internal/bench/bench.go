@@ -50,11 +50,13 @@ type Params struct {
 	Sleep       time.Duration // worker sleep when the queue is empty
 	Bare        bool          // add the bare SQL row per database and worker count
 	PHP         int           // PHP queue:work processes for the baseline row; 0 for none
-	PHPApp      string        // the Laravel application directory (testdata/laravel)
-	PHPBinary   string        // php
-	LegacyIndex bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
-	Timeout     time.Duration // per row
-	Progress    func(format string, args ...any)
+	// PHPDatabases limits the PHP row to these dialects; empty means every database.
+	PHPDatabases []string
+	PHPApp       string        // the Laravel application directory (testdata/laravel)
+	PHPBinary    string        // php
+	LegacyIndex  bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
+	Timeout      time.Duration // per row
+	Progress     func(format string, args ...any)
 }
 
 // Row is the measurement of one strategy at one worker count on one database.
@@ -110,7 +112,7 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 		}
 		r.Servers[string(d.Dialect)] = env.version
 		var rows []Row
-		if p.PHP > 0 {
+		if p.PHP > 0 && (len(p.PHPDatabases) == 0 || slices.Contains(p.PHPDatabases, string(d.Dialect))) {
 			rows = append(rows, env.run(ctx, RowPHP, p.PHP))
 		}
 		for _, w := range p.Workers {
