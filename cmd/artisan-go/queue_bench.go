@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,8 +49,9 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	legacy := fs.Bool("legacy-index", false, "Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE claims")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long")
 	format := fs.String("format", "table", "output format: table or json")
-	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg file")
+	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	from := fs.String("from", "", "render a JSON report of an earlier run instead of running (with --format and --plot)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,8 +66,8 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	if *format != "table" && *format != "json" {
 		return fail(fmt.Errorf("--format %q: use table or json", *format))
 	}
-	if *plot != "" && filepath.Ext(*plot) != ".svg" {
-		return fail(fmt.Errorf("--plot %q: give a file name ending in .svg", *plot))
+	if ext := filepath.Ext(*plot); *plot != "" && ext != ".svg" && ext != ".png" {
+		return fail(fmt.Errorf("--plot %q: give a file name ending in .svg or .png", *plot))
 	}
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
@@ -113,7 +115,13 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		}
 		defer pprof.StopCPUProfile()
 	}
-	report, err := bench.Run(ctx, p)
+	var report *bench.Report
+	var err error
+	if *from != "" {
+		report, err = readReport(*from)
+	} else {
+		report, err = bench.Run(ctx, p)
+	}
 	if err != nil && report == nil {
 		return fail(err)
 	}
@@ -125,7 +133,11 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	if *plot != "" {
 		f, perr := os.Create(*plot)
 		if perr == nil {
-			perr = errors.Join(report.WriteSVG(f), f.Close())
+			write := report.WriteSVG
+			if filepath.Ext(*plot) == ".png" {
+				write = report.WritePNG
+			}
+			perr = errors.Join(write(f), f.Close())
 		}
 		if perr != nil {
 			return fail(fmt.Errorf("--plot: %w", perr))
@@ -152,4 +164,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// readReport reads a report that --format json wrote.
+func readReport(path string) (*bench.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("--from %s: not a queue:bench JSON report: %w", path, err)
+	}
+	return &r, nil
 }
