@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -51,11 +52,17 @@ func OpenQueue(ctx context.Context, c *Conn, p QueueParams) (Queue, string, erro
 	return q, reason, err
 }
 
-// ReturnPrefetched gives back the rows a queue claimed ahead and never handed out (see Prefetcher);
-// a worker calls it when it stops. Queues that do not prefetch have nothing to give back.
-func ReturnPrefetched(ctx context.Context, q Queue) error {
+// Settle tidies up after a worker stops: it gives back the rows the queue claimed ahead and never
+// handed out (Prefetcher) and removes the rows it marked as finished (JobSweeper). Queues that do
+// neither have nothing to do.
+func Settle(ctx context.Context, q Queue) error {
+	var errs []error
 	if p, ok := q.(Prefetcher); ok {
-		return p.JobReturnPrefetched(ctx)
+		errs = append(errs, p.JobReturnPrefetched(ctx))
 	}
-	return nil
+	if s, ok := q.(JobSweeper); ok {
+		_, err := s.JobSweep(ctx)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

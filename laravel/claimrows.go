@@ -101,15 +101,20 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	floor := r.floor(p.Queue)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
-	var err error
-	switch {
-	case c.dialect == Postgres || c.dialect == SQLite:
-		jobs, err = r.claimReturning(ctx, p, where, args, limit)
-	case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
-		jobs, err = r.claimSkipLocked(ctx, p, where, args, limit)
-	default:
-		jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
-	}
+	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
+	// worker's back-off.
+	err := c.retry(ctx, 3, func() error {
+		var err error
+		switch {
+		case c.dialect == Postgres || c.dialect == SQLite:
+			jobs, err = r.claimReturning(ctx, p, where, args, limit)
+		case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
+			jobs, err = r.claimSkipLocked(ctx, p, where, args, limit)
+		default:
+			jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +184,11 @@ func (r *rowClaimer) claimSkipLocked(ctx context.Context, p *JobClaimParams, whe
 
 // inTxIsolation is InTx with an isolation level.
 func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
-	tx, err := c.db.BeginTxx(ctx, &sql.TxOptions{Isolation: level})
+	var opts *sql.TxOptions
+	if level != sql.LevelDefault {
+		opts = &sql.TxOptions{Isolation: level}
+	}
+	tx, err := c.db.BeginTxx(ctx, opts)
 	if err != nil {
 		return c.translate(err)
 	}

@@ -164,6 +164,11 @@ func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
 		}
 		// Fenced updates count matched rows, so a renewal within the same second is not "lost".
 		cfg.ClientFoundRows = true
+		// Send statements with their arguments in one round trip, as PDO's emulated prepares do,
+		// instead of prepare, execute and close; utf8mb4 makes the escaping safe.
+		if !strings.Contains(p.DSN, "interpolateParams") {
+			cfg.InterpolateParams = true
+		}
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}
 		}

@@ -33,6 +33,9 @@ type Prefetcher interface {
 	JobReturnPrefetched(ctx context.Context) error
 }
 
+// groupLinger is how long the leader of a grouped delete waits for others to join.
+const groupLinger = time.Millisecond
+
 // maxGroup bounds the rows of one grouped delete: four placeholders each stay far below every
 // dialect's limit on bound parameters.
 const maxGroup = 256
@@ -165,6 +168,9 @@ func (g *deleteGroup) delete(ctx context.Context, j *Job) error {
 // flush deletes one group of pending jobs (at most maxGroup) and then hands the lead to the first
 // caller still waiting, or ends the busy period.
 func (g *deleteGroup) flush(ctx context.Context) {
+	// Linger briefly so that completions finishing at about the same time share the statement and
+	// its commit, which is what a commit costs most: the flush to disk.
+	time.Sleep(groupLinger)
 	g.mu.Lock()
 	n := min(len(g.pending), maxGroup)
 	group := slices.Clone(g.pending[:n])

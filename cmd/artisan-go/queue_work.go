@@ -197,8 +197,8 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		}
 	}()
 	status, err := w.Run(ctx)
-	if rerr := laravel.ReturnPrefetched(context.WithoutCancel(ctx), q); rerr != nil {
-		log.Warn("give back prefetched jobs", "error", rerr)
+	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
+		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
 	}
 	return status, err
 }

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/bench"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+func init() {
+	register(command{
+		name:    "queue:bench",
+		summary: "Measure the claim strategies against bare SQL and php artisan queue:work on real tables",
+		run:     runQueueBench,
+	})
+}
+
+func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queue:bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbs := fs.String("db", "mysql,pgsql,sqlite", "databases to run on (comma-separated: mysql, pgsql, sqlite)")
+	mysqlDSN := fs.String("mysql-dsn", bench.DefaultDSN(laravel.MySQL), "MySQL/MariaDB DSN; the database is created when missing")
+	pgsqlDSN := fs.String("pgsql-dsn", bench.DefaultDSN(laravel.Postgres), "PostgreSQL URL; the database is created when missing")
+	sqliteFile := fs.String("sqlite-file", "", "SQLite file (default: a fresh temporary file)")
+	jobs := fs.Int("jobs", 10000, "no-op jobs per row")
+	workers := fs.String("workers", "1,4,16", "worker counts (comma-separated); each Go worker has its own connection")
+	concurrency := fs.Int("concurrency", 32, "jobs in flight per Go worker")
+	batch := fs.Int("batch", laravel.DefaultBatch, "rows per claim for the batch strategy and the bare SQL loop")
+	strategies := fs.String("strategies", strings.Join(laravel.Strategies(), ","), "claim strategies to measure")
+	php := fs.Bool("php", false, "add a baseline row of real php artisan queue:work processes on the same table")
+	phpDB := fs.String("php-db", "", "databases to run the PHP row on (default: every --db)")
+	phpWorkers := fs.Int("php-workers", 10, "PHP queue:work processes in the baseline row")
+	phpApp := fs.String("php-app", "testdata/laravel", "the Laravel application the PHP workers run")
+	phpBin := fs.String("php-binary", "php", "the php binary")
+	bare := fs.Bool("bare", true, "add a bare batched claim+delete SQL loop row per worker count (the ceiling)")
+	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
+	sleep := fs.Duration("sleep", 10*time.Millisecond, "worker sleep when the queue is empty")
+	legacy := fs.Bool("legacy-index", false, "Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE claims")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long")
+	format := fs.String("format", "table", "output format: table or json")
+	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
+	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	from := fs.String("from", "", "render a JSON report of an earlier run instead of running (with --format and --plot)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "artisan-go queue:bench: %v\n", err)
+		return 2
+	}
+	if *format != "table" && *format != "json" {
+		return fail(fmt.Errorf("--format %q: use table or json", *format))
+	}
+	if ext := filepath.Ext(*plot); *plot != "" && ext != ".svg" && ext != ".png" {
+		return fail(fmt.Errorf("--plot %q: give a file name ending in .svg or .png", *plot))
+	}
+	p := bench.Params{
+		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
+		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, Timeout: *timeout,
+	}
+	if *php {
+		p.PHP = *phpWorkers
+		p.PHPDatabases = splitList(*phpDB)
+	}
+	for _, s := range splitList(*strategies) {
+		p.Strategies = append(p.Strategies, s)
+	}
+	for _, s := range splitList(*workers) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fail(fmt.Errorf("--workers %q: give whole numbers separated by commas, e.g. 1,4,16", *workers))
+		}
+		p.Workers = append(p.Workers, n)
+	}
+	for _, d := range splitList(*dbs) {
+		switch laravel.Dialect(d) {
+		case laravel.MySQL, laravel.MariaDB:
+			p.Databases = append(p.Databases, bench.Database{Dialect: laravel.MySQL, DSN: *mysqlDSN})
+		case laravel.Postgres:
+			p.Databases = append(p.Databases, bench.Database{Dialect: laravel.Postgres, DSN: *pgsqlDSN})
+		case laravel.SQLite:
+			p.Databases = append(p.Databases, bench.Database{Dialect: laravel.SQLite, DSN: *sqliteFile})
+		default:
+			return fail(fmt.Errorf("--db %q: use mysql, pgsql and sqlite, separated by commas", d))
+		}
+	}
+	if !*quiet {
+		p.Progress = func(format string, args ...any) {
+			fmt.Fprintf(stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var report *bench.Report
+	var err error
+	if *from != "" {
+		report, err = readReport(*from)
+	} else {
+		report, err = bench.Run(ctx, p)
+	}
+	if err != nil && report == nil {
+		return fail(err)
+	}
+	if *format == "json" {
+		_ = report.WriteJSON(stdout)
+	} else {
+		_ = report.WriteTable(stdout)
+	}
+	if *plot != "" {
+		f, perr := os.Create(*plot)
+		if perr == nil {
+			write := report.WriteSVG
+			if filepath.Ext(*plot) == ".png" {
+				write = report.WritePNG
+			}
+			perr = errors.Join(write(f), f.Close())
+		}
+		if perr != nil {
+			return fail(fmt.Errorf("--plot: %w", perr))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:bench: %v\n", err)
+		return 1
+	}
+	for _, row := range report.Rows {
+		if row.Error != "" || row.Lost > 0 || row.Duplicates > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// readReport reads a report that --format json wrote.
+func readReport(path string) (*bench.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("--from %s: not a queue:bench JSON report: %w", path, err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+func init() {
+	register(command{
+		name:    "queue:doctor",
+		summary: "Check the jobs table's indexes and columns and the worker settings; exit 1 when something needs fixing",
+		run:     runQueueDoctor,
+	})
+}
+
+// tableFlags are the options every table command shares: where the configuration comes from and
+// which configuration keys flags override.
+type tableFlags struct {
+	envFile, configFile *string
+	values              map[string]*string
+	keys                map[string]string
+}
+
+func newTableFlags(fs *flag.FlagSet, overrides ...[3]string) *tableFlags {
+	tf := &tableFlags{
+		envFile:    fs.String("env-file", "", "a Laravel .env file to read (DB_*, DB_QUEUE_TABLE, ...)"),
+		configFile: fs.String("config", "", "a YAML configuration file"),
+		values:     map[string]*string{}, keys: map[string]string{},
+	}
+	for _, o := range overrides {
+		tf.values[o[0]], tf.keys[o[0]] = fs.String(o[0], "", o[2]), o[1]
+	}
+	return tf
+}
+
+// open loads the configuration with the flags that were set and opens its database.
+func (tf *tableFlags) open(ctx context.Context, fs *flag.FlagSet) (*config.Config, *laravel.Conn, error) {
+	overrides := map[string]any{}
+	fs.Visit(func(f *flag.Flag) {
+		if key, ok := tf.keys[f.Name]; ok {
+			overrides[key] = *tf.values[f.Name]
+		}
+	})
+	cfg, err := loadConfig(*tf.envFile, *tf.configFile, overrides)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := openConn(ctx, cfg)
+	return cfg, conn, err
+}
+
+func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queue:doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tf := newTableFlags(fs,
+		[3]string{"strategy", "worker.strategy", "the claim strategy the workers use (default: the configured one, else the one chosen for this server)"},
+		[3]string{"timeout", "worker.timeout", "the longest job timeout in seconds (default: worker.timeout)"},
+		[3]string{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (default: worker.retry_after)"})
+	format := fs.String("format", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "artisan-go queue:doctor: --format %q: use text or json\n", *format)
+		return 2
+	}
+	cfg, conn, err := tf.open(ctx, fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)
+		return 2
+	}
+	defer conn.Close()
+	findings, err := laravel.Diagnose(ctx, conn, laravel.DoctorParams{
+		Strategy: cfg.Worker.Strategy, RetryAfter: cfg.Worker.RetryAfter, Timeout: cfg.Worker.Timeout,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)
+		return 2
+	}
+	if *format == "json" {
+		if findings == nil {
+			findings = []laravel.Finding{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(findings)
+	} else {
+		fmt.Fprintf(stdout, "%s table %s on %s %s\n", conn.Dialect(), conn.Tables().Jobs, conn.Engine(), conn.ServerVersion())
+		if len(findings) == 0 {
+			fmt.Fprintln(stdout, "ok: nothing to fix")
+		}
+		for _, f := range findings {
+			fmt.Fprintf(stdout, "%s [%s] %s\n    fix: %s\n", strings.ToUpper(string(f.Severity)), f.Code, f.Message, f.Fix)
+		}
+	}
+	if laravel.NeedsFix(findings) {
+		return 1
+	}
+	return 0
+}

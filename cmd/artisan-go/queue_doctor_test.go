@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// TestDoctorAndMigrateCommands runs queue:doctor and queue:migrate-index on a Laravel 5.4 table on
+// each dialect, configured by a Laravel .env file: the doctor fails, a dry run changes nothing, the
+// migration makes the doctor pass, a second migration has nothing to do.
+func TestDoctorAndMigrateCommands(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{LegacyJobsIndex: true}); err != nil {
+			t.Fatal(err)
+		}
+		env := filepath.Join(t.TempDir(), ".env")
+		if err := os.WriteFile(env, []byte(strings.Join(append(db.Env(), "QUEUE_CONNECTION=database", "CACHE_DRIVER=database"), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run := func(args ...string) (int, string) {
+			var out, errOut bytes.Buffer
+			status := Do(ctx, append(args, "--env-file", env), nil, &out, &errOut)
+			return status, out.String() + errOut.String()
+		}
+		if status, out := run("queue:doctor"); status != 1 || !strings.Contains(out, "legacy-index") || !strings.Contains(out, "fix: artisan-go queue:migrate-index") {
+			t.Fatalf("doctor on a 5.4 table: status %d\n%s", status, out)
+		}
+		status, out := run("queue:migrate-index", "--dry-run")
+		if status != 0 || strings.Count(out, "-- dry run") != 2 {
+			t.Fatalf("dry run: status %d\n%s", status, out)
+		}
+		if status, _ := run("queue:doctor"); status != 1 {
+			t.Fatalf("the dry run fixed the table")
+		}
+		if status, out := run("queue:migrate-index"); status != 0 || strings.Count(out, ";\n") != 2 {
+			t.Fatalf("migrate: status %d\n%s", status, out)
+		}
+		if status, out := run("queue:doctor"); status != 0 {
+			t.Fatalf("doctor after the migration: status %d\n%s", status, out)
+		}
+		if status, out := run("queue:migrate-index"); status != 0 || !strings.Contains(out, "nothing to do") {
+			t.Fatalf("second migration: status %d\n%s", status, out)
+		}
+		if status, out := run("queue:doctor", "--timeout", "120"); status != 1 || !strings.Contains(out, "retry-after") {
+			t.Fatalf("doctor with a timeout above retry_after: status %d\n%s", status, out)
+		}
+	})
+}

@@ -1,0 +1,274 @@
+// Package bench measures artisan-go's claim strategies against each other, against a bare batched
+// claim-and-delete SQL loop (the ceiling) and against PHP's own `php artisan queue:work`, on the same
+// jobs table in the same run. Jobs are App\Jobs\Noop jobs exactly as Laravel 8.83 writes them; Go rows
+// drain them with the real worker package and a no-op handler. Every execution is recorded in a
+// protocol table, from which executions, duplicates and lost jobs are counted.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// Special strategy names of rows that are not a Go claim strategy.
+const (
+	RowPHP  = "php queue:work"
+	RowBare = "bare SQL"
+)
+
+// ErrParams is wrapped by errors for unusable parameters.
+var ErrParams = errors.New("invalid bench parameters")
+
+// Database is one database to run the bench on.
+type Database struct {
+	Dialect laravel.Dialect // mysql, pgsql or sqlite
+	DSN     string          // Go driver DSN of a database the bench may create tables in
+}
+
+// Params shapes a bench run.
+type Params struct {
+	Databases   []Database
+	Strategies  []string      // Go claim strategies; empty means every registered one
+	Workers     []int         // worker counts; each Go worker is one worker.Worker on its own connection
+	Concurrency int           // jobs in flight per Go worker
+	Batch       int           // rows per claim for batching strategies and the bare loop; 0 is the default
+	Jobs        int           // jobs per row
+	Rate        float64       // jobs per second enqueued while the workers drain; 0 enqueues all first
+	Sleep       time.Duration // worker sleep when the queue is empty
+	Bare        bool          // add the bare SQL row per database and worker count
+	PHP         int           // PHP queue:work processes for the baseline row; 0 for none
+	// PHPDatabases limits the PHP row to these dialects; empty means every database.
+	PHPDatabases []string
+	PHPApp       string        // the Laravel application directory (testdata/laravel)
+	PHPBinary    string        // php
+	LegacyIndex  bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
+	Timeout      time.Duration // per row
+	Progress     func(format string, args ...any)
+}
+
+// Row is the measurement of one strategy at one worker count on one database.
+type Row struct {
+	Database     string  `json:"database"`
+	Strategy     string  `json:"strategy"`
+	Workers      int     `json:"workers"`
+	Jobs         int     `json:"jobs"`
+	Seconds      float64 `json:"seconds"`
+	JobsPerSec   float64 `json:"jobs_per_sec"`
+	Executions   int     `json:"executions"`
+	Duplicates   int     `json:"duplicates"` // -1 when not observable (PHP)
+	Lost         int     `json:"lost"`
+	MaxReorder   int     `json:"max_reorder"` // -1 when not observable
+	Deadlocks    int64   `json:"deadlocks"`
+	Retried      int64   `json:"retried"`
+	P50Millis    float64 `json:"p50_ms"` // available → started; -1 when not observable
+	P99Millis    float64 `json:"p99_ms"`
+	PeakRSSMB    float64 `json:"peak_rss_mb"`
+	Error        string  `json:"error,omitempty"`
+	LeftInTable  int     `json:"left_in_table"`
+	FailedInRows int     `json:"failed_jobs"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Started time.Time `json:"started"`
+	Host    string    `json:"host"`
+	Params  struct {
+		Jobs        int     `json:"jobs"`
+		Rate        float64 `json:"rate"`
+		Concurrency int     `json:"concurrency"`
+		Batch       int     `json:"batch"`
+		LegacyIndex bool    `json:"legacy_index"`
+	} `json:"params"`
+	Servers map[string]string `json:"servers"`
+	Rows    []Row             `json:"rows"`
+}
+
+// Run runs every row and returns the report. A row that fails is reported with its error; the others
+// still run.
+func Run(ctx context.Context, p Params) (*Report, error) {
+	if err := p.defaults(); err != nil {
+		return nil, err
+	}
+	r := &Report{Started: time.Now().UTC(), Servers: map[string]string{}}
+	r.Host, _ = os.Hostname()
+	r.Params.Jobs, r.Params.Rate, r.Params.Concurrency, r.Params.Batch, r.Params.LegacyIndex = p.Jobs, p.Rate, p.Concurrency, p.Batch, p.LegacyIndex
+	for _, d := range p.Databases {
+		env, err := prepare(ctx, d, p)
+		if err != nil {
+			return r, err
+		}
+		r.Servers[string(d.Dialect)] = env.version
+		var rows []Row
+		if p.PHP > 0 && (len(p.PHPDatabases) == 0 || slices.Contains(p.PHPDatabases, string(d.Dialect))) {
+			rows = append(rows, env.run(ctx, RowPHP, p.PHP))
+		}
+		for _, w := range p.Workers {
+			if p.Bare {
+				rows = append(rows, env.run(ctx, RowBare, w))
+			}
+			for _, s := range p.Strategies {
+				rows = append(rows, env.run(ctx, s, w))
+			}
+		}
+		env.close()
+		r.Rows = append(r.Rows, rows...)
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+	}
+	return r, nil
+}
+
+func (p *Params) defaults() error {
+	if len(p.Databases) == 0 {
+		return fmt.Errorf("%w: no database: use --db mysql,pgsql,sqlite", ErrParams)
+	}
+	if len(p.Strategies) == 0 {
+		p.Strategies = laravel.Strategies()
+	}
+	for _, s := range p.Strategies {
+		if !slices.Contains(laravel.Strategies(), s) {
+			return fmt.Errorf("%w: strategy %q: use one of %s", ErrParams, s, strings.Join(laravel.Strategies(), ", "))
+		}
+	}
+	if len(p.Workers) == 0 {
+		p.Workers = []int{1, 4, 16}
+	}
+	for _, w := range p.Workers {
+		if w < 1 {
+			return fmt.Errorf("%w: --workers %d: use counts of at least 1", ErrParams, w)
+		}
+	}
+	if p.Jobs < 1 {
+		return fmt.Errorf("%w: --jobs %d: use at least 1", ErrParams, p.Jobs)
+	}
+	if p.Concurrency < 1 {
+		p.Concurrency = 8
+	}
+	if p.Batch < 1 {
+		p.Batch = laravel.DefaultBatch
+	}
+	if p.Sleep <= 0 {
+		p.Sleep = 10 * time.Millisecond
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = 10 * time.Minute
+	}
+	if p.PHPBinary == "" {
+		p.PHPBinary = "php"
+	}
+	if p.Progress == nil {
+		p.Progress = func(string, ...any) {}
+	}
+	return nil
+}
+
+// noopPayloads returns n payloads of App\Jobs\Noop($i) as Laravel 8.83 dispatches them: the job's own
+// public $n first, then the Queueable and InteractsWithQueue properties, each job with its own uuid.
+func noopPayloads(n int) ([][]byte, error) {
+	out := make([][]byte, n)
+	for i := range n {
+		cmd := &payload.Object{Class: `App\Jobs\Noop`}
+		cmd.Set("n", int64(i))
+		for _, name := range []string{"job", "connection", "queue", "chainConnection", "chainQueue", "chainCatchCallbacks", "delay", "afterCommit"} {
+			cmd.Set(name, nil)
+		}
+		cmd.Set("middleware", &payload.Array{})
+		cmd.Set("chained", &payload.Array{})
+		b, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: cmd})
+		if err != nil {
+			return nil, fmt.Errorf("build Noop payload: %w", err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// protocol collects executions in memory while a row runs; they are written to the protocol table
+// afterwards, so that recording does not compete with the queue for the database.
+type protocol struct {
+	start   time.Time
+	next    atomic.Int64
+	ids     []int64
+	at      []int64 // nanoseconds since start
+	worker  []int32
+	unique  sync.Map
+	nUnique atomic.Int64
+}
+
+func newProtocol(capacity int) *protocol {
+	return &protocol{start: time.Now(), ids: make([]int64, capacity), at: make([]int64, capacity), worker: make([]int32, capacity)}
+}
+
+// record notes that worker started job id now.
+func (p *protocol) record(id int64, worker int) {
+	at := time.Since(p.start).Nanoseconds()
+	i := p.next.Add(1) - 1
+	if int(i) < len(p.ids) {
+		p.ids[i], p.at[i], p.worker[i] = id, at, int32(worker)
+	}
+	if _, dup := p.unique.LoadOrStore(id, struct{}{}); !dup {
+		p.nUnique.Add(1)
+	}
+}
+
+func (p *protocol) len() int { return min(int(p.next.Load()), len(p.ids)) }
+
+// noopHandler records the execution and does nothing else.
+func noopHandler(p *protocol, worker int) handlers.Handler {
+	return handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		p.record(j.ID, worker)
+		return nil
+	})
+}
+
+// workerConfig is queue:work's configuration for a bench worker: Laravel's defaults, with the
+// database cache (the restart signal is read as PHP reads it), a short sleep, no memory limit.
+func workerConfig(p Params) worker.Config {
+	c := worker.Defaults()
+	c.Concurrency = p.Concurrency
+	c.Sleep = p.Sleep
+	c.MemoryMB = 0
+	c.Tries = 1
+	c.ShutdownGrace = 30 * time.Second
+	return c
+}
+
+// percentile returns the q-quantile (0..1) of sorted values.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// peakRSS returns this process's peak resident set in MB and resets the peak, so that the next
+// reading covers only what happens after this one.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	var kb float64
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+		}
+	}
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return kb / 1024
+}

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/phpapp"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
+
+var uuidRE = regexp.MustCompile(`"uuid":"[0-9a-f-]{36}"`)
+
+// TestNoopPayloadsAsLaravelWritesThem compares the bench's payloads with the ones Laravel 8.83 itself
+// writes when it dispatches App\Jobs\Noop, byte for byte apart from the uuid.
+func TestNoopPayloadsAsLaravelWritesThem(t *testing.T) {
+	app := phpapp.New(t, testenv.SQLite(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	app.MustDispatch(ctx, "noop", phpapp.Count(3))
+	rows, err := app.DB().QueryContext(ctx, "select payload from jobs order by id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var php [][]byte
+	for rows.Next() {
+		var p []byte
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		php = append(php, p)
+	}
+	ours, err := noopPayloads(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(php) != 3 {
+		t.Fatalf("PHP queued %d jobs", len(php))
+	}
+	// interop:dispatch numbers its jobs from 1 or from 0; find the offset from the first.
+	for off := 0; off <= 1; off++ {
+		same := true
+		for i, p := range php {
+			same = same && bytes.Equal(uuidRE.ReplaceAll(p, nil), uuidRE.ReplaceAll(ours[i+off], nil))
+		}
+		if same {
+			return
+		}
+	}
+	t.Fatalf("payloads differ:\nPHP: %s\nGo:  %s", php[0], ours[0])
+}
+
+func TestPlots(t *testing.T) {
+	r := &Report{Servers: map[string]string{"mysql": "10.11"}, Rows: []Row{
+		{Database: "mysql", Strategy: RowPHP, Workers: 10, JobsPerSec: 500},
+		{Database: "mysql", Strategy: RowBare, Workers: 1, JobsPerSec: 4000},
+		{Database: "mysql", Strategy: RowBare, Workers: 4, JobsPerSec: 9000},
+		{Database: "mysql", Strategy: "batch", Workers: 1, JobsPerSec: 3000},
+		{Database: "mysql", Strategy: "batch", Workers: 4, JobsPerSec: 8000},
+	}}
+	r.Params.Jobs = 100
+	var svg, img bytes.Buffer
+	if err := r.WriteSVG(&svg); err != nil || !bytes.Contains(svg.Bytes(), []byte("PHP x 10: 500/s")) || bytes.Count(svg.Bytes(), []byte("<circle")) != 4 {
+		t.Fatalf("svg: %v\n%s", err, svg.String())
+	}
+	if err := r.WritePNG(&img); err != nil {
+		t.Fatal(err)
+	}
+	m, err := png.Decode(&img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := r.chartSize()
+	if b := m.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Fatalf("png is %v, want %dx%d", b, w, h)
+	}
+	if _, _, _, a := m.At(int(marginL)+2, int(marginT+10)+2).RGBA(); a == 0 {
+		t.Fatalf("transparent pixel in the chart")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if p := percentile(v, 0.5); p != 5 {
+		t.Fatalf("p50 = %v", p)
+	}
+	if p := percentile(v, 0.99); p != 10 {
+		t.Fatalf("p99 = %v", p)
+	}
+}

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as an aligned text table, one line per row.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "database\tstrategy\tworkers\tjobs/s\texecutions\tduplicates\tlost\tmax reorder\tdeadlocks/retried\tp50 ms\tp99 ms\tpeak RSS MB\t")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%d\t%s\t%d\t%s\t%d/%d\t%s\t%s\t%.0f\t", row.Database, row.Strategy, row.Workers,
+			row.JobsPerSec, row.Executions, orDash(row.Duplicates), row.Lost, orDash(row.MaxReorder), row.Deadlocks, row.Retried,
+			msOrDash(row.P50Millis), msOrDash(row.P99Millis), row.PeakRSSMB)
+		if row.Error != "" {
+			fmt.Fprintf(tw, " error: %s", row.Error)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, db := range r.databases() {
+		best, php, bare := r.best(db)
+		if best == nil {
+			continue
+		}
+		line := fmt.Sprintf("%s: best Go row %s × %d workers, %.0f jobs/s", db, best.Strategy, best.Workers, best.JobsPerSec)
+		if php != nil && php.JobsPerSec > 0 {
+			line += fmt.Sprintf("; %.1f× %d PHP queue:work processes", best.JobsPerSec/php.JobsPerSec, php.Workers)
+		}
+		if bare != nil && bare.JobsPerSec > 0 {
+			line += fmt.Sprintf("; %.2f× the bare SQL loop (%s workers %d)", best.JobsPerSec/bare.JobsPerSec, "best", bare.Workers)
+		}
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+func orDash(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func msOrDash(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func (r *Report) databases() []string {
+	var out []string
+	for _, row := range r.Rows {
+		if !slices.Contains(out, row.Database) {
+			out = append(out, row.Database)
+		}
+	}
+	return out
+}
+
+// best returns the fastest clean Go row, the PHP row and the fastest bare row of a database.
+func (r *Report) best(db string) (best, php, bare *Row) {
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Database != db || row.Error != "" {
+			continue
+		}
+		switch row.Strategy {
+		case RowPHP:
+			php = row
+		case RowBare:
+			if bare == nil || row.JobsPerSec > bare.JobsPerSec {
+				bare = row
+			}
+		default:
+			if row.Lost == 0 && row.Duplicates == 0 && (best == nil || row.JobsPerSec > best.JobsPerSec) {
+				best = row
+			}
+		}
+	}
+	return best, php, bare
+}
+
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}

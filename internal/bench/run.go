@@ -1,0 +1,421 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// drainer drains the jobs table in one way (Go strategy, bare SQL, PHP) until stop says so.
+//
+// A drainer calls ready once its workers are set up and about to start; the clock starts there.
+type drainer func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (stats laravel.ConnStats, rssMB float64, err error)
+
+// run measures one row.
+func (e *env) run(ctx context.Context, name string, workers int) Row {
+	row := Row{Database: string(e.d.Dialect), Strategy: name, Workers: workers, Jobs: e.p.Jobs, Duplicates: -1, MaxReorder: -1, P50Millis: -1, P99Millis: -1}
+	e.p.Progress("%s: %s with %d workers, %d jobs", e.d.Dialect, name, workers, e.p.Jobs)
+	if err := e.run1(ctx, name, workers, &row); err != nil {
+		row.Error = err.Error()
+		e.p.Progress("%s: %s with %d workers: %v", e.d.Dialect, name, workers, err)
+	}
+	return row
+}
+
+func (e *env) run1(ctx context.Context, name string, workers int, row *Row) error {
+	if err := e.reset(ctx); err != nil {
+		return err
+	}
+	var ids []int64
+	var err error
+	if e.p.Rate <= 0 {
+		if ids, err = e.enqueueAll(ctx, time.Now().Unix()); err != nil {
+			return err
+		}
+	}
+	var drain drainer
+	switch name {
+	case RowPHP:
+		drain = e.drainPHP(workers)
+	case RowBare:
+		drain = e.drainBare(workers)
+	default:
+		drain = e.drainGo(name, workers)
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.p.Timeout)
+	defer cancel()
+	peakRSS()
+	proto := newProtocol(2*e.p.Jobs + 64)
+	var pr *producer
+	pushQueue, err := laravel.NewQueue(e.admin, laravel.QueueParams{Strategy: "delete-retry"})
+	if err != nil {
+		return err
+	}
+	ready := func() {
+		proto.start = time.Now()
+		if e.p.Rate > 0 {
+			pr = e.startProducer(rctx, pushQueue, proto)
+		}
+	}
+	var finished time.Duration
+	stop := func() bool {
+		if rctx.Err() != nil {
+			return true
+		}
+		if e.p.Rate > 0 {
+			if pr == nil {
+				return false
+			}
+			select {
+			case <-pr.done:
+			default:
+				return false
+			}
+		}
+		var done bool
+		if name == RowPHP {
+			n, err := e.count(rctx, e.admin.Tables().Jobs)
+			done = err == nil && n == 0
+		} else {
+			done = int(proto.nUnique.Load()) >= e.p.Jobs
+		}
+		if done && finished == 0 {
+			finished = time.Since(proto.start)
+		}
+		return done
+	}
+	stats, rss, err := drain(rctx, proto, ready, stop)
+	if err != nil {
+		return err
+	}
+	if finished == 0 {
+		finished = time.Since(proto.start)
+	}
+	if pr != nil {
+		<-pr.done
+		if pr.err != nil {
+			return fmt.Errorf("enqueue at a steady rate: %w", pr.err)
+		}
+		ids = pr.ids
+	}
+	row.Seconds = finished.Seconds()
+	row.JobsPerSec = float64(e.p.Jobs) / row.Seconds
+	row.Deadlocks, row.Retried = stats.Deadlocks, stats.Retries
+	row.PeakRSSMB = rss
+	if row.LeftInTable, err = e.count(ctx, e.admin.Tables().Jobs); err != nil {
+		return err
+	}
+	if row.FailedInRows, err = e.count(ctx, e.admin.Tables().FailedJobs); err != nil {
+		return err
+	}
+	if name == RowPHP {
+		// PHP's Noop records nothing: what is gone from the table without a failure ran.
+		row.Executions = e.p.Jobs - row.LeftInTable - row.FailedInRows
+		row.Lost = row.LeftInTable + row.FailedInRows
+	} else {
+		execs, distinct, err := e.writeProtocol(ctx, proto)
+		if err != nil {
+			return err
+		}
+		row.Executions, row.Duplicates, row.Lost = execs, execs-distinct, e.p.Jobs-distinct
+		e.order(proto, ids, pr, row)
+	}
+	if rctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w after %v with %d jobs left", errTimeout, e.p.Timeout, row.LeftInTable)
+	}
+	return nil
+}
+
+// order computes the largest reorder and the available → started percentiles from the first
+// execution of each job.
+func (e *env) order(proto *protocol, ids []int64, pr *producer, row *Row) {
+	index := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	type exec struct {
+		id int64
+		at int64
+	}
+	first := map[int64]int64{}
+	for i := range proto.len() {
+		id, at := proto.ids[i], proto.at[i]
+		if prev, ok := first[id]; !ok || at < prev {
+			first[id] = at
+		}
+	}
+	execs := make([]exec, 0, len(first))
+	for id, at := range first {
+		execs = append(execs, exec{id, at})
+	}
+	slices.SortFunc(execs, func(a, b exec) int { return int(a.at - b.at) })
+	lat := make([]float64, 0, len(execs))
+	for pos, x := range execs {
+		if i, ok := index[x.id]; ok {
+			row.MaxReorder = max(row.MaxReorder, abs(pos-i))
+		}
+		var avail int64
+		if pr != nil {
+			avail = pr.enqueued[x.id]
+		}
+		lat = append(lat, float64(x.at-avail)/1e6)
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		row.P50Millis, row.P99Millis = percentile(lat, 0.50), percentile(lat, 0.99)
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// waitUntil polls stop every few milliseconds.
+func waitUntil(stop func() bool) {
+	for !stop() {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// drainGo runs workers worker.Workers of a strategy, each on its own connection as separate
+// processes would, with a no-op handler for App\Jobs\Noop.
+func (e *env) drainGo(strategy string, workers int) drainer {
+	return func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (laravel.ConnStats, float64, error) {
+		var stats laravel.ConnStats
+		type running struct {
+			conn *laravel.Conn
+			q    laravel.Queue
+			w    *worker.Worker
+		}
+		rs := make([]running, workers)
+		defer func() {
+			for _, r := range rs {
+				if r.conn != nil {
+					r.conn.Close()
+				}
+			}
+		}()
+		for i := range rs {
+			op := e.open
+			op.MaxOpenConns = e.p.Concurrency + 2
+			conn, err := laravel.Open(ctx, op)
+			if err != nil {
+				return stats, 0, err
+			}
+			rs[i].conn = conn
+			q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: strategy, Batch: e.p.Batch})
+			if err != nil {
+				return stats, 0, err
+			}
+			reg := handlers.NewRegistry()
+			reg.Register(`App\Jobs\Noop`, noopHandler(proto, i))
+			w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Config: workerConfig(e.p)})
+			if err != nil {
+				return stats, 0, err
+			}
+			rs[i].q, rs[i].w = q, w
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		ready()
+		for i, r := range rs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = r.w.Run(wctx)
+			}()
+		}
+		waitUntil(stop)
+		cancel()
+		wg.Wait()
+		conns := make([]*laravel.Conn, len(rs))
+		for i, r := range rs {
+			errs = append(errs, laravel.Settle(context.Background(), r.q))
+			conns[i] = r.conn
+		}
+		return finish(conns, errs)
+	}
+}
+
+// finish sums the connections' conflict counters, reads the peak RSS and returns the first error.
+func finish(conns []*laravel.Conn, errs []error) (laravel.ConnStats, float64, error) {
+	var stats laravel.ConnStats
+	for _, c := range conns {
+		st := c.Stats()
+		stats.Deadlocks += st.Deadlocks
+		stats.Busy += st.Busy
+		stats.Retries += st.Retries
+	}
+	return stats, peakRSS(), errors.Join(errs...)
+}
+
+// drainBare is the ceiling: a minimal batched claim and delete loop in plain SQL per goroutine, each
+// on its own connection, with none of the worker's bookkeeping and no payload decoding.
+func (e *env) drainBare(workers int) drainer {
+	return func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (laravel.ConnStats, float64, error) {
+		var stats laravel.ConnStats
+		conns := make([]*laravel.Conn, workers)
+		defer func() {
+			for _, c := range conns {
+				if c != nil {
+					c.Close()
+				}
+			}
+		}()
+		for i := range conns {
+			op := e.open
+			op.MaxOpenConns = 2
+			c, err := laravel.Open(ctx, op)
+			if err != nil {
+				return stats, 0, err
+			}
+			conns[i] = c
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		var done bool
+		var mu sync.Mutex
+		isDone := func() bool { mu.Lock(); defer mu.Unlock(); return done }
+		ready()
+		for i, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !isDone() {
+					ids, err := bareClaim(ctx, c, e.p.Batch)
+					if err != nil {
+						if ctx.Err() != nil {
+							return
+						}
+						if conflict(err) {
+							continue
+						}
+						errs[i] = err
+						return
+					}
+					if len(ids) == 0 {
+						time.Sleep(e.p.Sleep)
+						continue
+					}
+					for _, id := range ids {
+						proto.record(id, i)
+					}
+					if err := bareDelete(ctx, c, ids); err != nil && ctx.Err() == nil {
+						errs[i] = err
+						return
+					}
+				}
+			}()
+		}
+		waitUntil(stop)
+		mu.Lock()
+		done = true
+		mu.Unlock()
+		wg.Wait()
+		return finish(conns, errs)
+	}
+}
+
+// bareClaim claims up to n rows in plain SQL and returns their ids.
+func bareClaim(ctx context.Context, c *laravel.Conn, n int) ([]int64, error) {
+	now := time.Now().Unix()
+	jobs := c.Q(c.Tables().Jobs)
+	pred := fmt.Sprintf("queue = 'default' and ((reserved_at is null and available_at <= %d) or reserved_at <= %d)", now, now-90)
+	var ids []int64
+	if c.Dialect() != laravel.MySQL {
+		lock := ""
+		if c.Lock() != "" {
+			lock = " " + c.Lock()
+		}
+		q := fmt.Sprintf("update %s set reserved_at = %d, attempts = attempts + 1 where id in (select id from %s where %s order by id limit %d%s) returning id, payload", jobs, now, jobs, pred, n, lock)
+		rows, err := c.DB().QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var payload []byte
+			if err := rows.Scan(&id, &payload); err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, rows.Err()
+	}
+	err := inReadCommitted(ctx, c, func(tx *sqlx.Tx) error {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf("select id, payload from %s where %s order by id limit %d %s", jobs, pred, n, c.Lock()))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var payload []byte
+			if err := rows.Scan(&id, &payload); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, fmt.Sprintf("update %s set reserved_at = %d, attempts = attempts + 1 where id in (%s)", jobs, now, idList(ids)))
+		return err
+	})
+	return ids, err
+}
+
+// inReadCommitted runs fn in a READ COMMITTED transaction.
+func inReadCommitted(ctx context.Context, c *laravel.Conn, fn func(tx *sqlx.Tx) error) error {
+	tx, err := c.DB().BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// bareDelete deletes the claimed rows in one statement, again while the server picks it as a deadlock
+// victim.
+func bareDelete(ctx context.Context, c *laravel.Conn, ids []int64) error {
+	for {
+		_, err := c.DB().ExecContext(ctx, "delete from "+c.Q(c.Tables().Jobs)+" where id in ("+idList(ids)+")")
+		if err == nil || !conflict(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// conflict reports a deadlock or busy error, by its text since the bare loop has no driver mapping.
+func conflict(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "deadlock") || strings.Contains(s, "busy") || strings.Contains(s, "locked") || strings.Contains(s, "serializ")
+}
+
+func idList(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ", ")
+}

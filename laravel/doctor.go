@@ -1,0 +1,299 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Column is one column of the jobs table as the server reports it.
+type Column struct {
+	Name     string
+	Type     string // lower-case, as the server spells it: "tinyint(3) unsigned", "smallint", "integer"
+	Nullable bool
+}
+
+// Index is one index of the jobs table.
+type Index struct {
+	Name    string
+	Columns []string // in index order, lower-case
+	Unique  bool
+	Primary bool
+	Invalid bool // PostgreSQL: left behind by a failed CREATE INDEX CONCURRENTLY
+}
+
+// JobsTable is the jobs table's structure.
+type JobsTable struct {
+	Name    string
+	Columns []Column
+	Indexes []Index
+}
+
+// Column returns the named column, or false.
+func (t *JobsTable) Column(name string) (Column, bool) {
+	for _, c := range t.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// InspectJobs reads the columns and indexes of the jobs table from the server's catalog. A missing
+// table is an error wrapping ErrMissingTable.
+func InspectJobs(ctx context.Context, c *Conn) (*JobsTable, error) {
+	t := &JobsTable{Name: c.tables.Jobs}
+	var err error
+	switch c.dialect {
+	case MySQL:
+		err = c.inspectMySQL(ctx, t)
+	case Postgres:
+		err = c.inspectPostgres(ctx, t)
+	default:
+		err = c.inspectSQLite(ctx, t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, err)
+	}
+	if len(t.Columns) == 0 {
+		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, &MissingTableError{Table: c.tables.Jobs, Fix: "php artisan queue:table && php artisan migrate", Err: errors.New("no columns in the catalog")})
+	}
+	return t, nil
+}
+
+func (c *Conn) inspectMySQL(ctx context.Context, t *JobsTable) error {
+	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
+		return err
+	}
+	irows, err := c.db.QueryContext(ctx, "select index_name, column_name, non_unique from information_schema.statistics where table_schema = database() and table_name = ? order by index_name, seq_in_index", t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var name, col string
+		var nonUnique int
+		if err := irows.Scan(&name, &col, &nonUnique); err != nil {
+			return err
+		}
+		t.addIndexColumn(Index{Name: name, Unique: nonUnique == 0, Primary: name == "PRIMARY"}, col)
+	}
+	return irows.Err()
+}
+
+// schemaColumns reads the columns from an information_schema query of name, type and is_nullable.
+func (c *Conn) schemaColumns(ctx context.Context, t *JobsTable, q string) error {
+	rows, err := c.db.QueryContext(ctx, q, t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var col Column
+		var null string
+		if err := rows.Scan(&col.Name, &col.Type, &null); err != nil {
+			return err
+		}
+		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), null == "YES"
+		t.Columns = append(t.Columns, col)
+	}
+	return rows.Err()
+}
+
+func (c *Conn) inspectPostgres(ctx context.Context, t *JobsTable) error {
+	if err := c.schemaColumns(ctx, t, "select column_name, data_type, is_nullable from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position"); err != nil {
+		return err
+	}
+	irows, err := c.db.QueryContext(ctx, `select i.relname, a.attname, ix.indisunique, ix.indisprimary, ix.indisvalid
+		from pg_index ix
+		join pg_class t on t.oid = ix.indrelid
+		join pg_class i on i.oid = ix.indexrelid
+		join pg_namespace n on n.oid = t.relnamespace
+		join pg_attribute a on a.attrelid = t.oid and a.attnum = any(ix.indkey)
+		where t.relname = $1 and n.nspname = current_schema()
+		order by i.relname, array_position(ix.indkey::int2[], a.attnum)`, t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var ix Index
+		var col string
+		var valid bool
+		if err := irows.Scan(&ix.Name, &col, &ix.Unique, &ix.Primary, &valid); err != nil {
+			return err
+		}
+		ix.Invalid = !valid
+		t.addIndexColumn(ix, col)
+	}
+	return irows.Err()
+}
+
+func (c *Conn) inspectSQLite(ctx context.Context, t *JobsTable) error {
+	rows, err := c.db.QueryxContext(ctx, "select name, type, \"notnull\", pk from pragma_table_info(?)", t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer rows.Close()
+	var pk []string
+	for rows.Next() {
+		var col Column
+		var notNull, pkPos int
+		if err := rows.Scan(&col.Name, &col.Type, &notNull, &pkPos); err != nil {
+			return err
+		}
+		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), notNull == 0
+		t.Columns = append(t.Columns, col)
+		if pkPos > 0 {
+			pk = append(pk, col.Name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(pk) > 0 {
+		t.Indexes = append(t.Indexes, Index{Name: "PRIMARY", Columns: pk, Unique: true, Primary: true})
+	}
+	irows, err := c.db.QueryxContext(ctx, `select il.name, il."unique", ii.name from pragma_index_list(?) il, pragma_index_info(il.name) ii order by il.name, ii.seqno`, t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var name, col string
+		var unique int
+		if err := irows.Scan(&name, &unique, &col); err != nil {
+			return err
+		}
+		t.addIndexColumn(Index{Name: name, Unique: unique == 1}, col)
+	}
+	return irows.Err()
+}
+
+// addIndexColumn appends col to the index named ix.Name, adding the index when it is new.
+func (t *JobsTable) addIndexColumn(ix Index, col string) {
+	col = strings.ToLower(col)
+	for i := range t.Indexes {
+		if t.Indexes[i].Name == ix.Name {
+			t.Indexes[i].Columns = append(t.Indexes[i].Columns, col)
+			return
+		}
+	}
+	ix.Columns = []string{col}
+	t.Indexes = append(t.Indexes, ix)
+}
+
+// Severity says how urgent a finding is.
+type Severity string
+
+// Severities. Errors and warnings need fixing; notes do not.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityNote    Severity = "note"
+)
+
+// Finding is one thing the doctor noticed about the jobs table or the worker settings, with the fix.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Fix      string   `json:"fix"`
+}
+
+// DoctorParams are the worker settings the doctor checks the table against.
+type DoctorParams struct {
+	// Strategy is the claim strategy the workers use; empty or "auto" checks the one ChooseStrategy
+	// picks.
+	Strategy string
+	// RetryAfter is the connection's retry_after; Timeout is the longest job timeout (--timeout or a
+	// job's $timeout). Zero skips the check.
+	RetryAfter, Timeout time.Duration
+}
+
+// StrategyColumns lists the columns a strategy uses when the table has them, and what each is for.
+var StrategyColumns = map[string][]struct{ Name, Why string }{
+	"delete-mark": {{"delete_mark", "lets the sweep find marked rows through an index instead of scanning"}},
+	"optimistic":  {{"version", "a counter every claim increments and checks, so the compare-and-set never depends on attempts alone"}},
+}
+
+// NeedsFix reports whether any finding is an error or a warning.
+func NeedsFix(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity != SeverityNote })
+}
+
+// Diagnose inspects the jobs table and reports, each with its fix: Laravel 5.4's composite
+// (queue, reserved_at) index and other composite indexes known to deadlock with concurrent claims, a
+// missing queue index, an invalid index, the attempts column's limit, columns the strategy would use,
+// and a retry_after that is not longer than the longest job timeout.
+func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
+	t, err := InspectJobs(ctx, c)
+	if errors.Is(err, ErrMissingTable) {
+		return []Finding{{Code: "missing-table", Severity: SeverityError,
+			Message: fmt.Sprintf("the jobs table %q does not exist", c.tables.Jobs),
+			Fix:     "run php artisan queue:table && php artisan migrate (or set DB_QUEUE_TABLE to the table Laravel uses)"}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	add := func(code string, sev Severity, fix, format string, args ...any) {
+		out = append(out, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, args...), Fix: fix})
+	}
+	migrate := "artisan-go queue:migrate-index (online; --dry-run prints the statements first)"
+	hasQueueIndex := false
+	for _, ix := range t.Indexes {
+		if ix.Invalid {
+			add("invalid-index", SeverityError, migrate+", which drops and rebuilds it",
+				"index %s is invalid (a CREATE INDEX CONCURRENTLY that did not finish): PostgreSQL maintains it but never uses it", ix.Name)
+			continue
+		}
+		if len(ix.Columns) == 1 && ix.Columns[0] == "queue" {
+			hasQueueIndex = true
+		}
+		if len(ix.Columns) < 2 || ix.Columns[0] != "queue" || ix.Primary {
+			continue
+		}
+		if slices.Equal(ix.Columns, []string{"queue", "reserved_at"}) {
+			add("legacy-index", SeverityError, migrate,
+				"index %s (queue, reserved_at) is Laravel 5.4's: concurrent claims lock ranges of it while releases and deletes change reserved_at, the deadlock pattern of laravel/framework #7046 and #31660; Laravel 5.5+ indexes (queue) alone", ix.Name)
+			continue
+		}
+		if slices.Contains(ix.Columns, "reserved_at") || slices.Contains(ix.Columns, "available_at") {
+			add("composite-index", SeverityError, migrate,
+				"index %s (%s) has a time column after queue: every claim and release moves rows within it, which deadlocks concurrent claimers (Laravel reverted such an index in #59202)", ix.Name, strings.Join(ix.Columns, ", "))
+		}
+	}
+	if !hasQueueIndex {
+		add("missing-queue-index", SeverityError, migrate,
+			"no index on (queue): every claim scans the table")
+	}
+	if col, ok := t.Column("attempts"); ok && c.dialect == MySQL && strings.HasPrefix(col.Type, "tinyint") {
+		add("attempts-limit", SeverityNote, "nothing while jobs are retried fewer than 255 times; to lift the limit: alter table "+c.tables.Jobs+" modify attempts smallint unsigned not null",
+			"attempts is %s: it holds at most 255, so a job released more often fails to be reserved on PHP before 12.54 (artisan-go saturates it and fails the job as attempted too many times)", col.Type)
+	}
+	if _, ok := t.Column("reserved"); ok {
+		add("legacy-reserved-column", SeverityWarning, "php artisan queue:table on Laravel 5.5+ and migrate the table",
+			"the table has Laravel 5.2's reserved column: later Laravel versions do not write it")
+	}
+	strategy := p.Strategy
+	if strategy == "" || strategy == AutoStrategy {
+		if strategy, _, err = ChooseStrategy(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	for _, col := range StrategyColumns[strategy] {
+		if _, ok := t.Column(col.Name); !ok {
+			add("strategy-column", SeverityWarning, "artisan-go queue:migrate-index --strategy "+strategy,
+				"strategy %s works without a %s column, but one %s", strategy, col.Name, col.Why)
+		}
+	}
+	if p.RetryAfter > 0 && p.Timeout > 0 && p.RetryAfter <= p.Timeout {
+		add("retry-after", SeverityError, fmt.Sprintf("set retry_after in config/queue.php (DB_QUEUE_RETRY_AFTER) above the longest timeout, e.g. %d", int((p.Timeout+30*time.Second)/time.Second)),
+			"retry_after (%v) is not longer than the longest job timeout (%v): a PHP worker takes a job that is still running and runs it twice", p.RetryAfter, p.Timeout)
+	}
+	return out, nil
+}

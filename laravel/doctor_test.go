@@ -1,0 +1,138 @@
+package laravel_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+func codes(fs []laravel.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Code)
+		if f.Fix == "" || f.Message == "" {
+			panic("a finding without message or fix: " + f.Code)
+		}
+	}
+	return out
+}
+
+func indexColumns(t *testing.T, c *laravel.Conn) [][]string {
+	t.Helper()
+	tab, err := laravel.InspectJobs(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, ix := range tab.Indexes {
+		if !ix.Primary {
+			out = append(out, ix.Columns)
+		}
+	}
+	slices.SortFunc(out, slices.Compare)
+	return out
+}
+
+// TestDoctorAndMigrateLegacyTable takes a Laravel 5.4 jobs table on each dialect through the doctor,
+// a dry run, the migration, a second (idempotent) migration, and both rollbacks.
+func TestDoctorAndMigrateLegacyTable(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+		c := s.Conn
+		fs, err := laravel.Diagnose(ctx, c, laravel.DoctorParams{Strategy: "delete-mark", RetryAfter: 60 * time.Second, Timeout: 60 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := codes(fs)
+		want := []string{"legacy-index", "missing-queue-index", "strategy-column", "retry-after"}
+		if db.Dialect == "mysql" {
+			want = []string{"legacy-index", "missing-queue-index", "attempts-limit", "strategy-column", "retry-after"}
+		}
+		if !slices.Equal(got, want) || !laravel.NeedsFix(fs) {
+			t.Fatalf("findings %v, want %v", got, want)
+		}
+		before := indexColumns(t, c)
+		var printed []string
+		plan, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Strategy: "delete-mark", DryRun: true, Statement: func(s string) { printed = append(printed, s) }})
+		if err != nil || len(plan) != 4 || !slices.Equal(plan, printed) {
+			t.Fatalf("dry run: %v, %v (printed %v)", plan, err, printed)
+		}
+		if after := indexColumns(t, c); !slices.EqualFunc(before, after, slices.Equal) {
+			t.Fatalf("the dry run changed the indexes: %v → %v", before, after)
+		}
+		if plan, err = laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Strategy: "delete-mark"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("migration on %s:\n%s", db.Dialect, plan)
+		if got := indexColumns(t, c); !slices.EqualFunc(got, [][]string{{"delete_mark"}, {"queue"}}, slices.Equal) {
+			t.Fatalf("indexes after the migration: %v", got)
+		}
+		fs, err = laravel.Diagnose(ctx, c, laravel.DoctorParams{Strategy: "delete-mark", RetryAfter: 90 * time.Second, Timeout: 60 * time.Second})
+		if err != nil || laravel.NeedsFix(fs) {
+			t.Fatalf("findings after the migration: %+v, %v", fs, err)
+		}
+		if again, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Strategy: "delete-mark"}); err != nil || len(again) != 0 {
+			t.Fatalf("second migration: %v, %v; want nothing to do", again, err)
+		}
+		// The table still works for Laravel's claim and the strategy that uses the new column.
+		if name, _, _ := laravel.ChooseStrategy(ctx, c); name != "delete-mark" {
+			t.Fatalf("chosen after the migration: %s", name)
+		}
+		if _, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Rollback: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexColumns(t, c); !slices.EqualFunc(got, [][]string{{"queue"}}, slices.Equal) {
+			t.Fatalf("indexes after the rollback: %v", got)
+		}
+		if tab, _ := laravel.InspectJobs(ctx, c); func() bool { _, ok := tab.Column("delete_mark"); return ok }() {
+			t.Fatalf("delete_mark survived the rollback")
+		}
+		if _, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Rollback: true, LegacyIndex: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexColumns(t, c); !slices.EqualFunc(got, before, slices.Equal) {
+			t.Fatalf("indexes after the rollback to 5.4: %v, want %v", got, before)
+		}
+	})
+}
+
+// TestMigrateIndexWhileDraining migrates a legacy table while workers drain it: nothing lost, nothing
+// run twice.
+func TestMigrateIndexWhileDraining(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(50 * time.Millisecond)
+			c := queuetest.Open(t, s.Params)
+			if _, err := laravel.MigrateIndex(context.Background(), c, laravel.MigrateParams{Strategy: "optimistic"}); err != nil {
+				t.Errorf("migrate while draining: %v", err)
+			}
+		}()
+		r := queuetest.Race(t, s, queuetest.RaceParams{Workers: 4, Jobs: 400, ReleaseFirst: true})
+		wg.Wait()
+		if got := indexColumns(t, s.Conn); !slices.EqualFunc(got, [][]string{{"queue"}}, slices.Equal) {
+			t.Fatalf("indexes after migrating under load: %v", got)
+		}
+		t.Logf("drained beside the migration: %+v", r)
+	})
+}
+
+func TestDoctorMissingTable(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		c := queuetest.Open(t, queuetest.OpenParams(db))
+		fs, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{})
+		if err != nil || len(fs) != 1 || fs[0].Code != "missing-table" {
+			t.Fatalf("findings %+v, %v", fs, err)
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package laravel
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// MigrateParams says how to migrate the jobs table.
+type MigrateParams struct {
+	// Strategy adds the columns this strategy uses (see StrategyColumns); empty adds none.
+	Strategy string
+	// DryRun returns the statements without running them.
+	DryRun bool
+	// Rollback removes what a migration added beyond Laravel's own 5.5+ table: the strategy columns
+	// and their indexes. With LegacyIndex it also restores Laravel 5.4's (queue, reserved_at) index in
+	// place of (queue).
+	Rollback    bool
+	LegacyIndex bool
+	// Statement is called with each statement before it runs (or instead, in a dry run).
+	Statement func(sql string)
+}
+
+// MigrateIndex brings a jobs table to the index layout current claims need, in place and online where
+// the server allows it, so PHP and Go workers can keep running: MySQL and MariaDB use ALGORITHM=INPLACE,
+// LOCK=NONE; PostgreSQL builds and drops indexes CONCURRENTLY, outside any transaction; SQLite's DDL
+// is quick under its write lock. The (queue) index is created before deadlock-prone composite indexes
+// are dropped, so claims never lose their index. It is idempotent: it plans from what the table has
+// and returns only the statements it ran (none when there is nothing to do).
+func MigrateIndex(ctx context.Context, c *Conn, p MigrateParams) ([]string, error) {
+	t, err := InspectJobs(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("migrate index: %w", err)
+	}
+	if p.Strategy != "" && !slices.Contains(Strategies(), p.Strategy) {
+		return nil, fmt.Errorf("migrate index: %w %q", ErrUnknownStrategy, p.Strategy)
+	}
+	var plan []string
+	if p.Rollback {
+		plan = c.rollbackPlan(t, p)
+	} else {
+		plan = c.migratePlan(t, p)
+	}
+	for _, stmt := range plan {
+		if p.Statement != nil {
+			p.Statement(stmt)
+		}
+		if p.DryRun {
+			continue
+		}
+		if _, err := c.db.ExecContext(ctx, stmt); err != nil {
+			return nil, fmt.Errorf("migrate index: %s: %w", stmt, c.translate(err))
+		}
+	}
+	return plan, nil
+}
+
+func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
+	var plan []string
+	queueIndex := c.tables.Jobs + "_queue_index"
+	has := func(name string) bool {
+		return slices.ContainsFunc(t.Indexes, func(ix Index) bool { return ix.Name == name })
+	}
+	hasQueue := false
+	for _, ix := range t.Indexes {
+		switch {
+		case ix.Invalid:
+			plan = append(plan, c.dropIndex(ix.Name))
+		case slices.Equal(ix.Columns, []string{"queue"}):
+			hasQueue = true
+		}
+	}
+	if !hasQueue {
+		name := queueIndex
+		if has(name) {
+			name = c.tables.Jobs + "_queue_only_index"
+		}
+		plan = append(plan, c.createIndex(name, "queue"))
+	}
+	for _, ix := range t.Indexes {
+		if !ix.Invalid && !ix.Primary && len(ix.Columns) >= 2 && ix.Columns[0] == "queue" &&
+			(slices.Contains(ix.Columns, "reserved_at") || slices.Contains(ix.Columns, "available_at")) {
+			plan = append(plan, c.dropIndex(ix.Name))
+		}
+	}
+	for _, col := range StrategyColumns[p.Strategy] {
+		if _, ok := t.Column(col.Name); !ok {
+			plan = append(plan, c.addColumn(col.Name))
+		}
+		if col.Name == "delete_mark" && !has(c.tables.Jobs+"_delete_mark_index") {
+			plan = append(plan, c.createIndex(c.tables.Jobs+"_delete_mark_index", "delete_mark"))
+		}
+	}
+	return plan
+}
+
+func (c *Conn) rollbackPlan(t *JobsTable, p MigrateParams) []string {
+	var plan []string
+	for _, ix := range t.Indexes {
+		if slices.Contains(ix.Columns, "delete_mark") || slices.Contains(ix.Columns, "version") {
+			plan = append(plan, c.dropIndex(ix.Name))
+		}
+	}
+	for _, name := range []string{"delete_mark", "version"} {
+		if _, ok := t.Column(name); ok {
+			plan = append(plan, c.dropColumn(name))
+		}
+	}
+	if p.LegacyIndex {
+		legacy := false
+		for _, ix := range t.Indexes {
+			legacy = legacy || slices.Equal(ix.Columns, []string{"queue", "reserved_at"})
+		}
+		if !legacy {
+			plan = append(plan, c.createIndex(c.tables.Jobs+"_queue_reserved_at_index", "queue", "reserved_at"))
+		}
+		for _, ix := range t.Indexes {
+			if slices.Equal(ix.Columns, []string{"queue"}) {
+				plan = append(plan, c.dropIndex(ix.Name))
+			}
+		}
+	}
+	return plan
+}
+
+const mysqlOnline = ", algorithm=inplace, lock=none"
+
+func (c *Conn) createIndex(name string, cols ...string) string {
+	quoted := ""
+	for i, col := range cols {
+		if i > 0 {
+			quoted += ", "
+		}
+		quoted += c.Q(col)
+	}
+	switch c.dialect {
+	case MySQL:
+		return fmt.Sprintf("alter table %s add index %s (%s)%s", c.Q(c.tables.Jobs), c.Q(name), quoted, mysqlOnline)
+	case Postgres:
+		return fmt.Sprintf("create index concurrently if not exists %s on %s (%s)", c.Q(name), c.Q(c.tables.Jobs), quoted)
+	}
+	return fmt.Sprintf("create index if not exists %s on %s (%s)", c.Q(name), c.Q(c.tables.Jobs), quoted)
+}
+
+func (c *Conn) dropIndex(name string) string {
+	switch c.dialect {
+	case MySQL:
+		return fmt.Sprintf("alter table %s drop index %s%s", c.Q(c.tables.Jobs), c.Q(name), mysqlOnline)
+	case Postgres:
+		return "drop index concurrently if exists " + c.Q(name)
+	}
+	return "drop index if exists " + c.Q(name)
+}
+
+func (c *Conn) addColumn(name string) string {
+	typ := map[Dialect]string{MySQL: "bigint unsigned", Postgres: "bigint", SQLite: "integer"}[c.dialect]
+	s := fmt.Sprintf("alter table %s add column %s %s not null default 0", c.Q(c.tables.Jobs), c.Q(name), typ)
+	if c.dialect == MySQL {
+		s += mysqlOnline
+	}
+	return s
+}
+
+func (c *Conn) dropColumn(name string) string {
+	s := fmt.Sprintf("alter table %s drop column %s", c.Q(c.tables.Jobs), c.Q(name))
+	if c.dialect == MySQL {
+		s += mysqlOnline
+	}
+	return s
+}
