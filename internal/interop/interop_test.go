@@ -84,7 +84,7 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 }
 
 // run runs a Go worker over the app's tables with the app's settings, changed by mod, until it stops
-// (--stop-when-empty by default), and gives back the rows its claim strategy prefetched, as
+// (--stop-when-empty by default), and settles the queue (rows prefetched or marked), as
 // `artisan-go queue:work` does. A non-nil clock replaces the worker's clock.
 func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), clock func() time.Time) worker.Stats {
 	t.Helper()
@@ -115,8 +115,8 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	if _, err := w.Run(ctx); err != nil {
 		t.Fatalf("go worker: %v", err)
 	}
-	if err := laravel.ReturnPrefetched(context.WithoutCancel(ctx), q); err != nil {
-		t.Fatalf("give back prefetched jobs: %v", err)
+	if err := laravel.Settle(context.WithoutCancel(ctx), q); err != nil {
+		t.Fatalf("settle the queue (prefetched rows, marked rows): %v", err)
 	}
 	return w.Stats()
 }
