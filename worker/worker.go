@@ -320,6 +320,9 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		// snapshot: the queues count as empty only when nothing was running.
 		busy := w.inFlight()
 		free := cap(w.slots) - busy
+		if w.cfg.MaxJobs > 0 {
+			free = min(free, w.cfg.MaxJobs-st.jobs) // --max-jobs counts claims; never take more
+		}
 		claimed, err := 0, error(nil)
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
