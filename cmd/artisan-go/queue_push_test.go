@@ -10,6 +10,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // TestQueuePushPHPRuns pushes a job with `artisan-go queue:push --env-file` and runs it with PHP's
@@ -31,6 +32,20 @@ func TestQueuePushPHPRuns(t *testing.T) {
 		m := regexp.MustCompile(`id (\d+), uuid ([0-9a-f-]{36})`).FindStringSubmatch(out.String())
 		if m == nil {
 			t.Fatalf("queue:push printed %q, want the id and uuid", out.String())
+		}
+		rows, err := app.Jobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("jobs has %d rows, want 1", len(rows))
+		}
+		env, err := payload.ParseEnvelope([]byte(rows[0].Payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *env.MaxTries != 2 || *env.Backoff != "3,4" || *env.Timeout != 9 || env.UUID != m[2] || rows[0].Queue != "cli" {
+			t.Errorf("pushed envelope %s", rows[0].Payload)
 		}
 		if _, err := app.Artisan(ctx, "queue:work", "database", "--queue=cli", "--stop-when-empty"); err != nil {
 			t.Fatal(err)
