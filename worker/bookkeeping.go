@@ -82,7 +82,7 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if !ok {
 		return
 	}
-	if err := w.conn.CacheLockForceRelease(ctx, key); err != nil {
+	if err := retryTransient(ctx, func() error { return w.conn.CacheLockForceRelease(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
 }
@@ -143,7 +143,11 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
+	err := retryTransient(ctx, func() error {
+		_, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
+		return err
+	})
+	if err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
 		w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
 	}
 }
@@ -155,7 +159,11 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	counts, err := w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+	var counts *laravel.BatchCounts
+	err := retryTransient(ctx, func() (err error) {
+		counts, err = w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+		return err
+	})
 	if errors.Is(err, laravel.ErrBatchNotFound) {
 		return
 	}
@@ -174,7 +182,7 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 	if allowFailures(b.Options) {
 		return
 	}
-	if err := w.conn.BatchCancel(ctx, id, w.clock().Unix()); err != nil {
+	if err := retryTransient(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
 		w.log.Error("cancel batch", "batch", id, "error", err)
 	}
 }
@@ -191,6 +199,20 @@ func allowFailures(options []byte) bool {
 	}
 	f, _ := a.Get("allowFailures")
 	return !phpFalsy(f)
+}
+
+// retryTransient runs a bookkeeping step (batch counters, unique locks), retrying it a few times when
+// it loses a race (deadlock victim, lock wait, SQLITE_BUSY): the job is already complete, so giving up
+// at once would leave its batch or lock wrong.
+func retryTransient(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := 0; attempt < 6; attempt++ {
+		if err = fn(); err == nil || !transient(err) {
+			return err
+		}
+		sleepCtx(ctx, time.Duration(20<<attempt)*time.Millisecond)
+	}
+	return err
 }
 
 // cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).

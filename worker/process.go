@@ -388,14 +388,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	rj.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = op(ctx)
-		if err == nil || attempt >= 6 || !(errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)) {
-			break
-		}
-		sleepCtx(ctx, time.Duration(25<<attempt)*time.Millisecond)
-	}
+	err := retryTransient(ctx, func() error { return op(ctx) })
 	switch {
 	case err == nil:
 		counter.Add(1)
