@@ -18,6 +18,19 @@ type UniqueIDer interface {
 	UniqueID(job *handlers.Job) string
 }
 
+// UniqueUntilProcessing is implemented by handlers of ShouldBeUniqueUntilProcessing jobs (together with
+// UniqueIDer when the id comes from a method): their lock is released just before the handler runs,
+// instead of after it succeeds, as Laravel does for that interface.
+type UniqueUntilProcessing interface {
+	UniqueUntilProcessing() bool
+}
+
+// untilProcessing reports whether h declares its job ShouldBeUniqueUntilProcessing.
+func untilProcessing(h handlers.Handler) bool {
+	u, ok := h.(UniqueUntilProcessing)
+	return ok && u.UniqueUntilProcessing()
+}
+
 // uniqueLockKey returns the unique lock key (without the cache prefix) of a ShouldBeUnique job, and
 // false for jobs that do not look unique. The payload does not say which interfaces a class implements,
 // so a job counts as unique when it carries Laravel's hidden context key laravel_unique_job_key (11.39+;
@@ -40,7 +53,7 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if isUniqueIDer && r.hj != nil {
 		uniqueID = u.UniqueID(r.hj)
 	}
-	if !hasFor && !hasID && !isUniqueIDer {
+	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
 		return "", false
 	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName

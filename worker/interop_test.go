@@ -206,6 +206,20 @@ func TestInteropPHP(t *testing.T) {
 			}
 		})
 
+		t.Run("unique-until-processing lock released before the handler", func(t *testing.T) {
+			held := make(chan bool, 1)
+			p.reg.Register(`App\Jobs\UniqueUntilProcessing`, untilProcessingByKey{app: p.app, heldWhen: held})
+			p.app.MustDispatch(ctx, "unique-until-processing", phpapp.Key("k2"))
+			key := p.app.UniqueLockKey(`App\Jobs\UniqueUntilProcessing`, "k2")
+			if h, _ := p.app.LockHeld(ctx, key); !h {
+				t.Fatalf("PHP did not take the lock %q", key)
+			}
+			runOnce(t, p.worker(t, nil))
+			if <-held {
+				t.Fatal("the lock was still held while the handler ran")
+			}
+		})
+
 		t.Run("unique lock released for PHP", func(t *testing.T) {
 			p.app.MustDispatch(ctx, "unique", phpapp.Key("k1"))
 			key := p.app.UniqueLockKey(`App\Jobs\Unique`, "k1")
@@ -228,6 +242,22 @@ func batchOf(e phpapp.LogEntry) string {
 	s, _ := e.Props["batchId"].(string)
 	return s
 }
+
+// untilProcessingByKey runs App\Jobs\UniqueUntilProcessing and reports whether its lock was still
+// held while it ran.
+type untilProcessingByKey struct {
+	uniqueByKey
+	app      *phpapp.App
+	heldWhen chan bool
+}
+
+func (u untilProcessingByKey) Handle(ctx context.Context, j *handlers.Job) error {
+	held, err := u.app.LockHeld(ctx, u.app.UniqueLockKey(j.Class, u.UniqueID(j)))
+	u.heldWhen <- held
+	return err
+}
+
+func (u untilProcessingByKey) UniqueUntilProcessing() bool { return true }
 
 // uniqueByKey runs App\Jobs\Unique, whose uniqueId() returns its key.
 type uniqueByKey struct{ handlers.Handler }

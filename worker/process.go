@@ -115,6 +115,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		return
 	}
 
+	if untilProcessing(h) {
+		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
+	}
 	herr, timedOut, wait := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env))
 	if timedOut {
 		w.onTimeout(ctx, r, limits)
@@ -371,7 +374,9 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.stats.chained.Add(1)
 		w.log.Info("Chain continued", "class", r.displayName, "id", j.ID, "next", next.class, "queue", next.queue)
 	}
-	w.releaseUniqueLock(ctx, r)
+	if !untilProcessing(r.h) {
+		w.releaseUniqueLock(ctx, r)
+	}
 	w.recordBatchSuccess(ctx, r)
 	w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
 }
