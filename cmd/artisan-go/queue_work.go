@@ -186,7 +186,11 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 			}
 		}
 	}()
-	return w.Run(ctx)
+	status, err := w.Run(ctx)
+	st := w.Stats()
+	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "released", st.Released,
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost)
+	return status, err
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.

@@ -44,7 +44,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 		t.Fatalf("exit status %d: %s", code, errb.String())
 	}
 	log := errb.String()
-	for _, want := range []string{"strategy=delete-retry", "queues=high,emails", `Left for PHP (no Go handler)`, "stopping (--stop-when-empty)"} {
+	for _, want := range []string{"strategy=delete-retry", "queues=high,emails", `Left for PHP (no Go handler)`, "stopping (--stop-when-empty)", "left_for_php=1"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
