@@ -55,6 +55,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
+	jsonLog := fs.Bool("json", false, "log JSON lines (Laravel 11's --json)")
 	configFile := fs.String("config", "", "a YAML configuration file")
 	values := map[string]*string{}
 	bools := map[string]*bool{}
@@ -88,6 +89,9 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			}
 		}
 	})
+	if *jsonLog {
+		overrides["log.format"] = "json"
+	}
 	cfg, err := loadConfig(*envFile, *configFile, overrides)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)

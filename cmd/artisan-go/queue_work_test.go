@@ -89,8 +89,8 @@ func TestQueueWorkRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty"}, nil, &out, &errb)
-	if code != 0 || !strings.Contains(errb.String(), "processed=2") {
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--json"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), `"msg":"Processed","class":"App\\Handlers\\Legacy"`) || !strings.Contains(errb.String(), `"processed":2`) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var n int
