@@ -22,9 +22,9 @@ type phpWorld struct {
 	reg  *handlers.Registry
 }
 
-func newPHPWorld(t *testing.T, db testenv.Database) *phpWorld {
+func newPHPWorld(t *testing.T, db testenv.Database, opts ...phpapp.Option) *phpWorld {
 	t.Helper()
-	app := phpapp.New(t, db)
+	app := phpapp.New(t, db, opts...)
 	conn, err := laravel.Open(bg, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN, CachePrefix: app.Getenv("CACHE_PREFIX")})
 	if err != nil {
 		t.Fatal(err)
@@ -265,4 +265,38 @@ type uniqueByKey struct{ handlers.Handler }
 func (u uniqueByKey) UniqueID(j *handlers.Job) string {
 	k, _ := j.Command.Get("key")
 	return phpString(k)
+}
+
+func TestInteropTimedOutJobRetriedByPHP(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		p := newPHPWorld(t, db, phpapp.WithEnv("DB_QUEUE_RETRY_AFTER=2"))
+		app := p.app
+		ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
+		defer cancel()
+		p.reg.Register(`App\Jobs\Flaky`, waitCtx)
+		d := app.MustDispatch(ctx, "flaky", phpapp.Fail(0), phpapp.Tries(2), phpapp.Timeout(time.Second))
+		w := p.worker(t, func(c *Config) { c.RetryAfter = 2 * time.Second })
+		runOnce(t, w) // times out on attempt 1 of 2: left reserved, as after PHP's worker is killed
+		rows, err := app.Jobs(ctx)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("jobs %+v, %v", rows, err)
+		}
+		time.Sleep(2500 * time.Millisecond) // retry_after passes
+		if _, err := app.Work(ctx, "--once"); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := app.Log(ctx)
+		var php []phpapp.LogEntry
+		for _, e := range entries {
+			if e.UUID == d.Jobs[0].UUID && e.Runner == "php" {
+				php = append(php, e)
+			}
+		}
+		if len(php) != 1 || php[0].Attempts != 2 {
+			t.Fatalf("PHP runs of the timed-out job: %+v, want one, on attempt 2", php)
+		}
+		if rows, _ := app.Jobs(ctx); len(rows) != 0 {
+			t.Fatalf("jobs left: %+v", rows)
+		}
+	})
 }
