@@ -435,3 +435,51 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
 	}
 }
+
+// cancelAfterClaim is the real queue, with the stop signal arriving right after a claim returns: the
+// moment between claiming jobs and starting them.
+type cancelAfterClaim struct {
+	laravel.Queue
+	cancel context.CancelFunc
+}
+
+func (q cancelAfterClaim) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([]*laravel.Job, error) {
+	jobs, err := q.Queue.JobClaim(ctx, p)
+	q.cancel()
+	return jobs, err
+}
+
+func TestShutdownReturnsUnstartedJobs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		for range 3 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		ctx, cancel := context.WithCancel(bg)
+		cfg := f.worker(t, func(c *Config) { c.Concurrency = 3 }).cfg
+		w, err := New(Params{Queue: cancelAfterClaim{f.Queue, cancel}, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 0 {
+			t.Fatalf("%d jobs ran after the stop signal", calls.Load())
+		}
+		rows := f.Rows(t)
+		if len(rows) != 3 {
+			t.Fatalf("%d rows, want 3", len(rows))
+		}
+		for _, r := range rows {
+			if r.Attempts != 0 || r.ReservedAt != nil {
+				t.Fatalf("row %+v: want returned untouched", r)
+			}
+		}
+		if s := w.Stats(); s.Claimed == 0 || s.Returned != s.Claimed {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
