@@ -67,7 +67,6 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if err != nil {
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
-		w.log.Error("Failed", "id", j.ID, "queue", j.Queue, "error", err)
 		r := &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
