@@ -102,9 +102,9 @@ func TestBackoffList(t *testing.T) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
-		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"1,5"`, nil))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"10,50"`, nil))
 		w := f.worker(t, nil)
-		for i, want := range []int64{1, 5, 5} {
+		for i, want := range []int64{10, 50, 50} {
 			if !runOnce(t, w) {
 				t.Fatalf("attempt %d: no job ready", i+1)
 			}
