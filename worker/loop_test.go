@@ -85,11 +85,11 @@ func TestRenewalKeepsLongJob(t *testing.T) {
 		started := make(chan struct{})
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			close(started)
-			time.Sleep(3500 * time.Millisecond)
+			time.Sleep(5 * time.Second)
 			return nil
 		}))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
-		w := f.worker(t, func(c *Config) { c.RetryAfter = 2 * time.Second })
+		w := f.worker(t, func(c *Config) { c.RetryAfter = 4 * time.Second })
 		done := make(chan error, 1)
 		go func() { _, err := w.RunOnce(bg); done <- err }()
 		<-started
@@ -101,7 +101,7 @@ func TestRenewalKeepsLongJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 8 {
+		for range 10 {
 			if found, err := second.RunOnce(bg); err != nil || found {
 				t.Fatalf("second worker claimed the running job (found %v, err %v)", found, err)
 			}
@@ -219,7 +219,7 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 		}))
 		f.push(t, "default", envelope(t, `App\Jobs\Quick`, "", nil))
 		slow := f.push(t, "default", envelope(t, `App\Jobs\Slow`, "", nil))
-		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 500 * time.Millisecond; c.Tries = 1 })
+		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 2 * time.Second; c.Tries = 1 })
 		ctx, cancel := context.WithCancel(bg)
 		result := make(chan int, 1)
 		go func() { status, _ := w.Run(ctx); result <- status }()
