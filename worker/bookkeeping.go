@@ -18,6 +18,19 @@ type UniqueIDer interface {
 	UniqueID(job *handlers.Job) string
 }
 
+// UniqueUntilProcessing is implemented by handlers of ShouldBeUniqueUntilProcessing jobs (together with
+// UniqueIDer when the id comes from a method): their lock is released just before the handler runs,
+// instead of after it succeeds, as Laravel does for that interface.
+type UniqueUntilProcessing interface {
+	UniqueUntilProcessing() bool
+}
+
+// untilProcessing reports whether h declares its job ShouldBeUniqueUntilProcessing.
+func untilProcessing(h handlers.Handler) bool {
+	u, ok := h.(UniqueUntilProcessing)
+	return ok && u.UniqueUntilProcessing()
+}
+
 // uniqueLockKey returns the unique lock key (without the cache prefix) of a ShouldBeUnique job, and
 // false for jobs that do not look unique. The payload does not say which interfaces a class implements,
 // so a job counts as unique when it carries Laravel's hidden context key laravel_unique_job_key (11.39+;
@@ -40,7 +53,7 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if isUniqueIDer && r.hj != nil {
 		uniqueID = u.UniqueID(r.hj)
 	}
-	if !hasFor && !hasID && !isUniqueIDer {
+	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
 		return "", false
 	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
@@ -86,7 +99,7 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if w.locks != nil {
 		release = w.locks.ForceRelease
 	}
-	if err := release(ctx, key); err != nil {
+	if err := retryTransient(ctx, func() error { return release(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
 }
@@ -147,7 +160,11 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	counts, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
+	var counts *laravel.BatchCounts
+	err := retryTransient(ctx, func() (err error) {
+		counts, err = w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
+		return err
+	})
 	if err != nil {
 		if !errors.Is(err, laravel.ErrBatchNotFound) {
 			w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
@@ -172,7 +189,11 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun, cause error)
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	counts, err := w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+	var counts *laravel.BatchCounts
+	err := retryTransient(ctx, func() (err error) {
+		counts, err = w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+		return err
+	})
 	if errors.Is(err, laravel.ErrBatchNotFound) {
 		return
 	}
@@ -201,7 +222,7 @@ func (w *Worker) cancelUnlessAllowed(ctx context.Context, id string) {
 	if allowFailures(b.Options) {
 		return
 	}
-	if err := w.conn.BatchCancel(ctx, id, w.clock().Unix()); err != nil {
+	if err := retryTransient(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
 		w.log.Error("cancel batch", "batch", id, "error", err)
 	}
 }
@@ -218,6 +239,20 @@ func allowFailures(options []byte) bool {
 	}
 	f, _ := a.Get("allowFailures")
 	return !phpFalsy(f)
+}
+
+// retryTransient runs a bookkeeping step (batch counters, unique locks), retrying it a few times when
+// it loses a race (deadlock victim, lock wait, SQLITE_BUSY): the job is already complete, so giving up
+// at once would leave its batch or lock wrong.
+func retryTransient(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := 0; attempt < 6; attempt++ {
+		if err = fn(); err == nil || !transient(err) {
+			return err
+		}
+		sleepCtx(ctx, time.Duration(20<<attempt)*time.Millisecond)
+	}
+	return err
 }
 
 // cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).

@@ -519,11 +519,19 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused ma
 	return total, firstErr
 }
 
+// claimTimeout bounds one claim call.
+const claimTimeout = 30 * time.Second
+
 // maxParallelClaims bounds the claim transactions one worker runs at once.
 const maxParallelClaims = 8
 
 // claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once.
 func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
+	// A claim is not interrupted by the stop signal: a transaction cancelled at its commit may have
+	// committed, and its rows would stay reserved until retry_after. Claimed jobs that arrive after the
+	// signal are handed back by start.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
 		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),

@@ -58,6 +58,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
+	jsonLog := fs.Bool("json", false, "log JSON lines (Laravel 11's --json)")
 	configFile := fs.String("config", "", "a YAML configuration file")
 	values := map[string]*string{}
 	bools := map[string]*bool{}
@@ -91,6 +92,9 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			}
 		}
 	})
+	if *jsonLog {
+		overrides["log.format"] = "json"
+	}
 	cfg, err := loadConfig(*envFile, *configFile, overrides)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
@@ -200,6 +204,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
 	}
+	st := w.Stats()
+	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "released", st.Released,
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost)
 	return status, err
 }
 
