@@ -2,7 +2,9 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +38,9 @@ func init() {
 
 // deleteMark marks finished jobs instead of deleting them: the hot path is a one-row autocommit UPDATE
 // (see MarkedReservedAt) instead of a locking delete in a transaction, and the marked rows are removed
-// in batches by a sweep that claims run every SweepEvery or SweepMarks marks. When the table has a
+// in batches by a sweep that claims run every SweepEvery or SweepMarks marks. That sweep deletes the
+// rows this queue marked by primary key, so it locks nothing else; JobSweep also looks for rows other
+// workers marked and left behind. When the table has a
 // delete_mark column (queue:migrate-index --strategy delete-mark adds it, with an index), marking sets
 // it too and the sweep finds rows through its index. Releases and failures delete as usual. Until a
 // sweep, Laravel's size() counts marked rows.
@@ -46,19 +50,23 @@ type deleteMark struct {
 
 	mark columnProbe // the delete_mark column
 
-	marked    atomic.Int64 // marks since the last sweep
-	lastSweep atomic.Int64 // unix nanoseconds
+	mu        sync.Mutex
+	marked    []int64 // ids this queue marked since its last sweep
+	lastSweep time.Time
 	sweeping  atomic.Bool
 }
 
 // Strategy returns "delete-mark".
 func (q *deleteMark) Strategy() string { return "delete-mark" }
 
-// JobClaim sweeps when a sweep is due, then claims up to Limit rows with Laravel's predicate, which
-// skips marked rows by itself.
+// JobClaim sweeps the rows this queue marked when a sweep is due, then claims up to Limit rows with
+// Laravel's predicate, which skips marked rows by itself.
 func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
-	if n := q.marked.Load(); n >= SweepMarks || n > 0 && time.Since(time.Unix(0, q.lastSweep.Load())) >= SweepEvery {
-		if _, err := q.JobSweep(ctx); err != nil {
+	q.mu.Lock()
+	due := len(q.marked) >= SweepMarks || len(q.marked) > 0 && time.Since(q.lastSweep) >= SweepEvery
+	q.mu.Unlock()
+	if due {
+		if err := q.sweepOwn(ctx); err != nil {
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
 	}
@@ -67,6 +75,44 @@ func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 		return nil, fmt.Errorf("claim job: %w", err)
 	}
 	return jobs, nil
+}
+
+// noteMarked remembers a marked row for the next sweep.
+func (q *deleteMark) noteMarked(id int64) {
+	q.mu.Lock()
+	q.marked = append(q.marked, id)
+	q.mu.Unlock()
+}
+
+// sweepOwn deletes the rows this queue marked, by primary key and still marked. Rows it cannot delete
+// now stay listed for the next sweep.
+func (q *deleteMark) sweepOwn(ctx context.Context) error {
+	q.mu.Lock()
+	ids := q.marked
+	q.marked = nil
+	q.lastSweep = time.Now()
+	q.mu.Unlock()
+	c := q.C
+	for i := 0; i < len(ids); i += SweepBatch {
+		chunk := ids[i:min(i+SweepBatch, len(ids))]
+		args := make([]any, 0, len(chunk)+1)
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, MarkedReservedAt)
+		del := c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id in (" + placeholders(len(chunk)) + ") and reserved_at = ?")
+		err := c.retry(ctx, q.Tries, func() error {
+			_, err := c.db.ExecContext(ctx, del, args...)
+			return c.translate(err)
+		})
+		if err != nil {
+			q.mu.Lock()
+			q.marked = append(q.marked, ids[i:]...)
+			q.mu.Unlock()
+			return fmt.Errorf("sweep marked jobs: %w", err)
+		}
+	}
+	return nil
 }
 
 // markSQL returns the fenced statement that marks a finished row.
@@ -93,7 +139,7 @@ func (q *deleteMark) JobDelete(ctx context.Context, j *Job) error {
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", j.ID, err)
 	}
-	q.marked.Add(1)
+	q.noteMarked(j.ID)
 	return nil
 }
 
@@ -126,17 +172,22 @@ func (q *deleteMark) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPu
 	if err != nil {
 		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
 	}
-	q.marked.Add(1)
+	q.noteMarked(j.ID)
 	return ids, nil
 }
 
-// JobSweep removes marked rows in batches of SweepBatch until none is left, and returns how many it
-// removed. Only one sweep of a queue runs at a time; a call while one runs returns 0 at once.
+// JobSweep removes every marked row: first the ones this queue marked, then, in batches of
+// SweepBatch in READ COMMITTED transactions (so the scan locks only the rows it deletes), any that other
+// workers marked and left behind. It returns how many rows the table-wide pass removed. Only one sweep
+// runs at a time per queue; a call while one runs returns 0 at once.
 func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
 	if !q.sweeping.CompareAndSwap(false, true) {
 		return 0, nil
 	}
 	defer q.sweeping.Store(false)
+	if err := q.sweepOwn(ctx); err != nil {
+		return 0, err
+	}
 	withMark, err := q.mark.check(ctx, q.C)
 	if err != nil {
 		return 0, fmt.Errorf("sweep marked jobs: %w", err)
@@ -151,21 +202,20 @@ func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
 		// MySQL cannot delete from a table it selects from in a subquery, but has DELETE … LIMIT.
 		del = fmt.Sprintf("delete from %s where %s limit %d", c.Q(c.tables.Jobs), cond, SweepBatch)
 	}
-	pending := q.marked.Swap(0)
-	q.lastSweep.Store(time.Now().UnixNano())
 	var total int64
 	for {
 		var n int64
 		err := c.retry(ctx, q.Tries, func() error {
-			res, err := c.db.ExecContext(ctx, del, arg)
-			if err != nil {
-				return c.translate(err)
-			}
-			n, err = res.RowsAffected()
-			return err
+			return c.inTxIsolation(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+				res, err := tx.ExecContext(ctx, del, arg)
+				if err != nil {
+					return err
+				}
+				n, err = res.RowsAffected()
+				return err
+			})
 		})
 		if err != nil {
-			q.marked.Add(pending) // try again on the next claim
 			return total, fmt.Errorf("sweep marked jobs: %w", err)
 		}
 		total += n

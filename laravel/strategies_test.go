@@ -78,9 +78,11 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 			if err := s.Queue.JobDelete(context.Background(), j); !errors.Is(err, laravel.ErrReservationLost) {
 				t.Fatalf("second delete of a marked row: %v, want ErrReservationLost", err)
 			}
-			n, err := s.Queue.(laravel.JobSweeper).JobSweep(context.Background())
+			// A worker that did not mark the row finds it in its table-wide pass.
+			other := s.NewQueue(t, queuetest.Open(t, s.Params))
+			n, err := other.(laravel.JobSweeper).JobSweep(context.Background())
 			if err != nil || n != 1 {
-				t.Fatalf("sweep removed %d rows, %v; want 1", n, err)
+				t.Fatalf("sweep by another worker removed %d rows, %v; want 1", n, err)
 			}
 			if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != b {
 				t.Fatalf("rows after the sweep: %+v", rows)

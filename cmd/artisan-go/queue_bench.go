@@ -51,7 +51,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	format := fs.String("format", "table", "output format: table or json")
 	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
-	from := fs.String("from", "", "render a JSON report of an earlier run instead of running (with --format and --plot)")
+	from := fs.String("from", "", "render JSON reports of earlier runs (comma-separated, joined) instead of running, with --format and --plot")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,7 +118,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	var report *bench.Report
 	var err error
 	if *from != "" {
-		report, err = readReport(*from)
+		report, err = readReports(splitList(*from))
 	} else {
 		report, err = bench.Run(ctx, p)
 	}
@@ -166,15 +166,27 @@ func splitList(s string) []string {
 	return out
 }
 
-// readReport reads a report that --format json wrote.
-func readReport(path string) (*bench.Report, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--from: %w", err)
+// readReports reads reports that --format json wrote and joins their rows into one, in order.
+func readReports(paths []string) (*bench.Report, error) {
+	var all *bench.Report
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		var r bench.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("--from %s: not a queue:bench JSON report: %w", path, err)
+		}
+		if all == nil {
+			all = &r
+			continue
+		}
+		all.Rows = append(all.Rows, r.Rows...)
+		for k, v := range r.Servers {
+			all.Servers[k] = v
+		}
+		all.Params.Jobs = max(all.Params.Jobs, r.Params.Jobs)
 	}
-	var r bench.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("--from %s: not a queue:bench JSON report: %w", path, err)
-	}
-	return &r, nil
+	return all, nil
 }

@@ -19,10 +19,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteTable writes the report as an aligned text table, one line per row.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "database\tstrategy\tworkers\tjobs/s\texecutions\tduplicates\tlost\tmax reorder\tdeadlocks/retried\tp50 ms\tp99 ms\tpeak RSS MB\t")
+	fmt.Fprintln(tw, "database\tstrategy\tworkers\tjobs\tjobs/s\texecutions\tduplicates\tlost\tmax reorder\tdeadlocks/retried\tp50 ms\tp99 ms\tpeak RSS MB\t")
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%d\t%s\t%d\t%s\t%d/%d\t%s\t%s\t%.0f\t", row.Database, row.Strategy, row.Workers,
-			row.JobsPerSec, row.Executions, orDash(row.Duplicates), row.Lost, orDash(row.MaxReorder), row.Deadlocks, row.Retried,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%d\t%s\t%d\t%s\t%d/%d\t%s\t%s\t%.0f\t", row.Database, row.Strategy, row.Workers,
+			row.Jobs, row.JobsPerSec, row.Executions, orDash(row.Duplicates), row.Lost, orDash(row.MaxReorder), row.Deadlocks, row.Retried,
 			msOrDash(row.P50Millis), msOrDash(row.P99Millis), row.PeakRSSMB)
 		if row.Error != "" {
 			fmt.Fprintf(tw, " error: %s", row.Error)

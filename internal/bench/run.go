@@ -211,7 +211,9 @@ func (e *env) drainGo(strategy string, workers int) drainer {
 		}()
 		for i := range rs {
 			op := e.open
-			op.MaxOpenConns = e.p.Concurrency + 2
+			// A few connections per worker: completions are grouped, and 16 workers must stay far below
+			// the server's max_connections (151 on a default MariaDB) beside everything else using it.
+			op.MaxOpenConns = min(e.p.Concurrency+2, 6)
 			conn, err := laravel.Open(ctx, op)
 			if err != nil {
 				return stats, 0, err
