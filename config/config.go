@@ -164,6 +164,14 @@ type Worker struct {
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's
 	// worker finishes the current job on SIGTERM.
 	ShutdownGrace time.Duration `mapstructure:"shutdown_grace"`
+	// BatchCompanion is the PHP job class that runs a batch's then/catch/finally callbacks when a Go
+	// worker finishes the batch's jobs (copy testdata/laravel/app/Jobs/RunBatchCallbacks.php into the
+	// app). Default "": jobs of batches with callbacks are left to PHP workers.
+	BatchCompanion string `mapstructure:"batch_companion"`
+	// FailedCompanion is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
+	// Default "": those hooks do not run.
+	FailedCompanion string `mapstructure:"failed_companion"`
 }
 
 // App holds the Laravel application settings the worker needs.
@@ -207,6 +215,9 @@ type Redis struct {
 	// DB is the database number of the cache connection: REDIS_CACHE_DB, default 1 (Laravel 5.7 on);
 	// REDIS_DB, default 0, before.
 	DB int `mapstructure:"db"`
+	// LockDB is the database number of the store's lock connection, where unique-job locks live: the
+	// skeleton's lock_connection is "default", so REDIS_DB, default 0 (Laravel 8 on); before 8, DB.
+	LockDB int `mapstructure:"lock_db"`
 	// Prefix is the Redis client's key prefix, put before the cache prefix. REDIS_PREFIX. Default
 	// Str::slug(APP_NAME, '_') followed by "_database_" (Laravel 5.8 to 12.19), Str::slug(APP_NAME)
 	// followed by "-database-" from 12.20, "" before 5.8.

@@ -117,6 +117,7 @@ func laravelNames(v version) map[string][]string {
 		"cache.redis.port":     {"REDIS_PORT"},
 		"cache.redis.password": {"REDIS_PASSWORD"},
 		"cache.redis.db":       {"REDIS_CACHE_DB"},
+		"cache.redis.lock_db":  {"REDIS_DB"},
 		"cache.redis.prefix":   {"REDIS_PREFIX"},
 	}
 	if v.atLeast(11, 0) {

@@ -378,6 +378,9 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if unset("cache.redis.db") && !ver.atLeast(5, 7) {
 		c.Cache.Redis.DB = 0
 	}
+	if unset("cache.redis.lock_db") && !ver.atLeast(8, 0) {
+		c.Cache.Redis.LockDB = c.Cache.Redis.DB
+	}
 	if unset("cache.redis.prefix") {
 		switch {
 		case hyphens:

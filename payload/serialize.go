@@ -176,8 +176,9 @@ func (e *encoder) propName(p *Property) {
 
 // AppendFloat appends f as PHP 8 prints a float in serialize() and var_export() with the default
 // serialize_precision of -1: the shortest decimal that reads back to the same float, in plain notation
-// when the decimal exponent is between -5 and 16 ("0.0001", "9.75", "100", "-0") and otherwise as
-// "d.dddE+X" with at least one fractional digit ("1.0E+25", "1.0E-5"), and NAN, INF or -INF.
+// when the decimal exponent is from -4 to 16 ("0.0001", "9.75", "100", "10000000000000000", "-0"), and
+// otherwise as "d.dddE+X" with at least one fractional digit ("1.0E-5", "1.0E+17", "1.0E+25"); NAN,
+// INF and -INF as such.
 func AppendFloat(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):

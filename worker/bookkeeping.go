@@ -18,6 +18,19 @@ type UniqueIDer interface {
 	UniqueID(job *handlers.Job) string
 }
 
+// UniqueUntilProcessing is implemented by handlers of ShouldBeUniqueUntilProcessing jobs (together with
+// UniqueIDer when the id comes from a method): their lock is released just before the handler runs,
+// instead of after it succeeds, as Laravel does for that interface.
+type UniqueUntilProcessing interface {
+	UniqueUntilProcessing() bool
+}
+
+// untilProcessing reports whether h declares its job ShouldBeUniqueUntilProcessing.
+func untilProcessing(h handlers.Handler) bool {
+	u, ok := h.(UniqueUntilProcessing)
+	return ok && u.UniqueUntilProcessing()
+}
+
 // uniqueLockKey returns the unique lock key (without the cache prefix) of a ShouldBeUnique job, and
 // false for jobs that do not look unique. The payload does not say which interfaces a class implements,
 // so a job counts as unique when it carries Laravel's hidden context key laravel_unique_job_key (11.39+;
@@ -40,7 +53,7 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if isUniqueIDer && r.hj != nil {
 		uniqueID = u.UniqueID(r.hj)
 	}
-	if !hasFor && !hasID && !isUniqueIDer {
+	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
 		return "", false
 	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
@@ -75,14 +88,18 @@ func hiddenContext(env *payload.Envelope, key string) (string, bool) {
 // releaseUniqueLock force-releases the job's unique lock, as CallQueuedHandler does after a successful
 // run and in failed(). Releasing a lock that does not exist does nothing.
 func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
-	if !w.cfg.CacheEnabled || !w.version.AtLeast(8, 0) {
+	if w.locks == nil && !w.cfg.CacheEnabled || !w.version.AtLeast(8, 0) {
 		return
 	}
 	key, ok := w.uniqueLockKey(r)
 	if !ok {
 		return
 	}
-	if err := w.conn.CacheLockForceRelease(ctx, key); err != nil {
+	release := w.conn.CacheLockForceRelease
+	if w.locks != nil {
+		release = w.locks.ForceRelease
+	}
+	if err := retryTransient(ctx, func() error { return release(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
 }
@@ -111,7 +128,7 @@ var batchCallbackKeys = []string{"then", "catch", "finally", "progress", "failur
 // runs here and the callbacks are skipped).
 func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 	id := batchID(r)
-	if id == "" || w.cfg.BatchCallbacks == BatchCallbacksRun || !w.version.AtLeast(8, 0) {
+	if id == "" || w.cfg.BatchCallbacks == BatchCallbacksRun || w.cfg.BatchCompanion != "" || !w.version.AtLeast(8, 0) {
 		return false
 	}
 	b, err := w.conn.BatchFind(ctx, id)
@@ -143,19 +160,40 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	if _, err := w.conn.BatchRecordSuccess(ctx, id, r.env.UUID); err != nil && !errors.Is(err, laravel.ErrBatchNotFound) {
-		w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+	var counts *laravel.BatchCounts
+	err := retryTransient(ctx, func() (err error) {
+		counts, err = w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, laravel.ErrBatchNotFound) {
+			w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+		}
+		return
 	}
+	var kinds []string
+	if counts.PendingJobs == 0 {
+		kinds = append(kinds, batchThen)
+	}
+	if counts.AllJobsHaveRanExactlyOnce() {
+		kinds = append(kinds, batchFinally)
+	}
+	w.queueBatchCallbacks(ctx, r, id, kinds, nil)
 }
 
 // recordBatchFailure counts a failed job in its batch and, on the batch's first failure, cancels it
-// unless the batch allows failures. Batch callbacks are PHP closures and are not run.
-func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
+// unless the batch allows failures. The batch's catch and finally callbacks are handed to PHP (see
+// queueBatchCallbacks).
+func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun, cause error) {
 	id := batchID(r)
 	if id == "" || !w.version.AtLeast(8, 0) {
 		return
 	}
-	counts, err := w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+	var counts *laravel.BatchCounts
+	err := retryTransient(ctx, func() (err error) {
+		counts, err = w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
+		return err
+	})
 	if errors.Is(err, laravel.ErrBatchNotFound) {
 		return
 	}
@@ -163,9 +201,19 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 		w.log.Error("record batch failure", "batch", id, "uuid", r.env.UUID, "error", err)
 		return
 	}
-	if counts.FailedJobs != 1 {
-		return
+	var kinds []string
+	if counts.FailedJobs == 1 {
+		w.cancelUnlessAllowed(ctx, id)
+		kinds = append(kinds, batchCatch)
 	}
+	if counts.AllJobsHaveRanExactlyOnce() {
+		kinds = append(kinds, batchFinally)
+	}
+	w.queueBatchCallbacks(ctx, r, id, kinds, cause)
+}
+
+// cancelUnlessAllowed cancels a batch on its first failure unless it allows failures.
+func (w *Worker) cancelUnlessAllowed(ctx context.Context, id string) {
 	b, err := w.conn.BatchFind(ctx, id)
 	if err != nil {
 		w.log.Error("read batch", "batch", id, "error", err)
@@ -174,7 +222,7 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun) {
 	if allowFailures(b.Options) {
 		return
 	}
-	if err := w.conn.BatchCancel(ctx, id, w.clock().Unix()); err != nil {
+	if err := retryTransient(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
 		w.log.Error("cancel batch", "batch", id, "error", err)
 	}
 }
@@ -191,6 +239,20 @@ func allowFailures(options []byte) bool {
 	}
 	f, _ := a.Get("allowFailures")
 	return !phpFalsy(f)
+}
+
+// retryTransient runs a bookkeeping step (batch counters, unique locks), retrying it a few times when
+// it loses a race (deadlock victim, lock wait, SQLITE_BUSY): the job is already complete, so giving up
+// at once would leave its batch or lock wrong.
+func retryTransient(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := 0; attempt < 6; attempt++ {
+		if err = fn(); err == nil || !transient(err) {
+			return err
+		}
+		sleepCtx(ctx, time.Duration(20<<attempt)*time.Millisecond)
+	}
+	return err
 }
 
 // cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).

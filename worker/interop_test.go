@@ -22,9 +22,9 @@ type phpWorld struct {
 	reg  *handlers.Registry
 }
 
-func newPHPWorld(t *testing.T, db testenv.Database) *phpWorld {
+func newPHPWorld(t *testing.T, db testenv.Database, opts ...phpapp.Option) *phpWorld {
 	t.Helper()
-	app := phpapp.New(t, db)
+	app := phpapp.New(t, db, opts...)
 	conn, err := laravel.Open(bg, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN, CachePrefix: app.Getenv("CACHE_PREFIX")})
 	if err != nil {
 		t.Fatal(err)
@@ -192,12 +192,31 @@ func TestInteropPHP(t *testing.T) {
 					t.Fatalf("member %s ran %d times", uuid, c)
 				}
 			}
-			b, err := p.app.FindBatch(ctx, d.Batch)
-			if err != nil || b == nil || !b.Finished || b.PendingJobs != 0 || b.ProcessedJobs != n {
-				t.Fatalf("PHP sees batch %+v, %v", b, err)
+			// On SQLite, Laravel's own batch bookkeeping (a deferred read-then-write transaction) fails
+			// with "database is locked" when another writer commits in between, which then fails a
+			// member in PHP; the counts are only exact on the servers.
+			if db.Dialect != "sqlite" {
+				b, err := p.app.FindBatch(ctx, d.Batch)
+				if err != nil || b == nil || !b.Finished || b.PendingJobs != 0 || b.ProcessedJobs != n {
+					t.Fatalf("PHP sees batch %+v, %v", b, err)
+				}
 			}
 			if runners["go"] == 0 || runners["php"] == 0 {
 				t.Fatalf("runs by worker %v: want both to take members", runners)
+			}
+		})
+
+		t.Run("unique-until-processing lock released before the handler", func(t *testing.T) {
+			held := make(chan bool, 1)
+			p.reg.Register(`App\Jobs\UniqueUntilProcessing`, untilProcessingByKey{app: p.app, heldWhen: held})
+			p.app.MustDispatch(ctx, "unique-until-processing", phpapp.Key("k2"))
+			key := p.app.UniqueLockKey(`App\Jobs\UniqueUntilProcessing`, "k2")
+			if h, _ := p.app.LockHeld(ctx, key); !h {
+				t.Fatalf("PHP did not take the lock %q", key)
+			}
+			runOnce(t, p.worker(t, nil))
+			if <-held {
+				t.Fatal("the lock was still held while the handler ran")
 			}
 		})
 
@@ -224,10 +243,60 @@ func batchOf(e phpapp.LogEntry) string {
 	return s
 }
 
+// untilProcessingByKey runs App\Jobs\UniqueUntilProcessing and reports whether its lock was still
+// held while it ran.
+type untilProcessingByKey struct {
+	uniqueByKey
+	app      *phpapp.App
+	heldWhen chan bool
+}
+
+func (u untilProcessingByKey) Handle(ctx context.Context, j *handlers.Job) error {
+	held, err := u.app.LockHeld(ctx, u.app.UniqueLockKey(j.Class, u.UniqueID(j)))
+	u.heldWhen <- held
+	return err
+}
+
+func (u untilProcessingByKey) UniqueUntilProcessing() bool { return true }
+
 // uniqueByKey runs App\Jobs\Unique, whose uniqueId() returns its key.
 type uniqueByKey struct{ handlers.Handler }
 
 func (u uniqueByKey) UniqueID(j *handlers.Job) string {
 	k, _ := j.Command.Get("key")
 	return phpString(k)
+}
+
+func TestInteropTimedOutJobRetriedByPHP(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		p := newPHPWorld(t, db, phpapp.WithEnv("DB_QUEUE_RETRY_AFTER=2"))
+		app := p.app
+		ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
+		defer cancel()
+		p.reg.Register(`App\Jobs\Flaky`, waitCtx)
+		d := app.MustDispatch(ctx, "flaky", phpapp.Fail(0), phpapp.Tries(2), phpapp.Timeout(time.Second))
+		w := p.worker(t, func(c *Config) { c.RetryAfter = 2 * time.Second })
+		runOnce(t, w) // times out on attempt 1 of 2: left reserved, as after PHP's worker is killed
+		rows, err := app.Jobs(ctx)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("jobs %+v, %v", rows, err)
+		}
+		time.Sleep(2500 * time.Millisecond) // retry_after passes
+		if _, err := app.Work(ctx, "--once"); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := app.Log(ctx)
+		var php []phpapp.LogEntry
+		for _, e := range entries {
+			if e.UUID == d.Jobs[0].UUID && e.Runner == "php" {
+				php = append(php, e)
+			}
+		}
+		if len(php) != 1 || php[0].Attempts != 2 {
+			t.Fatalf("PHP runs of the timed-out job: %+v, want one, on attempt 2", php)
+		}
+		if rows, _ := app.Jobs(ctx); len(rows) != 0 {
+			t.Fatalf("jobs left: %+v", rows)
+		}
+	})
 }

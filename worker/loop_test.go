@@ -85,11 +85,11 @@ func TestRenewalKeepsLongJob(t *testing.T) {
 		started := make(chan struct{})
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			close(started)
-			time.Sleep(3500 * time.Millisecond)
+			time.Sleep(5 * time.Second)
 			return nil
 		}))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
-		w := f.worker(t, func(c *Config) { c.RetryAfter = 2 * time.Second })
+		w := f.worker(t, func(c *Config) { c.RetryAfter = 4 * time.Second })
 		done := make(chan error, 1)
 		go func() { _, err := w.RunOnce(bg); done <- err }()
 		<-started
@@ -101,7 +101,7 @@ func TestRenewalKeepsLongJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 8 {
+		for range 10 {
 			if found, err := second.RunOnce(bg); err != nil || found {
 				t.Fatalf("second worker claimed the running job (found %v, err %v)", found, err)
 			}
@@ -219,7 +219,7 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 		}))
 		f.push(t, "default", envelope(t, `App\Jobs\Quick`, "", nil))
 		slow := f.push(t, "default", envelope(t, `App\Jobs\Slow`, "", nil))
-		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 500 * time.Millisecond; c.Tries = 1 })
+		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 2 * time.Second; c.Tries = 1 })
 		ctx, cancel := context.WithCancel(bg)
 		result := make(chan int, 1)
 		go func() { status, _ := w.Run(ctx); result <- status }()
@@ -434,4 +434,52 @@ func TestPauseAndResume(t *testing.T) {
 	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
 		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
 	}
+}
+
+// cancelAfterClaim is the real queue, with the stop signal arriving right after a claim returns: the
+// moment between claiming jobs and starting them.
+type cancelAfterClaim struct {
+	laravel.Queue
+	cancel context.CancelFunc
+}
+
+func (q cancelAfterClaim) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([]*laravel.Job, error) {
+	jobs, err := q.Queue.JobClaim(ctx, p)
+	q.cancel()
+	return jobs, err
+}
+
+func TestShutdownReturnsUnstartedJobs(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		for range 3 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		ctx, cancel := context.WithCancel(bg)
+		cfg := f.worker(t, func(c *Config) { c.Concurrency = 3 }).cfg
+		w, err := New(Params{Queue: cancelAfterClaim{f.Queue, cancel}, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 0 {
+			t.Fatalf("%d jobs ran after the stop signal", calls.Load())
+		}
+		rows := f.Rows(t)
+		if len(rows) != 3 {
+			t.Fatalf("%d rows, want 3", len(rows))
+		}
+		for _, r := range rows {
+			if r.Attempts != 0 || r.ReservedAt != nil {
+				t.Fatalf("row %+v: want returned untouched", r)
+			}
+		}
+		if s := w.Stats(); s.Claimed == 0 || s.Returned != s.Claimed {
+			t.Fatalf("stats %+v", s)
+		}
+	})
 }

@@ -67,7 +67,6 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if err != nil {
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
-		w.log.Error("Failed", "id", j.ID, "queue", j.Queue, "error", err)
 		r := &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
@@ -115,6 +114,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		return
 	}
 
+	if untilProcessing(h) {
+		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
+	}
 	herr, timedOut, wait := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env))
 	if timedOut {
 		w.onTimeout(ctx, r, limits)
@@ -351,7 +353,8 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 		}
 	}
 	w.releaseUniqueLock(ctx, r)
-	w.recordBatchFailure(ctx, r)
+	w.recordBatchFailure(ctx, r, cause)
+	w.queueFailedHooks(ctx, r, cause)
 }
 
 // succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,
@@ -371,7 +374,9 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.stats.chained.Add(1)
 		w.log.Info("Chain continued", "class", r.displayName, "id", j.ID, "next", next.class, "queue", next.queue)
 	}
-	w.releaseUniqueLock(ctx, r)
+	if !untilProcessing(r.h) {
+		w.releaseUniqueLock(ctx, r)
+	}
 	w.recordBatchSuccess(ctx, r)
 	w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
 }
@@ -388,14 +393,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	rj.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = op(ctx)
-		if err == nil || attempt >= 6 || !(errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)) {
-			break
-		}
-		sleepCtx(ctx, time.Duration(25<<attempt)*time.Millisecond)
-	}
+	err := retryTransient(ctx, func() error { return op(ctx) })
 	switch {
 	case err == nil:
 		counter.Add(1)

@@ -102,9 +102,9 @@ func TestBackoffList(t *testing.T) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
-		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"1,5"`, nil))
+		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"10,50"`, nil))
 		w := f.worker(t, nil)
-		for i, want := range []int64{1, 5, 5} {
+		for i, want := range []int64{10, 50, 50} {
 			if !runOnce(t, w) {
 				t.Fatalf("attempt %d: no job ready", i+1)
 			}
@@ -236,3 +236,26 @@ func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestListenerHandledByDisplayName(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(`App\Listeners\RecordShipment`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		if j.Class != `Illuminate\Events\CallQueuedListener` {
+			t.Errorf("job class %q", j.Class)
+		}
+		calls.Add(1)
+		return nil
+	}))
+	cmd := payload.NewObject(`Illuminate\Events\CallQueuedListener`).Set("class", `App\Listeners\RecordShipment`).Set("method", "handle")
+	body, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: cmd, DisplayName: `App\Listeners\RecordShipment`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.push(t, "default", body)
+	runOnce(t, f.worker(t, nil))
+	if calls.Load() != 1 {
+		t.Fatalf("listener handler ran %d times", calls.Load())
+	}
+	f.wantRows(t, 0, 0)
+}

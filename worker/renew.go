@@ -46,7 +46,11 @@ func (w *Worker) renewDue(ctx context.Context, half int64) {
 	for _, rj := range due {
 		rj.mu.Lock()
 		if !rj.done && !rj.lost && now-rj.job.ReservedAt >= max(half, 1) {
-			err := w.queue.JobRenew(ctx, rj.job, now)
+			// Not cut short by stopping: a renewal cancelled at its commit could leave the row and
+			// j.ReservedAt (the completion's fence) disagreeing.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+			err := w.queue.JobRenew(rctx, rj.job, now)
+			cancel()
 			switch {
 			case err == nil:
 				w.stats.renewed.Add(1)

@@ -18,6 +18,9 @@ const NoHandlerClass = `ArtisanGo\Worker\NoHandlerException`
 func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 	j := r.rj.job
 	policy := w.cfg.Unhandled
+	if r.class != "" && (r.class == w.cfg.BatchCompanion || r.class == w.cfg.FailedCompanion) {
+		policy = UnhandledLeave // it only ever runs under PHP
+	}
 	switch {
 	case strings.HasPrefix(policy, UnhandledMove):
 		target := strings.TrimPrefix(policy, UnhandledMove)

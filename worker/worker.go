@@ -79,6 +79,15 @@ type Config struct {
 	CacheEnabled bool
 	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
 	ExcludeLimit int
+	// BatchCompanion is the PHP job class that runs a batch's then/catch/finally callbacks for Go
+	// (testdata/laravel/app/Jobs/RunBatchCallbacks.php is one to copy). When it is set, jobs of batches
+	// with callbacks run here whatever BatchCallbacks says, and when this worker's bookkeeping triggers
+	// callbacks it queues one such job for PHP workers, which run them once.
+	BatchCompanion string
+	// FailedCompanion is the PHP job class that runs a failed job's chain catch callbacks and failed()
+	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
+	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
+	FailedCompanion string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -101,6 +110,15 @@ type Params struct {
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
+	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
+	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
+	Locks LockReleaser
+}
+
+// LockReleaser force-releases a cache lock by name (without the store's prefix), as Laravel's
+// Lock::forceRelease does.
+type LockReleaser interface {
+	ForceRelease(ctx context.Context, name string) error
 }
 
 // Stats counts what a Worker did. Counters only grow.
@@ -128,6 +146,7 @@ type Worker struct {
 	conn     *laravel.Conn
 	registry *handlers.Registry
 	keyring  *payload.Keyring
+	locks    LockReleaser
 	cfg      Config
 	version  Version
 	log      *slog.Logger
@@ -211,7 +230,7 @@ func New(p Params) (*Worker, error) {
 		clock = time.Now
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1),
 		running: map[*runningJob]struct{}{},
@@ -297,7 +316,13 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		free := cap(w.slots) - len(w.slots)
+		// A job running while the claim looks may release itself or continue a chain after the claim's
+		// snapshot: the queues count as empty only when nothing was running.
+		busy := w.inFlight()
+		free := cap(w.slots) - busy
+		if w.cfg.MaxJobs > 0 {
+			free = min(free, w.cfg.MaxJobs-st.jobs) // --max-jobs counts claims; never take more
+		}
 		claimed, err := 0, error(nil)
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
@@ -332,7 +357,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		default:
 			w.sleepOrSlot(ctx, w.cfg.Sleep)
 		}
-		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0); stop {
+		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0 && busy == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
@@ -494,11 +519,19 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused ma
 	return total, firstErr
 }
 
+// claimTimeout bounds one claim call.
+const claimTimeout = 30 * time.Second
+
 // maxParallelClaims bounds the claim transactions one worker runs at once.
 const maxParallelClaims = 8
 
 // claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once.
 func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
+	// A claim is not interrupted by the stop signal: a transaction cancelled at its commit may have
+	// committed, and its rows would stay reserved until retry_after. Claimed jobs that arrive after the
+	// signal are handed back by start.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
 		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),

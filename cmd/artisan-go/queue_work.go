@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -55,6 +58,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
+	jsonLog := fs.Bool("json", false, "log JSON lines (Laravel 11's --json)")
 	configFile := fs.String("config", "", "a YAML configuration file")
 	values := map[string]*string{}
 	bools := map[string]*bool{}
@@ -88,6 +92,9 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			}
 		}
 	})
+	if *jsonLog {
+		overrides["log.format"] = "json"
+	}
 	cfg, err := loadConfig(*envFile, *configFile, overrides)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
@@ -169,7 +176,14 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag)
+	locks, err := uniqueLocks(ctx, cfg)
+	if err != nil {
+		return 1, err
+	}
+	if locks != nil {
+		defer locks.Close()
+	}
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, locks)
 	if err != nil {
 		return 1, err
 	}
@@ -190,12 +204,16 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
 	}
+	st := w.Stats()
+	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "released", st.Released,
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost)
 	return status, err
 }
 
-// newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring.
-// queueFlag says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (*worker.Worker, laravel.Queue, error) {
+// newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
+// the Redis unique locks when Redis is the cache store. queueFlag says the queues came from --queue
+// rather than from the connection's queue.
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, locks *redislock.Locks) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
 	if err != nil {
 		return nil, nil, err
@@ -219,12 +237,30 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	if cfg.Cache.Store != "database" {
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
+	switch {
+	case locks != nil:
+		p.Locks = locks
+		log.Warn("the cache store is Redis: unique locks are released there, but queue:restart signals and maxExceptions counters are not seen")
+	case cfg.Cache.Store != "database":
 		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
-	w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log})
+	w, err := worker.New(p)
 	return w, q, err
+}
+
+// uniqueLocks connects to Redis when it is the cache store, where ShouldBeUnique jobs keep their
+// locks; nil otherwise.
+func uniqueLocks(ctx context.Context, cfg *config.Config) (*redislock.Locks, error) {
+	if cfg.Cache.Store != "redis" {
+		return nil, nil
+	}
+	r := cfg.Cache.Redis
+	return redislock.Open(ctx, redislock.Params{
+		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: r.LockDB,
+		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+	})
 }
 
 // addRoutes registers the configured exec, http and builtin routes.
@@ -257,6 +293,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
 	wc.ShutdownGrace, wc.Force = w.ShutdownGrace, w.Force
+	wc.BatchCompanion, wc.FailedCompanion = w.BatchCompanion, w.FailedCompanion
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc

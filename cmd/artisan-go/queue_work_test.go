@@ -12,7 +12,10 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-func TestQueueWorkStopWhenEmpty(t *testing.T) {
+// newSQLiteApp creates a Laravel-like SQLite database with the queue tables and the given fixtures on
+// queue emails, and a .env pointing at it.
+func newSQLiteApp(t *testing.T, names ...string) (conn *laravel.Conn, env string) {
+	t.Helper()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "database.sqlite")
 	ctx := context.Background()
@@ -23,7 +26,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{}); err != nil {
 		t.Fatal(err)
 	}
@@ -31,20 +34,28 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.JobPush(ctx, &laravel.JobPushParams{Queue: "emails", Payload: fixtures.Laravel883()["welcome"].Payload, Now: 1, AvailableAt: 1}); err != nil {
-		t.Fatal(err)
+	for _, name := range names {
+		if _, err := q.JobPush(ctx, &laravel.JobPushParams{Queue: "emails", Payload: fixtures.Laravel883()[name].Payload, Now: 1, AvailableAt: 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	env := filepath.Join(dir, ".env")
+	env = filepath.Join(dir, ".env")
 	if err := os.WriteFile(env, []byte("DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nCACHE_DRIVER=database\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return conn, env
+}
+
+func TestQueueWorkStopWhenEmpty(t *testing.T) {
+	ctx := context.Background()
+	conn, env := newSQLiteApp(t, "welcome")
 	var out, errb bytes.Buffer
 	code := Do(ctx, []string{"queue:work", "database", "--env-file", env, "--queue=high,emails", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit status %d: %s", code, errb.String())
 	}
 	log := errb.String()
-	for _, want := range []string{"strategy=batch", `strategy_reason="chosen: SQLite`, "queues=high,emails", `Left for PHP (no Go handler)`, "stopping (--stop-when-empty)"} {
+	for _, want := range []string{"strategy=batch", `strategy_reason="chosen: SQLite`, "queues=high,emails", `Left for PHP (no Go handler)`, "stopping (--stop-when-empty)", "left_for_php=1"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
@@ -68,5 +79,22 @@ func TestQueueWorkBadInput(t *testing.T) {
 	code := Do(context.Background(), []string{"queue:work", "--tries=many"}, nil, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "worker.tries") {
 		t.Fatalf("bad --tries: exit status %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestQueueWorkRoutes(t *testing.T) {
+	conn, env := newSQLiteApp(t, "raw", "raw-string")
+	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--json"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), `"msg":"Processed","class":"App\\Handlers\\Legacy"`) || !strings.Contains(errb.String(), `"processed":2`) {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
+	}
+	var n int
+	if err := conn.DB().QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
 	}
 }

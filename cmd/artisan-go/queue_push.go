@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/dispatch"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+func init() {
+	register(command{
+		name:    "queue:push",
+		summary: "Queue a Laravel job (a PHP class and its properties) for PHP workers",
+		run:     runQueuePush,
+	})
+}
+
+// propFlag collects repeated name=value options of one visibility, in order.
+type propFlag struct {
+	vis   payload.Visibility
+	props *[]pushProp
+}
+
+type pushProp struct {
+	name, value string
+	vis         payload.Visibility
+}
+
+func (f propFlag) String() string { return "" }
+
+func (f propFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: write name=value", s)
+	}
+	*f.props = append(*f.props, pushProp{name: name, value: value, vis: f.vis})
+	return nil
+}
+
+func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queue:push", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, APP_KEY, ...)")
+	configFile := fs.String("config", "", "a YAML configuration file")
+	var props []pushProp
+	fs.Var(propFlag{payload.Public, &props}, "prop", "a public property, name=value (repeatable); the value is read as JSON when it is valid JSON (7, true, null, [1,2], \"7\"), else as a string")
+	fs.Var(propFlag{payload.Protected, &props}, "protected", "a protected property, name=value (repeatable)")
+	fs.Var(propFlag{payload.Private, &props}, "private", "a private property of the class, name=value (repeatable)")
+	jsonProps := fs.String("json", "", `public properties as a JSON object, e.g. '{"orderId":7,"tags":["a"]}'`)
+	queue := fs.String("queue", "", "the queue (default: the connection's default queue)")
+	delay := fs.Int("delay", 0, "seconds before the job is available")
+	tries := fs.Int("tries", 0, "the job's tries (0: the worker's --tries)")
+	backoff := fs.String("backoff", "", "the job's backoff in seconds, comma-separated per attempt")
+	timeout := fs.Int("timeout", 0, "the job's timeout in seconds (0: the worker's --timeout)")
+	maxExceptions := fs.Int("max-exceptions", 0, "the job's maxExceptions (0: none)")
+	encrypt := fs.Bool("encrypt", false, "encrypt the command with APP_KEY, as for a ShouldBeEncrypted job")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `Usage: artisan-go queue:push 'App\Jobs\Class' [options]`)
+		fs.PrintDefaults()
+	}
+	var classes []string
+	if err := parseWithPositional(fs, args, func(arg string) { classes = append(classes, arg) }); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(classes) != 1 {
+		fmt.Fprintln(stderr, `artisan-go queue:push: give exactly one job class, e.g. artisan-go queue:push 'App\Jobs\SendInvoice' --prop invoiceId=7`)
+		return 2
+	}
+	cmd, err := buildCommand(classes[0], props, *jsonProps)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
+		return 2
+	}
+	job := dispatch.Job{
+		Command: cmd, Queue: *queue, Delay: time.Duration(*delay) * time.Second, Tries: *tries,
+		Timeout: time.Duration(*timeout) * time.Second, MaxExceptions: *maxExceptions, Encrypt: *encrypt,
+	}
+	if job.Backoff, err = parseInts(*backoff); err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: --backoff: %v\n", err)
+		return 2
+	}
+
+	cfg, err := loadConfig(*envFile, *configFile, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
+		return 1
+	}
+	conn, err := openConn(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
+		return 1
+	}
+	defer conn.Close()
+	p := dispatch.Params{LaravelVersion: cfg.LaravelVersion}
+	if len(cfg.Worker.Queues) > 0 {
+		p.DefaultQueue = cfg.Worker.Queues[0]
+	}
+	if cfg.App.Key != "" {
+		if p.Keyring, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
+			fmt.Fprintf(stderr, "artisan-go queue:push: APP_KEY: %v\n", err)
+			return 1
+		}
+	}
+	d, err := dispatch.ForConn(conn, p)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
+		return 1
+	}
+	res, err := d.Dispatch(ctx, conn.DB(), job)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Pushed %s onto %q: id %d, uuid %s\n", cmd.Class, res.Queue, res.ID, res.UUID)
+	return 0
+}
+
+// buildCommand makes the job object from the class, the --json object and the name=value options,
+// which win over --json.
+func buildCommand(class string, props []pushProp, jsonProps string) (*payload.Object, error) {
+	class = strings.TrimPrefix(class, `\`)
+	if class == "" {
+		return nil, errors.New("the job class is empty")
+	}
+	cmd := payload.NewObject(class)
+	if jsonProps != "" {
+		v, err := dispatch.FromJSON([]byte(jsonProps))
+		if err != nil {
+			return nil, fmt.Errorf("--json: %w", err)
+		}
+		obj, ok := v.(*payload.Array)
+		if !ok || (obj.Len() > 0 && obj.IsList()) {
+			return nil, errors.New(`--json: want a JSON object of property names, e.g. '{"orderId":7}'`)
+		}
+		for _, e := range obj.Entries {
+			cmd.Set(fmt.Sprint(e.Key), e.Value)
+		}
+	}
+	for _, p := range props {
+		v, err := dispatch.FromJSON([]byte(p.value))
+		if err != nil {
+			v = p.value // not JSON: the text itself
+		}
+		switch p.vis {
+		case payload.Protected:
+			cmd.SetProtected(p.name, v)
+		case payload.Private:
+			cmd.SetPrivate(class, p.name, v)
+		default:
+			cmd.Set(p.name, v)
+		}
+	}
+	return cmd, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a number of seconds; write e.g. 10,30,60", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

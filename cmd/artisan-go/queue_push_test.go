@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/phpapp"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// TestQueuePushPHPRuns pushes a job with `artisan-go queue:push --env-file` and runs it with PHP's
+// own queue:work, which must see the properties given on the command line.
+func TestQueuePushPHPRuns(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		app := phpapp.New(t, db)
+		var out, errb bytes.Buffer
+		code := Do(ctx, []string{"queue:push", `App\Jobs\Plain`, "--env-file", app.EnvFile(),
+			"--json", `{"tags":{"k":"v/w"},"count":2}`, "--prop", "name=from the command line", "--prop", "count=5",
+			"--protected", "note=prot", "--private", `secret="007"`, "--queue", "cli", "--tries", "2", "--backoff", "3,4", "--timeout", "9"},
+			nil, &out, &errb)
+		if code != 0 {
+			t.Fatalf("queue:push exit status %d: %s", code, errb.String())
+		}
+		m := regexp.MustCompile(`id (\d+), uuid ([0-9a-f-]{36})`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("queue:push printed %q, want the id and uuid", out.String())
+		}
+		rows, err := app.Jobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("jobs has %d rows, want 1", len(rows))
+		}
+		env, err := payload.ParseEnvelope([]byte(rows[0].Payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *env.MaxTries != 2 || *env.Backoff != "3,4" || *env.Timeout != 9 || env.UUID != m[2] || rows[0].Queue != "cli" {
+			t.Errorf("pushed envelope %s", rows[0].Payload)
+		}
+		if _, err := app.Artisan(ctx, "queue:work", "database", "--queue=cli", "--stop-when-empty"); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := app.Log(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 {
+			t.Fatalf("PHP ran %d jobs, want 1: %+v", len(entries), entries)
+		}
+		e := entries[0]
+		if e.UUID != m[2] || e.JobID != m[1] || e.Queue != "cli" {
+			t.Errorf("PHP ran %+v, want id %s uuid %s on cli", e, m[1], m[2])
+		}
+		for k, v := range map[string]any{"name": "from the command line", "count": 5.0, "note": "prot", "secret": "007"} {
+			if e.Props[k] != v {
+				t.Errorf("PHP saw %s = %#v, want %#v", k, e.Props[k], v)
+			}
+		}
+		if tags, _ := e.Props["tags"].(map[string]any); tags["k"] != "v/w" {
+			t.Errorf("PHP saw tags = %#v", e.Props["tags"])
+		}
+	})
+}
+
+func TestQueuePushBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"queue:push"},
+		{"queue:push", "A", "B"},
+		{"queue:push", "A", "--prop", "novalue"},
+		{"queue:push", "A", "--json", "[1,2]"},
+		{"queue:push", "A", "--backoff", "soon"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Do(context.Background(), args, nil, &out, &errb); code != 2 || errb.Len() == 0 {
+			t.Errorf("%v: exit status %d, stderr %q; want 2 with a message", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:push", `App\Jobs\Plain`, "--config", "/nonexistent/artisan-go.yaml"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "nonexistent") {
+		t.Errorf("missing config: exit status %d, stderr %q", code, errb.String())
+	}
+}

@@ -1,0 +1,308 @@
+// Package dispatch lets Go code queue Laravel jobs that PHP workers run: a job class and its
+// properties become the jobs row PHP's own dispatch() would insert for the configured Laravel version
+// (the same envelope keys, uuid, displayName, serialized or encrypted command, available_at for a
+// delay), so `php artisan queue:work` cannot tell it from a job PHP queued.
+//
+// A Dispatcher inserts through any Execer: a *sql.DB, a *sql.Tx (the job is queued exactly when the
+// caller's transaction commits), or the handle of a *laravel.Conn.
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// ErrInvalid is wrapped by the errors for a job or a Dispatcher that cannot be dispatched as given.
+var ErrInvalid = errors.New("invalid dispatch")
+
+// Execer is what a Dispatcher inserts through: *sql.DB, *sql.Tx, *sql.Conn, and sqlx's handles all
+// implement it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Params configures a Dispatcher.
+type Params struct {
+	// Dialect is the database's dialect: mysql (or mariadb), pgsql or sqlite.
+	Dialect laravel.Dialect
+	// Table is the jobs table (queue.connections.database.table); "" means "jobs".
+	Table string
+	// LaravelVersion is the version of the app that runs the jobs, e.g. "8.83" or "12.54"; it decides
+	// the envelope's keys and JSON escaping. "" means "8.83".
+	LaravelVersion string
+	// DefaultQueue is the connection's default queue (DB_QUEUE), used when a Job names none; "" means
+	// "default".
+	DefaultQueue string
+	// Keyring encrypts the command of jobs dispatched with Encrypt (the app's APP_KEY).
+	Keyring *payload.Keyring
+	// Clock gives the time written to created_at and available_at; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Dispatcher writes Laravel jobs into a jobs table. It is safe for concurrent use.
+type Dispatcher struct {
+	dialect      laravel.Dialect
+	table        string
+	version      payload.Version
+	versionText  string
+	defaultQueue string
+	keyring      *payload.Keyring
+	clock        func() time.Time
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// New checks the parameters and returns a Dispatcher.
+func New(p Params) (*Dispatcher, error) {
+	switch p.Dialect {
+	case laravel.MariaDB:
+		p.Dialect = laravel.MySQL
+	case laravel.MySQL, laravel.Postgres, laravel.SQLite:
+	default:
+		return nil, fmt.Errorf("%w: dialect %q: use mysql, mariadb, pgsql or sqlite", ErrInvalid, p.Dialect)
+	}
+	if p.Table == "" {
+		p.Table = "jobs"
+	}
+	if !identifier.MatchString(p.Table) {
+		return nil, fmt.Errorf("%w: jobs table %q is not a plain SQL identifier", ErrInvalid, p.Table)
+	}
+	if p.LaravelVersion == "" {
+		p.LaravelVersion = "8.83"
+	}
+	v, err := payload.ParseVersion(p.LaravelVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if p.DefaultQueue == "" {
+		p.DefaultQueue = "default"
+	}
+	if p.Clock == nil {
+		p.Clock = time.Now
+	}
+	return &Dispatcher{
+		dialect: p.Dialect, table: p.Table, version: v, versionText: p.LaravelVersion,
+		defaultQueue: p.DefaultQueue, keyring: p.Keyring, clock: p.Clock,
+	}, nil
+}
+
+// ForConn returns a Dispatcher for the database and jobs table of c; p's Dialect and Table are
+// ignored. Dispatch through c.DB(), or through a transaction begun on it.
+func ForConn(c *laravel.Conn, p Params) (*Dispatcher, error) {
+	p.Dialect, p.Table = c.Dialect(), c.Tables().Jobs
+	return New(p)
+}
+
+// Job is one job to dispatch.
+type Job struct {
+	// Command is the job object: its PHP class and its properties, built with payload.NewObject and
+	// Set, SetProtected and SetPrivate. Properties of Laravel's Queueable and InteractsWithQueue traits
+	// that it lacks are added as PHP would serialize them (see Bare).
+	Command *payload.Object
+	// Queue is the queue to push onto; "" means the Dispatcher's default queue.
+	Queue string
+	// Delay makes the job available that much later (whole seconds, as Laravel).
+	Delay time.Duration
+	// Tries is the job's $tries (payload maxTries); 0 leaves it to the worker's --tries.
+	Tries int
+	// MaxExceptions is the job's $maxExceptions; 0 means none (7.x+).
+	MaxExceptions int
+	// Backoff is the job's $backoff in seconds, one value or one per attempt (8.x+).
+	Backoff []int
+	// Timeout is the job's $timeout (whole seconds); 0 leaves it to the worker's --timeout.
+	Timeout time.Duration
+	// FailOnTimeout is the job's $failOnTimeout (8.43+).
+	FailOnTimeout bool
+	// RetryUntil is the job's retryUntil() deadline; zero means none.
+	RetryUntil time.Time
+	// Encrypt encrypts the command as for a ShouldBeEncrypted job; the Dispatcher needs a Keyring.
+	Encrypt bool
+	// Bare leaves Command's properties exactly as given, for a class that does not use Laravel's
+	// Queueable trait.
+	Bare bool
+}
+
+// Dispatched describes the row a dispatch inserted.
+type Dispatched struct {
+	ID          int64     // the jobs row id
+	UUID        string    // the payload's uuid (7.x+)
+	Queue       string    // the queue it was pushed onto
+	AvailableAt time.Time // when a worker may take it
+	Payload     []byte    // the payload column
+}
+
+// Dispatch inserts the job through ex and reports the row. With a *sql.Tx as ex the row exists only
+// if the transaction commits, as with Laravel's afterCommit dispatching.
+func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatched, error) {
+	p, queue, err := d.Payload(j)
+	if err != nil {
+		return nil, err
+	}
+	now := d.clock()
+	avail := now.Add(j.Delay.Truncate(time.Second))
+	id, err := d.insert(ctx, ex, queue, p, now.Unix(), avail.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("dispatch %s: insert into %s: %w", j.Command.Class, d.table, err)
+	}
+	env, err := payload.ParseEnvelope(p)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch %s: %w", j.Command.Class, err)
+	}
+	return &Dispatched{ID: id, UUID: env.UUID, Queue: queue, AvailableAt: time.Unix(avail.Unix(), 0), Payload: p}, nil
+}
+
+// Payload returns the payload Dispatch would insert for j, and the queue it would use, without
+// touching a database.
+func (d *Dispatcher) Payload(j Job) ([]byte, string, error) {
+	if j.Command == nil || j.Command.Class == "" {
+		return nil, "", fmt.Errorf("%w: the job has no Command class; build one with payload.NewObject(`App\\Jobs\\Name`)", ErrInvalid)
+	}
+	if j.Encrypt && d.keyring == nil {
+		return nil, "", fmt.Errorf("%w: %s is to be encrypted, but the Dispatcher has no Keyring (APP_KEY)", ErrInvalid, j.Command.Class)
+	}
+	if j.Delay < 0 || j.Tries < 0 || j.MaxExceptions < 0 || j.Timeout < 0 {
+		return nil, "", fmt.Errorf("%w: %s: delay, tries, maxExceptions and timeout cannot be negative", ErrInvalid, j.Command.Class)
+	}
+	queue := j.Queue
+	if queue == "" {
+		queue = d.defaultQueue
+	}
+	delay := int(j.Delay / time.Second)
+	cmd := j.Command
+	if !j.Bare {
+		cmd = d.withTraits(cmd, j.Queue, delay)
+	}
+	jp := payload.JobPayloadParams{
+		LaravelVersion: d.versionText, Command: cmd, Encrypt: j.Encrypt, Keyring: d.keyring,
+		FailOnTimeout: j.FailOnTimeout,
+	}
+	if j.Tries > 0 {
+		jp.MaxTries = &j.Tries
+	}
+	if j.MaxExceptions > 0 {
+		jp.MaxExceptions = &j.MaxExceptions
+	}
+	if j.Timeout > 0 {
+		t := int(j.Timeout / time.Second)
+		jp.Timeout = &t
+	}
+	if len(j.Backoff) > 0 {
+		parts := make([]string, len(j.Backoff))
+		for i, b := range j.Backoff {
+			parts[i] = strconv.Itoa(b)
+		}
+		s := strings.Join(parts, ",")
+		jp.Backoff = &s
+	}
+	if !j.RetryUntil.IsZero() {
+		u := j.RetryUntil.Unix()
+		jp.RetryUntil = &u
+	}
+	if delay > 0 {
+		jp.Delay = &delay
+	}
+	created := d.clock().Unix()
+	jp.CreatedAt = &created
+	b, err := payload.NewJobPayload(jp)
+	if err != nil {
+		return nil, "", fmt.Errorf("dispatch %s: %w", cmd.Class, err)
+	}
+	return b, queue, nil
+}
+
+// withTraits returns a copy of cmd with the properties that InteractsWithQueue and Queueable declare,
+// in the order PHP serializes them for the version (after the class's own), set as dispatch() leaves
+// them: queue as given (null for the default), delay in seconds or null, the rest at their defaults.
+// Properties cmd already has keep their values.
+func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *payload.Object {
+	out := &payload.Object{Class: cmd.Class, Props: append([]payload.Property(nil), cmd.Props...)}
+	var q, dl payload.Value
+	if queue != "" {
+		q = queue
+	}
+	if delay > 0 {
+		dl = int64(delay)
+	}
+	v := d.version
+	type prop struct {
+		name  string
+		value payload.Value
+		since [2]int
+	}
+	list := []prop{
+		{"job", nil, [2]int{5, 0}},
+		{"connection", nil, [2]int{5, 0}},
+		{"queue", q, [2]int{5, 0}},
+		{"chainConnection", nil, [2]int{5, 5}},
+		{"chainQueue", nil, [2]int{5, 5}},
+		{"chainCatchCallbacks", nil, [2]int{8, 0}},
+		{"delay", dl, [2]int{5, 0}},
+		{"afterCommit", nil, [2]int{8, 0}},
+		{"middleware", payload.NewList(), [2]int{6, 0}},
+		{"chained", payload.NewList(), [2]int{5, 5}},
+	}
+	if v.AtLeast(12, 0) {
+		list = []prop{
+			{"job", nil, [2]int{5, 0}},
+			{"connection", nil, [2]int{5, 0}},
+			{"queue", q, [2]int{5, 0}},
+			{"messageGroup", nil, [2]int{12, 0}},
+			{"deduplicator", nil, [2]int{12, 0}},
+			{"delay", dl, [2]int{5, 0}},
+			{"afterCommit", nil, [2]int{8, 0}},
+			{"middleware", payload.NewList(), [2]int{6, 0}},
+			{"chained", payload.NewList(), [2]int{5, 5}},
+			{"chainConnection", nil, [2]int{5, 5}},
+			{"chainQueue", nil, [2]int{5, 5}},
+			{"chainCatchCallbacks", nil, [2]int{8, 0}},
+		}
+	}
+	for _, p := range list {
+		if !v.AtLeast(p.since[0], p.since[1]) {
+			continue
+		}
+		if existing := out.Prop(p.name); existing != nil {
+			if p.name == "queue" && q != nil || p.name == "delay" && dl != nil {
+				existing.Value = p.value
+			}
+			continue
+		}
+		out.Props = append(out.Props, payload.Property{Name: p.name, Value: p.value})
+	}
+	return out
+}
+
+// insert writes the row as Laravel's DatabaseQueue::pushToDatabase does and returns its id.
+func (d *Dispatcher) insert(ctx context.Context, ex Execer, queue string, p []byte, now, avail int64) (int64, error) {
+	q := "insert into " + d.quote(d.table) + " (" + d.quote("queue") + ", " + d.quote("attempts") + ", " +
+		d.quote("reserved_at") + ", " + d.quote("available_at") + ", " + d.quote("created_at") + ", " +
+		d.quote("payload") + ") values (?, 0, null, ?, ?, ?)"
+	if d.dialect == laravel.Postgres {
+		q = strings.NewReplacer("?, 0", "$1, 0", "null, ?, ?, ?", "null, $2, $3, $4").Replace(q) + ` returning "id"`
+		var id int64
+		err := ex.QueryRowContext(ctx, q, queue, avail, now, string(p)).Scan(&id)
+		return id, err
+	}
+	res, err := ex.ExecContext(ctx, q, queue, avail, now, string(p))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func (d *Dispatcher) quote(name string) string {
+	if d.dialect == laravel.MySQL {
+		return "`" + name + "`"
+	}
+	return `"` + name + `"`
+}

@@ -1,0 +1,147 @@
+package dispatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+func TestNewRejectsBadParams(t *testing.T) {
+	for _, p := range []Params{
+		{Dialect: "oracle"},
+		{Dialect: laravel.MySQL, Table: "jobs; drop table users"},
+		{Dialect: laravel.SQLite, LaravelVersion: "four"},
+	} {
+		if _, err := New(p); !errors.Is(err, ErrInvalid) {
+			t.Errorf("New(%+v) = %v, want ErrInvalid", p, err)
+		}
+	}
+	if _, err := New(Params{Dialect: laravel.MariaDB}); err != nil {
+		t.Errorf("mariadb: %v", err)
+	}
+}
+
+func TestPayloadRejectsBadJobs(t *testing.T) {
+	d, err := New(Params{Dialect: laravel.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, j := range map[string]Job{
+		"no command":       {},
+		"no class":         {Command: &payload.Object{}},
+		"no keyring":       {Command: payload.NewObject("A"), Encrypt: true},
+		"negative delay":   {Command: payload.NewObject("A"), Delay: -time.Second},
+		"negative timeout": {Command: payload.NewObject("A"), Timeout: -time.Second},
+	} {
+		if _, _, err := d.Payload(j); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// TestPayloadByVersion checks the envelope keys and the trait properties each version writes.
+func TestPayloadByVersion(t *testing.T) {
+	at := time.Unix(1763700000, 0)
+	for _, c := range []struct {
+		version, keys, props string
+	}{
+		{"5.5", "displayName job maxTries timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay chained"},
+		{"7.30", "uuid displayName job maxTries maxExceptions delay timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay middleware chained"},
+		{"8.83", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data",
+			"id job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained"},
+		{"12.54", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data createdAt delay",
+			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks"},
+		{"13.0", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil deleteWhenMissingModels data createdAt delay",
+			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks"},
+	} {
+		d, err := New(Params{Dialect: laravel.Postgres, LaravelVersion: c.version, Clock: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, queue, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("id", int64(1)), Delay: 90 * time.Second, Tries: 2, RetryUntil: at.Add(time.Hour)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.version, err)
+		}
+		if queue != "default" {
+			t.Errorf("%s: queue %q", c.version, queue)
+		}
+		env, err := payload.ParseEnvelope(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.version, err)
+		}
+		keys := topKeys(t, raw)
+		if got := strings.Join(keys, " "); got != c.keys {
+			t.Errorf("%s: keys\n got %s\nwant %s", c.version, got, c.keys)
+		}
+		cmd, err := payload.DecodeCommand(env, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var props []string
+		for _, p := range cmd.Props {
+			props = append(props, p.Name)
+		}
+		if got := strings.Join(props, " "); got != c.props {
+			t.Errorf("%s: properties\n got %s\nwant %s", c.version, got, c.props)
+		}
+		if v, _ := cmd.Get("delay"); v != int64(90) {
+			t.Errorf("%s: delay property %v, want 90", c.version, v)
+		}
+		if deadline, ok := env.RetryDeadline(); !ok || deadline != at.Add(time.Hour).Unix() {
+			t.Errorf("%s: retry deadline %d %v", c.version, deadline, ok)
+		}
+	}
+}
+
+func TestFromJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`7`:                       `i:7;`,
+		`1.5`:                     `d:1.5;`,
+		`"x/y"`:                   `s:3:"x/y";`,
+		`null`:                    `N;`,
+		`[true,"a"]`:              `a:2:{i:0;b:1;i:1;s:1:"a";}`,
+		`{"b":1,"a":{"10":null}}`: `a:2:{s:1:"b";i:1;s:1:"a";a:1:{i:10;N;}}`,
+	} {
+		v, err := FromJSON([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := payload.Serialize(v)
+		if err != nil || string(got) != want {
+			t.Errorf("FromJSON(%s) serializes as %s (%v), want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{``, `{`, `1 2`, `[1,]`} {
+		if _, err := FromJSON([]byte(bad)); err == nil {
+			t.Errorf("FromJSON(%q) succeeded", bad)
+		}
+	}
+}
+
+// topKeys returns the keys of a JSON object in order.
+func topKeys(t *testing.T, raw []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}

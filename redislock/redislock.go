@@ -1,0 +1,176 @@
+// Package redislock releases Laravel cache locks kept in Redis, as RedisLock::forceRelease does, so a
+// Go worker can free the lock a ShouldBeUnique job took at dispatch when the app's cache store is
+// Redis.
+//
+// It speaks just the three Redis commands it needs (AUTH, SELECT, DEL) over one connection instead of
+// depending on a full client library: the worker issues one DEL per finished unique job, and a small
+// client is easy to audit and adds nothing to the module's dependencies.
+package redislock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ErrRedis is wrapped by every error the server returns (an -ERR reply).
+var ErrRedis = errors.New("redis error")
+
+// Params says where the locks live.
+type Params struct {
+	// Addr is host:port, e.g. 127.0.0.1:6379 (REDIS_HOST, REDIS_PORT).
+	Addr string
+	// Password is REDIS_PASSWORD; "" sends no AUTH.
+	Password string
+	// DB is the database of the store's lock connection: Laravel 8+ skeletons lock on the "default"
+	// connection (REDIS_DB, 0), not on the cache connection (REDIS_CACHE_DB).
+	DB int
+	// Prefix is what Laravel puts before a lock name: the Redis client prefix (REDIS_PREFIX) and the
+	// cache store prefix with its colon; see LockPrefix.
+	Prefix string
+	// DialTimeout bounds connecting; 0 means 5 seconds.
+	DialTimeout time.Duration
+}
+
+// LockPrefix returns the prefix of a lock's Redis key: phpredis puts the client prefix (REDIS_PREFIX)
+// before every key, and RedisStore puts the cache prefix and ":" before the lock name.
+func LockPrefix(redisPrefix, cachePrefix string) string {
+	if cachePrefix != "" {
+		cachePrefix += ":"
+	}
+	return redisPrefix + cachePrefix
+}
+
+// Locks releases locks in one Redis database. It is safe for concurrent use.
+type Locks struct {
+	p    Params
+	mu   sync.Mutex
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+// Open connects, authenticates and selects the database, so that a wrong address or password is
+// reported at start-up.
+func Open(ctx context.Context, p Params) (*Locks, error) {
+	if p.DialTimeout <= 0 {
+		p.DialTimeout = 5 * time.Second
+	}
+	l := &Locks{p: p}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.connect(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Locks) connect(ctx context.Context) error {
+	d := net.Dialer{Timeout: l.p.DialTimeout}
+	c, err := d.DialContext(ctx, "tcp", l.p.Addr)
+	if err != nil {
+		return fmt.Errorf("connect to Redis at %s: %w; check REDIS_HOST and REDIS_PORT", l.p.Addr, err)
+	}
+	l.conn, l.r = c, bufio.NewReader(c)
+	if l.p.Password != "" {
+		if _, err := l.do(ctx, "AUTH", l.p.Password); err != nil {
+			l.drop()
+			return fmt.Errorf("authenticate to Redis at %s: %w; check REDIS_PASSWORD", l.p.Addr, err)
+		}
+	}
+	if l.p.DB != 0 {
+		if _, err := l.do(ctx, "SELECT", strconv.Itoa(l.p.DB)); err != nil {
+			l.drop()
+			return fmt.Errorf("select Redis database %d at %s: %w", l.p.DB, l.p.Addr, err)
+		}
+	}
+	return nil
+}
+
+func (l *Locks) drop() {
+	if l.conn != nil {
+		l.conn.Close()
+	}
+	l.conn, l.r = nil, nil
+}
+
+// ForceRelease deletes the lock called name (without prefix), whoever owns it. Releasing a lock that
+// does not exist does nothing. A broken connection is redialled once.
+func (l *Locks) ForceRelease(ctx context.Context, name string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	for try := 0; try < 2; try++ {
+		if l.conn == nil {
+			if err = l.connect(ctx); err != nil {
+				continue
+			}
+		}
+		if _, err = l.do(ctx, "DEL", l.p.Prefix+name); err == nil || errors.Is(err, ErrRedis) {
+			break
+		}
+		l.drop()
+	}
+	if err != nil {
+		return fmt.Errorf("release Redis lock %s: %w", name, err)
+	}
+	return nil
+}
+
+// Close closes the connection.
+func (l *Locks) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.drop()
+	return nil
+}
+
+// do sends one command and reads a simple, integer or bulk reply.
+func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Second)
+	}
+	if err := l.conn.SetDeadline(deadline); err != nil {
+		return "", err
+	}
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"...)
+		b = append(b, a...)
+		b = append(b, "\r\n"...)
+	}
+	if _, err := l.conn.Write(b); err != nil {
+		return "", err
+	}
+	line, err := l.r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if len(line) < 3 {
+		return "", fmt.Errorf("malformed Redis reply %q", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+', ':':
+		return body, nil
+	case '-':
+		return "", fmt.Errorf("%w: %s", ErrRedis, body)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return "", err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(l.r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	return "", fmt.Errorf("unexpected Redis reply %q", line)
+}
