@@ -32,8 +32,9 @@ type batchQueue struct {
 	group   deleteGroup
 	size    int
 
-	mu  sync.Mutex
-	buf map[string][]*Job // claimed, not yet handed out, by queue
+	claimMu sync.Mutex // serializes claims that go to the database
+	mu      sync.Mutex
+	buf     map[string][]*Job // claimed, not yet handed out, by queue
 }
 
 // Strategy returns "batch".
@@ -45,11 +46,17 @@ func (q *batchQueue) Strategy() string { return "batch" }
 func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	limit := max(p.Limit, 1)
 	out, stale := q.takeBuffered(p, limit)
-	if len(stale) > 0 {
-		// A lost claim here means another worker already took the row over: nothing to give back.
-		_ = q.JobReturn(ctx, stale)
-	}
+	q.giveBack(ctx, stale)
 	if len(out) == limit {
+		return out, nil
+	}
+	// One round trip at a time per queue: callers claiming in parallel (a worker splits its free slots
+	// over several claims) share the batch it brings instead of each prefetching a batch of its own.
+	q.claimMu.Lock()
+	defer q.claimMu.Unlock()
+	more, stale := q.takeBuffered(p, limit-len(out))
+	q.giveBack(ctx, stale)
+	if out = append(out, more...); len(out) == limit {
 		return out, nil
 	}
 	need := limit - len(out)
@@ -68,6 +75,14 @@ func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 		q.mu.Unlock()
 	}
 	return out, nil
+}
+
+// giveBack returns prefetched rows that must not be handed out. A lost claim here means another
+// worker already took the row over: nothing to give back.
+func (q *batchQueue) giveBack(ctx context.Context, stale []*Job) {
+	if len(stale) > 0 {
+		_ = q.JobReturn(ctx, stale)
+	}
 }
 
 // takeBuffered removes up to limit usable prefetched rows of p.Queue, and the stale ones.

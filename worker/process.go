@@ -192,22 +192,28 @@ func (w *Worker) timeout(env *payload.Envelope) time.Duration {
 // first, it cancels the handler's context and returns timedOut with a wait function, which holds the
 // job's slot until the handler returns or AbandonAfter passes, after which the handler is abandoned.
 func (w *Worker) invokeWithTimeout(ctx context.Context, r *jobRun, h handlers.Handler, hj *handlers.Job, timeout time.Duration) (err error, timedOut bool, wait func()) {
-	hctx, cancel := context.WithCancel(ctx)
+	if timeout <= 0 {
+		return invoke(ctx, h, hj), false, nil
+	}
+	// The deadline lets handlers see their time budget (ctx.Deadline) and pass it on.
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	result := make(chan error, 1)
 	go func() { result <- invoke(hctx, h, hj) }()
-	if timeout <= 0 {
-		defer cancel()
-		return <-result, false, nil
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
 	select {
 	case err := <-result:
-		cancel()
-		return err, false, nil
-	case <-t.C:
+		if !errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			return err, false, nil
+		}
+		// It returned because its time ran out: that is the timeout, not a job exception.
+		w.stats.timedOut.Add(1)
+		return nil, true, func() {}
+	case <-hctx.Done():
+		if !errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			// Cancelled by the shutdown, not by the timeout: the job was handed back already.
+			return <-result, false, nil
+		}
 	}
-	cancel()
 	w.stats.timedOut.Add(1)
 	return nil, true, func() {
 		abandon := time.NewTimer(w.cfg.AbandonAfter)
@@ -290,6 +296,9 @@ func (w *Worker) maxExceptionsReached(ctx context.Context, r *jobRun) bool {
 // that it is claimed again after retry_after, as it is after PHP kills a worker.
 func (w *Worker) onTimeout(ctx context.Context, r *jobRun, limits Limits) {
 	j := r.rj.job
+	if r.rj.isDone() {
+		return // handed back at shutdown
+	}
 	class, msg := TimeoutFailure(w.version, r.displayName)
 	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
 	if w.maxExceptionsReached(ctx, r) {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -50,6 +51,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long")
 	format := fs.String("format", "table", "output format: table or json")
 	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
+	workerLog := fs.String("worker-log", "", "log the Go workers' messages at this level and above (debug, info, warn, error) to standard error")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
 	from := fs.String("from", "", "render JSON reports of earlier runs (comma-separated, joined) instead of running, with --format and --plot")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
@@ -72,6 +74,13 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, Timeout: *timeout,
+	}
+	if *workerLog != "" {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(*workerLog)); err != nil {
+			return fail(fmt.Errorf("--worker-log %q: use debug, info, warn or error", *workerLog))
+		}
+		p.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	}
 	if *php {
 		p.PHP = *phpWorkers

@@ -48,7 +48,7 @@ func TestQueueBenchSmall(t *testing.T) {
 		}
 	}
 	svg, err := os.ReadFile(plot)
-	if err != nil || !strings.Contains(string(svg), "<polyline") {
+	if err != nil || !strings.Contains(string(svg), "<circle") {
 		t.Fatalf("plot: %v\n%.300s", err, svg)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -57,6 +58,7 @@ type Params struct {
 	LegacyIndex  bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
 	Timeout      time.Duration // per row
 	Progress     func(format string, args ...any)
+	Logger       *slog.Logger // the Go workers' log; nil discards it
 }
 
 // Row is the measurement of one strategy at one worker count on one database.

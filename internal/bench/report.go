@@ -42,7 +42,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			line += fmt.Sprintf("; %.1f× %d PHP queue:work processes", best.JobsPerSec/php.JobsPerSec, php.Workers)
 		}
 		if bare != nil && bare.JobsPerSec > 0 {
-			line += fmt.Sprintf("; %.2f× the bare SQL loop (%s workers %d)", best.JobsPerSec/bare.JobsPerSec, "best", bare.Workers)
+			line += fmt.Sprintf("; %.2f× the bare SQL loop at its best (%d workers)", best.JobsPerSec/bare.JobsPerSec, bare.Workers)
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -225,7 +225,7 @@ func (e *env) drainGo(strategy string, workers int) drainer {
 			}
 			reg := handlers.NewRegistry()
 			reg.Register(`App\Jobs\Noop`, noopHandler(proto, i))
-			w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Config: workerConfig(e.p)})
+			w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Config: workerConfig(e.p), Logger: e.p.Logger})
 			if err != nil {
 				return stats, 0, err
 			}
