@@ -247,54 +247,78 @@ func TestTwoWorkersRaceEachJobOnce(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		const n = 60
-		var mu sync.Mutex
-		seen := map[string]int{}
-		h := handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			mu.Lock()
-			seen[j.UUID]++
-			mu.Unlock()
-			return nil
-		})
-		f.reg.Register(jobClass, h)
+		seen := f.countRuns(jobClass)
 		for range n {
 			f.push(t, "default", envelope(t, jobClass, "", nil))
 		}
-		var wg sync.WaitGroup
-		for i := range 2 {
-			conn := queuetestOpen(t, f)
-			q, err := laravel.NewQueue(conn, laravel.QueueParams{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := f.worker(t, nil).cfg
-			cfg.Concurrency = 4
-			cfg.StopWhenEmpty = true
-			w, err := New(Params{Queue: q, Conn: conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := w.Run(bg); err != nil {
-					t.Errorf("worker %d: %v", i, err)
-				}
-			}()
-		}
-		wg.Wait()
+		f.runWorkers(t, laravel.DefaultStrategy, 2, 4)
 		// A worker may stop on a momentarily empty claim while the other still runs; finish the rest.
 		for runOnce(t, f.worker(t, nil)) {
 		}
-		if len(seen) != n {
-			t.Fatalf("%d distinct jobs ran, want %d", len(seen), n)
-		}
-		for uuid, c := range seen {
-			if c != 1 {
-				t.Fatalf("job %s ran %d times", uuid, c)
-			}
-		}
+		seen.wantEachOnce(t, n)
 		f.wantRows(t, 0, 0)
 	})
+}
+
+// runs counts the runs of each job uuid.
+type runs struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+// countRuns registers a handler for class that counts runs by uuid.
+func (f *fixture) countRuns(class string) *runs {
+	r := &runs{seen: map[string]int{}}
+	f.reg.Register(class, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		r.mu.Lock()
+		r.seen[j.UUID]++
+		r.mu.Unlock()
+		return nil
+	}))
+	return r
+}
+
+// wantEachOnce checks that n distinct jobs ran, each exactly once.
+func (r *runs) wantEachOnce(t *testing.T, n int) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seen) != n {
+		t.Fatalf("%d distinct jobs ran, want %d", len(r.seen), n)
+	}
+	for uuid, c := range r.seen {
+		if c != 1 {
+			t.Fatalf("job %s ran %d times", uuid, c)
+		}
+	}
+}
+
+// runWorkers runs workers Go workers, each on its own connection through strategy with concurrency
+// jobs in flight, until the queue is empty.
+func (f *fixture) runWorkers(t *testing.T, strategy string, workers, concurrency int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range workers {
+		conn := queuetestOpen(t, f)
+		q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: strategy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := f.worker(t, nil).cfg
+		cfg.Concurrency, cfg.StopWhenEmpty = concurrency, true
+		w, err := New(Params{Queue: q, Conn: conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w.Run(bg); err != nil {
+				t.Errorf("worker %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // queuetestOpen opens a second connection to the fixture's tables, as another worker process would.
@@ -482,4 +506,48 @@ func TestShutdownReturnsUnstartedJobs(t *testing.T) {
 			t.Fatalf("stats %+v", s)
 		}
 	})
+}
+
+func TestEveryStrategyEndToEnd(t *testing.T) {
+	for _, strategy := range laravel.Strategies() {
+		t.Run(strategy, func(t *testing.T) {
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				f := newFixture(t, db)
+				seen := f.countRuns(jobClass)
+				var links atomic.Int32
+				f.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+					links.Add(1)
+					return nil
+				}))
+				var failed atomic.Int32
+				f.reg.Register(`App\Jobs\FlakyJob`, failing(&failed, errors.New("always")))
+				const n = 40
+				for range n {
+					f.push(t, "default", envelope(t, jobClass, "", nil))
+				}
+				f.push(t, "default", fixture883(t, "chain"))
+				f.push(t, "default", fixture883(t, "flaky")) // maxTries 5, backoff 1,5,10, maxExceptions 3
+				f.runWorkers(t, strategy, 2, 4)
+				// The flaky job waits out its backoffs on the moved clock.
+				for range 3 {
+					f.clock.Advance(11 * time.Second)
+					for runOnce(t, f.worker(t, nil)) {
+					}
+				}
+				seen.wantEachOnce(t, n)
+				if links.Load() != 3 || failed.Load() != 3 {
+					t.Fatalf("chain links %d (want 3), flaky attempts %d (want 3, then maxExceptions)", links.Load(), failed.Load())
+				}
+				// delete-mark leaves finished rows marked until its sweep; no row may be claimable.
+				for _, r := range f.Rows(t) {
+					if r.ReservedAt == nil || *r.ReservedAt != laravel.MarkedReservedAt {
+						t.Fatalf("row %d left: reserved_at %v attempts %d", r.ID, r.ReservedAt, r.Attempts)
+					}
+				}
+				if n := f.Count(t, f.Conn.Tables().FailedJobs); n != 1 {
+					t.Fatalf("failed_jobs rows = %d, want 1", n)
+				}
+			})
+		})
+	}
 }
