@@ -19,33 +19,39 @@ var benchDatabases = []struct {
 }{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}, {"sqlite", testenv.SQLite}}
 
 // BenchmarkWorker measures end-to-end throughput: b.N real 8.83-style jobs claimed, decoded, run by a
-// trivial handler and deleted, on each database, at several concurrencies.
+// trivial handler and deleted, per claim strategy, database and concurrency.
 func BenchmarkWorker(b *testing.B) {
-	for _, d := range benchDatabases {
-		for _, conc := range []int{1, 8} {
-			b.Run(fmt.Sprintf("%s/concurrency=%d", d.name, conc), func(b *testing.B) {
-				f := newFixture(b, d.open(b))
-				f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error { return nil }))
-				body := envelope(b, jobClass, "", nil)
-				now := f.clock.Unix()
-				for range b.N {
-					if _, err := f.Queue.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: body, Now: now, AvailableAt: now}); err != nil {
+	for _, strategy := range laravel.Strategies() {
+		for _, d := range benchDatabases {
+			for _, conc := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/%s/concurrency=%d", strategy, d.name, conc), func(b *testing.B) {
+					f := newFixture(b, d.open(b))
+					q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: strategy})
+					if err != nil {
 						b.Fatal(err)
 					}
-				}
-				cfg := Defaults()
-				cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = conc, true, 0, 0
-				w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				start := time.Now()
-				if _, err := w.Run(bg); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
-			})
+					f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error { return nil }))
+					body := envelope(b, jobClass, "", nil)
+					now := f.clock.Unix()
+					for range b.N {
+						if _, err := q.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: body, Now: now, AvailableAt: now}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					cfg := Defaults()
+					cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = conc, true, 0, 0
+					w, err := New(Params{Queue: q, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					start := time.Now()
+					if _, err := w.Run(bg); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
+				})
+			}
 		}
 	}
 }
