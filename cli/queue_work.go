@@ -51,6 +51,7 @@ var workFlags = []struct {
 	{"force", "worker.force", "work even in maintenance mode", true},
 	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
+	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0 is its default, 32)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
 }
 
@@ -210,11 +211,19 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	return status, err
 }
 
+// claimBatch is the batch size a batching strategy will use for the configured value.
+func claimBatch(n int) int {
+	if n < 1 {
+		return laravel.DefaultBatch
+	}
+	return n
+}
+
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis unique locks when Redis is the cache store. queueFlag says the queues came from --queue
 // rather than from the connection's queue.
 func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, locks *redislock.Locks) (*worker.Worker, laravel.Queue, error) {
-	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy})
+	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: cfg.Worker.ClaimBatch})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,7 +242,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
-		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency)
+		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker.ClaimBatch))
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}

@@ -70,6 +70,30 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	}
 }
 
+func TestQueueWorkClaimBatch(t *testing.T) {
+	ctx := context.Background()
+	conn, env := newSQLiteApp(t, "welcome", "podcast", "unique")
+	var out, errb bytes.Buffer
+	code := Do(ctx, []string{"queue:work", "--env-file", env, "--queue=emails", "--strategy=batch", "--claim-batch=2", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit status %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "claim_batch=2") {
+		t.Errorf("start log does not show claim_batch=2:\n%s", errb.String())
+	}
+	var reserved int
+	if err := conn.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
+		t.Fatal(err)
+	}
+	if reserved != 0 {
+		t.Fatalf("%d jobs still reserved after the worker stopped; prefetched rows must be given back", reserved)
+	}
+	errb.Reset()
+	if code := Do(ctx, []string{"queue:work", "--env-file", env, "--claim-batch=-3", "--once"}, nil, &out, &errb); code == 0 || !strings.Contains(errb.String(), "worker.claim_batch") {
+		t.Fatalf("--claim-batch=-3: exit status %d, stderr %q; want an error naming worker.claim_batch", code, errb.String())
+	}
+}
+
 func TestQueueWorkBadInput(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 2 {

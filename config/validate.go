@@ -43,6 +43,9 @@ var (
 	strategyRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9_-]*\z`)
 )
 
+// maxClaimBatch bounds worker.claim_batch: one claim statement lists at most this many rows.
+const maxClaimBatch = 1000
+
 // Builtins are the names a route's builtin may take.
 var Builtins = []string{"noop"}
 
@@ -200,6 +203,10 @@ func (c *Config) validateWorker(v *validator) {
 	}
 	if w.Concurrency < 1 {
 		v.add("worker.concurrency", fmt.Sprintf("%d is less than 1", w.Concurrency), "run at least 1 job at a time")
+	}
+	if w.ClaimBatch < 0 || w.ClaimBatch > maxClaimBatch {
+		v.add("worker.claim_batch", fmt.Sprintf("%d is outside 0..%d", w.ClaimBatch, maxClaimBatch),
+			"use 0 for the strategy's default, or a batch of up to 1000 rows")
 	}
 	if w.RetryAfter <= 0 {
 		v.add("worker.retry_after", fmt.Sprintf("%v is not positive", w.RetryAfter),

@@ -46,6 +46,8 @@ func TestValidateErrors(t *testing.T) {
 		{"empty backoff", func(c *Config) { c.Worker.Backoff = nil }, "worker.backoff", []string{"is empty"}},
 		{"negative backoff", func(c *Config) { c.Worker.Backoff = []int{1, -5} }, "worker.backoff", []string{"-5 is negative"}},
 		{"empty name", func(c *Config) { c.Worker.Name = "" }, "worker.name", []string{"is empty"}},
+		{"claim batch negative", func(c *Config) { c.Worker.ClaimBatch = -1 }, "worker.claim_batch", []string{"ARTISAN_GO_WORKER_CLAIM_BATCH", "outside 0..1000"}},
+		{"claim batch too large", func(c *Config) { c.Worker.ClaimBatch = 5000 }, "worker.claim_batch", []string{"outside 0..1000"}},
 		{"concurrency zero", func(c *Config) { c.Worker.Concurrency = 0 }, "worker.concurrency", []string{"ARTISAN_GO_WORKER_CONCURRENCY", "less than 1"}},
 		{"retry_after zero", func(c *Config) { c.Worker.RetryAfter = 0 }, "worker.retry_after", []string{"DB_QUEUE_RETRY_AFTER", "not positive"}},
 		{"bad strategy", func(c *Config) { c.Worker.Strategy = "Skip Locked" }, "worker.strategy", []string{"not a strategy name"}},
