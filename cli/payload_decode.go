@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -112,99 +112,15 @@ func readInput(file string, stdin io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// keyringFromEnv builds the keyring from APP_KEY, APP_PREVIOUS_KEYS and APP_CIPHER, taken from the
-// process environment first and then from the .env file.
+// keyringFromEnv builds the keyring from APP_KEY, APP_PREVIOUS_KEYS and APP_CIPHER, read as queue:work
+// reads them: the .env file parsed as Laravel's phpdotenv does, the process environment winning.
 func keyringFromEnv(envFile string) (*payload.Keyring, error) {
-	vars := map[string]string{}
-	if envFile != "" {
-		f, err := os.Open(envFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --env-file: %w", err)
-		}
-		defer f.Close()
-		if vars, err = parseDotEnv(f); err != nil {
-			return nil, fmt.Errorf("read --env-file %s: %w", envFile, err)
-		}
+	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, Environ: os.Environ()})
+	if err != nil {
+		return nil, err
 	}
-	get := func(k string) string {
-		if v, ok := os.LookupEnv(k); ok {
-			return v
-		}
-		return vars[k]
-	}
-	key := get("APP_KEY")
-	if key == "" {
+	if cfg.App.Key == "" {
 		return nil, errors.New("data.command is encrypted (ShouldBeEncrypted) and APP_KEY is not set; export APP_KEY or pass --env-file with the app's .env")
 	}
-	var previous []string
-	for _, k := range strings.Split(get("APP_PREVIOUS_KEYS"), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			previous = append(previous, k)
-		}
-	}
-	return payload.NewKeyring(key, previous, get("APP_CIPHER"))
-}
-
-// parseDotEnv reads the KEY=VALUE lines of a Laravel .env file: comments, blank lines, `export `,
-// single quotes (literal), double quotes (with \n, \" and \\ escapes) and unquoted values ending at " #".
-func parseDotEnv(r io.Reader) (map[string]string, error) {
-	out := map[string]string{}
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; s.Scan(); n++ {
-		line := strings.TrimSpace(s.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("line %d is not KEY=VALUE", n)
-		}
-		v = strings.TrimSpace(v)
-		switch {
-		case len(v) >= 2 && v[0] == '\'':
-			end := strings.IndexByte(v[1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("line %d: unterminated single quote", n)
-			}
-			v = v[1 : 1+end]
-		case len(v) >= 1 && v[0] == '"':
-			var b strings.Builder
-			closed := false
-			for i := 1; i < len(v); i++ {
-				c := v[i]
-				if c == '\\' && i+1 < len(v) {
-					i++
-					switch v[i] {
-					case 'n':
-						b.WriteByte('\n')
-					case 'r':
-						b.WriteByte('\r')
-					case 't':
-						b.WriteByte('\t')
-					default:
-						b.WriteByte(v[i])
-					}
-					continue
-				}
-				if c == '"' {
-					closed = true
-					break
-				}
-				b.WriteByte(c)
-			}
-			if !closed {
-				return nil, fmt.Errorf("line %d: unterminated double quote", n)
-			}
-			v = b.String()
-		default:
-			if i := strings.Index(v, " #"); i >= 0 {
-				v = strings.TrimSpace(v[:i])
-			}
-		}
-		out[k] = v
-	}
-	return out, s.Err()
+	return payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher)
 }

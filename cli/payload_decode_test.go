@@ -104,19 +104,21 @@ func TestPayloadDecodeDamaged(t *testing.T) {
 	}
 }
 
-func TestParseDotEnv(t *testing.T) {
-	in := "# c\n\nexport A=1\nB = \"x\\\"y\\nz\" \nC='lit\\n' # c\nD=plain # comment\nE=\nF=\"a#b\"\n"
-	got, err := parseDotEnv(strings.NewReader(in))
-	if err != nil {
+func TestPayloadDecodeDamagedEnvFile(t *testing.T) {
+	t.Setenv("APP_KEY", "")
+	os.Unsetenv("APP_KEY")
+	envFile := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(envFile, []byte("APP_NAME=\"bad \\q escape\"\nAPP_KEY=base64:x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"A": "1", "B": "x\"y\nz", "C": `lit\n`, "D": "plain", "E": "", "F": "a#b"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
+	var out, errb bytes.Buffer
+	in := bytes.NewReader(fixtures.Laravel883()["secret"].Payload)
+	code := Do(context.Background(), []string{"payload:decode", "-", "--env-file", envFile}, in, &out, &errb)
+	msg := errb.String()
+	if code == 0 || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q; want a failure and no output", code, out.String())
 	}
-	for _, bad := range []string{"NOEQUALS\n", "A='open\n", "A=\"open\n"} {
-		if _, err := parseDotEnv(strings.NewReader(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
+	if strings.Count(strings.TrimSpace(msg), "\n") != 0 || !strings.Contains(msg, envFile) {
+		t.Fatalf("stderr %q: want one line naming %s", msg, envFile)
 	}
 }

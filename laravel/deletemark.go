@@ -152,25 +152,11 @@ func (q *deleteMark) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPu
 	if err != nil {
 		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
 	}
-	var ids []int64
-	err = q.C.retry(ctx, q.Tries, func() error {
-		ids = ids[:0]
-		return q.C.InTx(ctx, func(tx *sqlx.Tx) error {
-			if err := q.C.execFenced(ctx, tx, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt); err != nil {
-				return err
-			}
-			for _, p := range push {
-				id, err := q.C.insertJob(ctx, tx, p)
-				if err != nil {
-					return err
-				}
-				ids = append(ids, id)
-			}
-			return nil
-		})
+	ids, err := q.finishAndPush(ctx, j, push, func(tx *sqlx.Tx) error {
+		return q.C.execFenced(ctx, tx, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
+		return nil, err
 	}
 	q.noteMarked(j.ID)
 	return ids, nil

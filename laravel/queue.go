@@ -120,11 +120,17 @@ func (f *Fenced) JobDelete(ctx context.Context, j *Job) error {
 // JobDeleteAndPush removes a finished job and inserts the given new jobs in the same transaction, so a
 // chain's next link exists exactly when its predecessor is gone. It returns the new ids.
 func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
+	return f.finishAndPush(ctx, j, push, func(tx *sqlx.Tx) error { return f.C.deleteFenced(ctx, tx, j) })
+}
+
+// finishAndPush runs finish (the fenced statement that ends the claim: a delete, or delete-mark's mark)
+// and inserts the new jobs in one transaction, retried on deadlock, and returns the new ids.
+func (f *Fenced) finishAndPush(ctx context.Context, j *Job, push []*JobPushParams, finish func(tx *sqlx.Tx) error) ([]int64, error) {
 	var ids []int64
 	err := f.C.retry(ctx, f.Tries, func() error {
 		ids = ids[:0]
 		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
-			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+			if err := finish(tx); err != nil {
 				return err
 			}
 			for _, p := range push {
