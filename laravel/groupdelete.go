@@ -33,8 +33,12 @@ type Prefetcher interface {
 	JobReturnPrefetched(ctx context.Context) error
 }
 
-// groupLinger is how long the leader of a grouped delete waits for others to join.
-const groupLinger = time.Millisecond
+// groupLinger is how long the leader of a grouped delete waits for others to join. Every delete is a
+// commit the server flushes to disk, so fewer, larger groups carry more jobs per flush: on the bench's
+// 20,000 no-op jobs with 128 in flight, 4 ms instead of 1 ms cut PostgreSQL's commits from 853 to 531 and
+// raised throughput by a fifth on every database, while p99 available-to-started at a steady 200 jobs/s
+// stayed under 10 ms (the wait comes after a job has run, never before it starts).
+const groupLinger = 4 * time.Millisecond
 
 // maxGroup bounds the rows of one grouped delete: four placeholders each stay far below every
 // dialect's limit on bound parameters.
