@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,6 +145,26 @@ func failing(calls *atomic.Int32, err error) handlers.Handler {
 
 func ok(calls *atomic.Int32) handlers.Handler {
 	return failing(calls, nil)
+}
+
+// queueLog is a handler that records the queue of every job it runs, in the order they ran.
+type queueLog struct {
+	mu     sync.Mutex
+	queues []string
+}
+
+func (l *queueLog) Handle(ctx context.Context, j *handlers.Job) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queues = append(l.queues, j.Queue)
+	return nil
+}
+
+// String lists the queues, comma-separated.
+func (l *queueLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.queues, ",")
 }
 
 // wantRows checks the number of jobs and failed_jobs rows.

@@ -181,14 +181,8 @@ func TestStopConditions(t *testing.T) {
 func TestQueuePriority(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
-		var mu sync.Mutex
-		var order []string
-		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			mu.Lock()
-			order = append(order, j.Queue)
-			mu.Unlock()
-			return nil
-		}))
+		order := &queueLog{}
+		f.reg.Register(jobClass, order)
 		f.push(t, "low", envelope(t, jobClass, "", nil))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		f.push(t, "high", envelope(t, jobClass, "", nil))
@@ -197,7 +191,7 @@ func TestQueuePriority(t *testing.T) {
 		if _, err := w.Run(bg); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(order, ",") != "high,default,default,low" {
+		if order.String() != "high,default,default,low" {
 			t.Fatalf("order %v", order)
 		}
 	})
@@ -411,14 +405,8 @@ func TestReservationLostCompletionDoesNothing(t *testing.T) {
 func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
-		var mu sync.Mutex
-		var ran []string
-		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			mu.Lock()
-			ran = append(ran, j.Queue)
-			mu.Unlock()
-			return nil
-		}))
+		ran := &queueLog{}
+		f.reg.Register(jobClass, ran)
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		f.push(t, "other", envelope(t, jobClass, "", nil))
 		if err := f.Conn.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
@@ -429,7 +417,7 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 		if _, err := f.worker(t, down).Run(bg); err != nil {
 			t.Fatal(err)
 		}
-		if len(ran) != 0 {
+		if ran.String() != "" {
 			t.Fatalf("ran %v in maintenance mode", ran)
 		}
 		if err := f.Conn.CachePut(bg, pausedPrefix+"database:default", "b:1;", time.Hour); err != nil {
@@ -438,7 +426,7 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 		if _, err := f.worker(t, func(c *Config) { down(c); c.Force = true }).Run(bg); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(ran, ",") != "other" {
+		if ran.String() != "other" {
 			t.Fatalf("with --force and default paused, ran %v, want [other]", ran)
 		}
 	})
