@@ -192,7 +192,7 @@ func appendJSONString(b []byte, s string) []byte {
 func Document(env *Envelope, cmd Value) map[string]any {
 	doc := make(map[string]any)
 	// Every top-level key is copied as the payload has it; an Envelope built in Go has no Raw bytes.
-	copied := env != nil && json.Valid(env.Raw) && objectFields(env.Raw, func(k string, v []byte) {
+	copied := env != nil && validJSON(env.Raw) && objectFields(env.Raw, func(k string, v []byte) {
 		if k != "data" {
 			doc[k] = json.RawMessage(v)
 		}

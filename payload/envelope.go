@@ -91,7 +91,7 @@ type Envelope struct {
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
 func ParseEnvelope(raw []byte) (*Envelope, error) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		var v any
 		err := json.Unmarshal(raw, &v)
 		msg := "not valid JSON"
@@ -203,7 +203,8 @@ func (e *Envelope) readCommandData() error {
 // than a serialized command run by CallQueuedHandler.
 func (e *Envelope) IsRaw() bool {
 	class, method := e.RawTarget()
-	return !strings.EqualFold(strings.TrimPrefix(class, `\`)+"@"+method, CallQueuedHandler)
+	wantClass, wantMethod, _ := strings.Cut(CallQueuedHandler, "@")
+	return !strings.EqualFold(strings.TrimPrefix(class, `\`), wantClass) || !strings.EqualFold(method, wantMethod)
 }
 
 // RawTarget splits Job into class and method the way Laravel's Str::parseCallback does: at the first

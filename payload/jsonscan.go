@@ -1,11 +1,12 @@
 package payload
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// The envelope is read in one validating pass (json.Valid) and then walked with the small scanner
+// The envelope is read in one validating pass (validJSON) and then walked with the small scanner
 // below, which may assume valid JSON. Going through encoding/json's map and string decoding instead
 // validated the long data.command string three times and dominated the cost of reading a job.
 
@@ -100,21 +101,29 @@ func unquoteJSON(s []byte) (string, bool) {
 	if simple || (!hasByte(s, '\\') && utf8.Valid(s)) {
 		return string(s), true
 	}
-	out := make([]byte, 0, len(s))
+	var out strings.Builder
+	out.Grow(len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) {
+		j := i
+		for j < len(s) && s[j] != '\\' && s[j] < utf8.RuneSelf {
+			j++
+		}
+		out.Write(s[i:j]) // a run of plain ASCII in one copy
+		if i = j; i >= len(s) {
+			break
+		}
+		if s[i] == '\\' && i+1 < len(s) {
 			switch s[i+1] {
 			case 'b':
-				out = append(out, '\b')
+				out.WriteByte('\b')
 			case 'f':
-				out = append(out, '\f')
+				out.WriteByte('\f')
 			case 'n':
-				out = append(out, '\n')
+				out.WriteByte('\n')
 			case 'r':
-				out = append(out, '\r')
+				out.WriteByte('\r')
 			case 't':
-				out = append(out, '\t')
+				out.WriteByte('\t')
 			case 'u':
 				r, ok := hex4(s, i+2)
 				if !ok {
@@ -124,35 +133,35 @@ func unquoteJSON(s []byte) (string, bool) {
 				if utf16.IsSurrogate(r) {
 					if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
+							out.WriteRune(dec)
 							i += 6
 							continue
 						}
 					}
 					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
+				out.WriteRune(r)
 				continue
 			default: // '"', '\\', '/'
-				out = append(out, s[i+1])
+				out.WriteByte(s[i+1])
 			}
 			i += 2
 			continue
 		}
-		if c < utf8.RuneSelf {
-			out = append(out, c)
+		if s[i] < utf8.RuneSelf {
+			out.WriteByte(s[i]) // a lone trailing backslash
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
+			out.WriteRune(utf8.RuneError)
 		} else {
-			out = append(out, s[i:i+size]...)
+			out.Write(s[i : i+size])
 		}
 		i += size
 	}
-	return string(out), true
+	return out.String(), true
 }
 
 func hasByte(s []byte, c byte) bool {
