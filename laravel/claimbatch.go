@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // DefaultBatch is how many rows the batch strategy claims per round trip when QueueParams.Batch is 0.
@@ -12,12 +13,15 @@ const DefaultBatch = 32
 
 func init() {
 	RegisterStrategy("batch", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}}
+		q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]struct{}{}, memo: map[string]*claimMemo{}}
 		if q.size <= 0 {
 			q.size = DefaultBatch
 		}
 		q.claimer.c = c
 		q.group.f = &q.Fenced
+		q.group.settled = q.allSettled
+		q.group.wake = make(chan struct{}, 1)
+		q.group.run = q.deleteAndPrefetch
 		return q, nil
 	})
 }
@@ -34,7 +38,18 @@ type batchQueue struct {
 
 	claimMu sync.Mutex // serializes claims that go to the database
 	mu      sync.Mutex
-	buf     map[string][]*Job // claimed, not yet handed out, by queue
+	buf     map[string][]*Job     // claimed, not yet handed out, by queue
+	out     map[*Job]struct{}     // handed out, no completion called yet
+	memo    map[string]*claimMemo // per queue: the latest claim asked for, and whether more rows wait
+	stopped bool                  // JobReturnPrefetched ran: deletes claim nothing more
+}
+
+// claimMemo is the latest JobClaim of a queue, which a grouped delete may repeat for the rows its
+// jobs' slots will ask for next, as long as the queue's last claim in the database filled its batch.
+type claimMemo struct {
+	p    JobClaimParams
+	at   time.Time
+	full bool
 }
 
 // Strategy returns "batch".
@@ -44,6 +59,25 @@ func (q *batchQueue) Strategy() string { return "batch" }
 // Prefetched rows that the caller now excludes, or whose reservation has aged past a quarter of
 // retry_after, are given back instead of handed out.
 func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
+	jobs, err := q.claim(ctx, p)
+	q.mu.Lock()
+	for _, j := range jobs {
+		q.out[j] = struct{}{}
+	}
+	q.mu.Unlock()
+	return jobs, err
+}
+
+func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
+	q.mu.Lock()
+	m := q.memo[p.Queue]
+	if m == nil {
+		m = &claimMemo{}
+		q.memo[p.Queue] = m
+	}
+	m.p, m.at = *p, time.Now()
+	q.stopped = false
+	q.mu.Unlock()
 	limit := max(p.Limit, 1)
 	out, stale := q.takeBuffered(p, limit)
 	q.giveBack(ctx, stale)
@@ -60,7 +94,11 @@ func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 		return out, nil
 	}
 	need := limit - len(out)
-	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, max(need, q.size))
+	want := max(need, q.size)
+	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, want)
+	q.mu.Lock()
+	m.full = err == nil && len(jobs) == want
+	q.mu.Unlock()
 	if err != nil {
 		if len(out) > 0 {
 			return out, nil // the rows in hand must reach the worker; the next call sees the error
@@ -81,7 +119,7 @@ func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 // worker already took the row over: nothing to give back.
 func (q *batchQueue) giveBack(ctx context.Context, stale []*Job) {
 	if len(stale) > 0 {
-		_ = q.JobReturn(ctx, stale)
+		_ = q.Fenced.JobReturn(ctx, stale)
 	}
 }
 
@@ -108,9 +146,13 @@ func (q *batchQueue) takeBuffered(p *JobClaimParams, limit int) (out, stale []*J
 	return out, stale
 }
 
-// JobReturnPrefetched gives back every prefetched row, reservation and attempt undone.
+// JobReturnPrefetched gives back every prefetched row, reservation and attempt undone. Grouped
+// deletes claim nothing more afterwards, until the next JobClaim.
 func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
+	q.claimMu.Lock() // a delete claiming now puts its rows in the buffer first
+	defer q.claimMu.Unlock()
 	q.mu.Lock()
+	q.stopped = true
 	var all []*Job
 	for name, jobs := range q.buf {
 		all = append(all, jobs...)
@@ -120,10 +162,116 @@ func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
 	if len(all) == 0 {
 		return nil
 	}
-	return q.JobReturn(ctx, all)
+	return q.Fenced.JobReturn(ctx, all)
+}
+
+// deleteAndPrefetch deletes a group of finished jobs. When the last claim filled its batch and the
+// buffer will not cover the slots these jobs free, the same transaction claims the next rows into the
+// buffer: one commit then does what a delete and a claim would do in two, and the worker's next claim
+// is served without a round trip.
+func (q *batchQueue) deleteAndPrefetch(ctx context.Context, done []*Job) ([]*Job, error) {
+	if !q.claimer.canDeleteAndClaim() || !q.claimMu.TryLock() {
+		return q.deleteMany(ctx, done)
+	}
+	defer q.claimMu.Unlock()
+	p := q.prefetchFor(done)
+	if p == nil {
+		return q.deleteMany(ctx, done)
+	}
+	jobs, deleted, err := q.claimer.deleteAndClaim(ctx, q.Tries, done, p, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("delete %d jobs: %w", len(done), err)
+	}
+	q.mu.Lock()
+	q.buf[p.Queue] = append(q.buf[p.Queue], jobs...)
+	q.memo[p.Queue].full = len(jobs) == p.Limit
+	q.mu.Unlock()
+	return lostJobs(done, deleted), nil
+}
+
+// prefetchFor returns the claim a grouped delete of done should make, or nil: the queue the finished
+// jobs came from, when its last claim filled its batch and its buffer will not cover their slots.
+func (q *batchQueue) prefetchFor(done []*Job) *JobClaimParams {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped || len(done) == 0 {
+		return nil
+	}
+	m := q.memo[done[0].Queue]
+	if m == nil || !m.full {
+		return nil
+	}
+	buffered := len(q.buf[m.p.Queue])
+	if buffered >= len(done) || buffered >= q.size {
+		return nil
+	}
+	p := m.p
+	p.Now += int64(time.Since(m.at) / time.Second)
+	p.Limit = q.size - buffered
+	return &p
+}
+
+// settle records that a completion was called for handed-out jobs, and wakes a grouped delete waiting
+// for them when none is left running.
+func (q *batchQueue) settle(jobs ...*Job) {
+	q.mu.Lock()
+	for _, j := range jobs {
+		delete(q.out, j)
+	}
+	idle := len(q.out) == 0
+	q.mu.Unlock()
+	if idle {
+		q.group.poke()
+	}
+}
+
+// allSettled reports whether a grouped delete can expect no more deletes soon: every handed-out job
+// has had its completion called, and no prefetched row waits to be handed out (a worker with free
+// slots takes them at once, and their deletes belong in the same group).
+func (q *batchQueue) allSettled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.out) > 0 {
+		return false
+	}
+	for _, jobs := range q.buf {
+		if len(jobs) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // JobDelete deletes a finished job, fenced, grouped with the deletes other goroutines make meanwhile.
 func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
-	return q.group.delete(ctx, j)
+	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it.
+	return q.group.delete(ctx, j, func() {
+		q.mu.Lock()
+		delete(q.out, j)
+		q.mu.Unlock()
+	})
+}
+
+// JobDeleteAndPush is Fenced's, recorded as settled.
+func (q *batchQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
+	q.settle(j)
+	return q.Fenced.JobDeleteAndPush(ctx, j, push)
+}
+
+// JobRelease is Fenced's, recorded as settled.
+func (q *batchQueue) JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error {
+	q.settle(j)
+	return q.Fenced.JobRelease(ctx, j, p)
+}
+
+// JobFail is Fenced's, recorded as settled.
+func (q *batchQueue) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
+	q.settle(j)
+	return q.Fenced.JobFail(ctx, j, p)
+}
+
+// JobReturn is Fenced's, recorded as settled.
+func (q *batchQueue) JobReturn(ctx context.Context, jobs []*Job) error {
+	q.settle(jobs...)
+	return q.Fenced.JobReturn(ctx, jobs)
 }

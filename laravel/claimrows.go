@@ -107,9 +107,13 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 		var err error
 		switch {
 		case c.dialect == Postgres || c.dialect == SQLite:
-			jobs, err = r.claimReturning(ctx, p, where, args, limit)
-		case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
-			jobs, err = r.claimSkipLocked(ctx, p, where, args, limit)
+			jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
+			err = c.translate(err)
+		case r.skipLocked():
+			err = c.inTxIsolation(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
+				return err
+			})
 		default:
 			jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
 		}
@@ -122,8 +126,55 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	return jobs, nil
 }
 
-// claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite).
-func (r *rowClaimer) claimReturning(ctx context.Context, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+// skipLocked reports whether the server's locking read skips locked rows (MySQL 8.0.1+, MariaDB 10.6+).
+func (r *rowClaimer) skipLocked() bool {
+	return strings.Contains(strings.ToUpper(r.c.lock), "SKIP LOCKED")
+}
+
+// canDeleteAndClaim reports whether deleteAndClaim can run on this server: everywhere a claim is one
+// statement or one transaction (not on the compare-and-set fallback).
+func (r *rowClaimer) canDeleteAndClaim() bool {
+	return r.c.dialect == Postgres || r.c.dialect == SQLite || r.skipLocked()
+}
+
+// deleteAndClaim deletes finished jobs, fenced, and claims up to limit rows of p.Queue in the same
+// transaction, so that both share one commit: the finished jobs' disk flush carries the next claim.
+// The deletes come first, so the claim cannot see their rows. It returns the claimed jobs and the ids
+// deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
+func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
+	c := r.c
+	floor := r.floor(p.Queue)
+	where, args := claimWhere(p, p.ExcludeIDs, floor)
+	level := sql.LevelDefault
+	if c.dialect == MySQL {
+		level = sql.LevelReadCommitted
+	}
+	var jobs []*Job
+	var deleted map[int64]bool
+	err := c.retry(ctx, tries, func() error {
+		return c.inTxIsolation(ctx, level, func(tx *sqlx.Tx) error {
+			var err error
+			if deleted, err = c.deleteFencedRows(ctx, tx, done); err != nil {
+				return err
+			}
+			if c.dialect == MySQL {
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
+			} else {
+				jobs, err = r.claimReturning(ctx, tx, p, where, args, limit)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.moveFloor(p.Queue, jobs, limit)
+	return jobs, deleted, nil
+}
+
+// claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite) on ex: the connection, or a
+// transaction the caller holds.
+func (r *rowClaimer) claimReturning(ctx context.Context, ex sqlx.ExtContext, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
 	c := r.c
 	least := "least"
 	if c.dialect == SQLite {
@@ -135,51 +186,46 @@ func (r *rowClaimer) claimReturning(ctx context.Context, p *JobClaimParams, wher
 	}
 	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
 		c.Q(c.tables.Jobs), least, c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
-	rows, err := c.db.QueryxContext(ctx, c.Rebind(q), append([]any{p.Now}, args...)...)
+	rows, err := ex.QueryxContext(ctx, c.Rebind(q), append([]any{p.Now}, args...)...)
 	if err != nil {
-		return nil, c.translate(err)
+		return nil, err
 	}
 	jobs, err := ScanJobs(rows)
 	if err != nil {
-		return nil, c.translate(err)
+		return nil, err
 	}
 	slices.SortFunc(jobs, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
 	return jobs, nil
 }
 
-// claimSkipLocked claims in one READ COMMITTED transaction: SELECT … FOR UPDATE SKIP LOCKED, then
-// UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
-func (r *rowClaimer) claimSkipLocked(ctx context.Context, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+// claimSkipLocked claims inside tx, which the caller runs at READ COMMITTED: SELECT … FOR UPDATE SKIP
+// LOCKED, then UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
+func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
 	c := r.c
 	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.Q(c.tables.Jobs), where, limit, c.lock)
-	var claimed []*Job
-	err := c.inTxIsolation(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
-		rows, err := tx.QueryxContext(ctx, sel, args...)
-		if err != nil {
-			return err
-		}
-		jobs, err := ScanJobs(rows)
-		if err != nil || len(jobs) == 0 {
-			return err
-		}
-		ids := make([]any, 0, len(jobs)+1)
-		ids = append(ids, p.Now)
-		for _, j := range jobs {
-			ids = append(ids, j.ID)
-		}
-		upd := fmt.Sprintf("update %s set reserved_at = ?, attempts = least(attempts + 1, %d) where id in (%s)",
-			c.Q(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
-		if _, err := tx.ExecContext(ctx, upd, ids...); err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			j.Attempts = min(j.Attempts+1, c.MaxAttempts())
-			j.ReservedAt = p.Now
-		}
-		claimed = jobs
-		return nil
-	})
-	return claimed, err
+	rows, err := tx.QueryxContext(ctx, sel, args...)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := ScanJobs(rows)
+	if err != nil || len(jobs) == 0 {
+		return nil, err
+	}
+	ids := make([]any, 0, len(jobs)+1)
+	ids = append(ids, p.Now)
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	upd := fmt.Sprintf("update %s set reserved_at = ?, attempts = least(attempts + 1, %d) where id in (%s)",
+		c.Q(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
+	if _, err := tx.ExecContext(ctx, upd, ids...); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		j.Attempts = min(j.Attempts+1, c.MaxAttempts())
+		j.ReservedAt = p.Now
+	}
+	return jobs, nil
 }
 
 // inTxIsolation is InTx with an isolation level.

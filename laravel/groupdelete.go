@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,66 +50,115 @@ const maxGroup = 256
 // transaction (MySQL). It returns the jobs whose claims were gone. Deadlocks are retried.
 func (f *Fenced) deleteMany(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	c := f.C
-	ids := make([]any, 0, len(jobs))
-	fence := make([]any, 0, 3*len(jobs))
-	for _, j := range jobs {
-		ids = append(ids, j.ID)
-		fence = append(fence, j.ID, j.Attempts, j.ReservedAt)
-	}
-	in := placeholders(len(jobs))
-	rowIn := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(jobs)), ", ")
-	where := " where id in (" + in + ") and (id, attempts, reserved_at) in (" + rowIn + ")"
 	var deleted map[int64]bool
 	err := c.retry(ctx, f.Tries, func() error {
-		deleted = map[int64]bool{}
-		if c.dialect != MySQL || c.engine == "mariadb" {
-			rows, err := c.db.QueryContext(ctx, c.Rebind("delete from "+c.Q(c.tables.Jobs)+where+" returning id"), append(ids, fence...)...)
-			if err != nil {
-				return c.translate(err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					return err
-				}
-				deleted[id] = true
-			}
-			return c.translate(rows.Err())
+		var err error
+		if c.deleteReturns() {
+			deleted, err = c.deleteFencedRows(ctx, c.db, jobs)
+			return c.translate(err)
 		}
 		return c.InTx(ctx, func(tx *sqlx.Tx) error {
-			rows, err := tx.QueryContext(ctx, "select id from "+c.Q(c.tables.Jobs)+where+" for update", append(ids, fence...)...)
-			if err != nil {
-				return err
-			}
-			var keep []any
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				deleted[id] = true
-				keep = append(keep, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil || len(keep) == 0 {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, "delete from "+c.Q(c.tables.Jobs)+" where id in ("+placeholders(len(keep))+")", keep...)
+			deleted, err = c.deleteFencedRows(ctx, tx, jobs)
 			return err
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("delete %d jobs: %w", len(jobs), err)
 	}
+	return lostJobs(jobs, deleted), nil
+}
+
+// deleteReturns reports whether the server has DELETE … RETURNING: every dialect but MySQL.
+func (c *Conn) deleteReturns() bool { return c.dialect != MySQL || c.engine == "mariadb" }
+
+// deleteFencedRows deletes the jobs whose claims (id, attempts, reserved_at) still hold and returns
+// the ids it deleted. Without DELETE … RETURNING, ex must be a transaction: the rows are locked and
+// read first, then deleted by id.
+func (c *Conn) deleteFencedRows(ctx context.Context, ex sqlx.ExtContext, jobs []*Job) (map[int64]bool, error) {
+	if c.dialect == Postgres {
+		return c.deleteFencedArrays(ctx, ex, jobs)
+	}
+	ids := make([]any, 0, 4*len(jobs))
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	for _, j := range jobs {
+		ids = append(ids, j.ID, j.Attempts, j.ReservedAt)
+	}
+	rowIn := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(jobs)), ", ")
+	where := " where id in (" + placeholders(len(jobs)) + ") and (id, attempts, reserved_at) in (" + rowIn + ")"
+	deleted := map[int64]bool{}
+	if c.deleteReturns() {
+		rows, err := ex.QueryContext(ctx, c.Rebind("delete from "+c.Q(c.tables.Jobs)+where+" returning id"), ids...)
+		if err != nil {
+			return nil, err
+		}
+		return scanIDSet(rows)
+	}
+	rows, err := ex.QueryContext(ctx, "select id from "+c.Q(c.tables.Jobs)+where+" for update", ids...)
+	if err != nil {
+		return nil, err
+	}
+	var keep []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		deleted[id] = true
+		keep = append(keep, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(keep) == 0 {
+		return deleted, err
+	}
+	_, err = ex.ExecContext(ctx, "delete from "+c.Q(c.tables.Jobs)+" where id in ("+placeholders(len(keep))+")", keep...)
+	return deleted, err
+}
+
+// deleteFencedArrays is deleteFencedRows on PostgreSQL: the claims go as three arrays joined to the
+// table, one statement text for every group size (prepared once per connection), and each row is
+// matched by a join instead of against a list of every claim.
+func (c *Conn) deleteFencedArrays(ctx context.Context, ex sqlx.ExtContext, jobs []*Job) (map[int64]bool, error) {
+	ids := make([]int64, len(jobs))
+	attempts := make([]int64, len(jobs))
+	reserved := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i], attempts[i], reserved[i] = j.ID, int64(j.Attempts), j.ReservedAt
+	}
+	q := "delete from " + c.Q(c.tables.Jobs) + " as j using unnest($1::bigint[], $2::bigint[], $3::bigint[]) as f(id, attempts, reserved_at)" +
+		" where j.id = f.id and j.attempts = f.attempts and j.reserved_at = f.reserved_at returning j.id"
+	rows, err := ex.QueryContext(ctx, q, ids, attempts, reserved)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDSet(rows)
+}
+
+// scanIDSet reads a single id column into a set and closes rows.
+func scanIDSet(rows *sql.Rows) (map[int64]bool, error) {
+	defer rows.Close()
+	set := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		set[id] = true
+	}
+	return set, rows.Err()
+}
+
+// lostJobs returns the jobs not in deleted.
+func lostJobs(jobs []*Job, deleted map[int64]bool) []*Job {
 	var lost []*Job
 	for _, j := range jobs {
 		if !deleted[j.ID] {
 			lost = append(lost, j)
 		}
 	}
-	return lost, nil
+	return lost
 }
 
 // JobDeleteMany deletes finished jobs in groups of at most maxGroup rows, each row fenced on its claim.
@@ -136,6 +186,40 @@ type deleteGroup struct {
 	mu      sync.Mutex
 	pending []*pendingDelete
 	busy    bool
+
+	// settled, when set, reports that no delete can join the group soon (every job the queue handed
+	// out has had its completion called); the leader then flushes without lingering. wake is poked when
+	// that may have become true.
+	settled func() bool
+	wake    chan struct{}
+	// run, when set, deletes a group in place of Fenced.deleteMany, and may do more in the same
+	// transaction (the batch strategy claims its next rows there).
+	run func(ctx context.Context, jobs []*Job) (lost []*Job, err error)
+}
+
+// poke wakes a lingering leader to check settled again.
+func (g *deleteGroup) poke() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// linger waits up to groupLinger for more deletes, and less when settled says none will come.
+func (g *deleteGroup) linger() {
+	if g.settled == nil {
+		time.Sleep(groupLinger)
+		return
+	}
+	t := time.NewTimer(groupLinger)
+	defer t.Stop()
+	for !g.settled() {
+		select {
+		case <-t.C:
+			return
+		case <-g.wake:
+		}
+	}
 }
 
 type pendingDelete struct {
@@ -149,14 +233,20 @@ type groupResult struct {
 }
 
 // delete deletes j as part of a group and returns its own outcome: nil, or an error wrapping
-// ErrReservationLost or the group's error.
-func (g *deleteGroup) delete(ctx context.Context, j *Job) error {
+// ErrReservationLost or the group's error. joined, when not nil, is called once j is in the group.
+func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func()) error {
 	p := &pendingDelete{job: j, res: make(chan groupResult, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, p)
 	lead := !g.busy
 	g.busy = true
 	g.mu.Unlock()
+	if joined != nil {
+		joined()
+	}
+	if !lead && g.settled != nil {
+		g.poke()
+	}
 	for {
 		if lead {
 			g.flush(ctx)
@@ -174,7 +264,7 @@ func (g *deleteGroup) delete(ctx context.Context, j *Job) error {
 func (g *deleteGroup) flush(ctx context.Context) {
 	// Linger briefly so that completions finishing at about the same time share the statement and
 	// its commit, which is what a commit costs most: the flush to disk.
-	time.Sleep(groupLinger)
+	g.linger()
 	g.mu.Lock()
 	n := min(len(g.pending), maxGroup)
 	group := slices.Clone(g.pending[:n])
@@ -187,7 +277,11 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	for i, p := range group {
 		jobs[i] = p.job
 	}
-	lost, err := g.f.deleteMany(gctx, jobs)
+	run := g.run
+	if run == nil {
+		run = g.f.deleteMany
+	}
+	lost, err := run(gctx, jobs)
 	cancel()
 	isLost := map[*Job]bool{}
 	for _, j := range lost {

@@ -93,11 +93,7 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 
 func TestBatchFloorStrandsNothing(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
-		q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, q := batchOfTwo(t, db)
 		ctx := context.Background()
 		late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
 		const n = 150
@@ -214,4 +210,84 @@ func TestChooseStrategy(t *testing.T) {
 			t.Fatalf("without a jobs table: %v, want ErrMissingTable", err)
 		}
 	})
+}
+
+func TestBatchDeleteClaimsNext(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s, q := batchOfTwo(t, db)
+		ctx := context.Background()
+		var ids []int64
+		for i := range 5 {
+			ids = append(ids, s.Push(t, "default", t0, t0, i))
+		}
+		reserved := func() map[int64]bool {
+			out := map[int64]bool{}
+			for _, r := range s.Rows(t) {
+				out[r.ID] = r.ReservedAt != nil
+			}
+			return out
+		}
+		claim := func(n int) []*laravel.Job {
+			jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: t0, RetryAfter: 90, Limit: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return jobs
+		}
+		first := claim(2)
+		if len(first) != 2 || first[0].ID != ids[0] || first[1].ID != ids[1] {
+			t.Fatalf("first claim = %v", first)
+		}
+		// Another worker takes the first row over after retry_after: its delete here must report the
+		// lost claim, and the claim made in the same transaction still counts.
+		other, err := laravel.NewQueue(queuetest.Open(t, s.Params), laravel.QueueParams{Strategy: "delete-retry"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := s.Claim(t, other, "default", t0+90, 90); j == nil || j.ID != ids[0] {
+			t.Fatalf("take-over claim = %+v", j)
+		}
+		if err := q.JobDelete(ctx, first[0]); !errors.Is(err, laravel.ErrReservationLost) {
+			t.Fatalf("delete of a row taken over = %v, want ErrReservationLost", err)
+		}
+		if r := reserved(); !r[ids[2]] || !r[ids[3]] || r[ids[4]] {
+			t.Fatalf("after the first delete, rows %v: want the next two claimed with it, the last one free", r)
+		}
+		if err := q.JobDelete(ctx, first[1]); err != nil {
+			t.Fatal(err)
+		}
+		next := claim(2) // from the buffer: the last row stays unclaimed
+		if len(next) != 2 || next[0].ID != ids[2] || next[1].ID != ids[3] {
+			t.Fatalf("second claim = %v, want rows %d and %d", next, ids[2], ids[3])
+		}
+		if r := reserved(); r[ids[4]] {
+			t.Fatalf("the second claim went to the database: %v", r)
+		}
+		if err := q.JobDelete(ctx, next[0]); err != nil {
+			t.Fatal(err)
+		}
+		if r := reserved(); !r[ids[4]] {
+			t.Fatalf("the last row was not claimed with the third delete: %v", r)
+		}
+		// A stopping worker gives the prefetched row back; later deletes claim nothing.
+		if err := q.(laravel.Prefetcher).JobReturnPrefetched(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.JobDelete(ctx, next[1]); err != nil {
+			t.Fatal(err)
+		}
+		if r := reserved(); len(r) != 2 || r[ids[4]] || !r[ids[0]] {
+			t.Fatalf("rows at the end: %v; want the taken-over row and the given-back one, unclaimed", r)
+		}
+	})
+}
+
+// batchOfTwo sets up a table with a batch queue that claims two rows at a time.
+func batchOfTwo(t *testing.T, db testenv.Database) (*queuetest.Setup, laravel.Queue) {
+	s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+	q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, q
 }
