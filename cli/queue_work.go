@@ -51,7 +51,7 @@ var workFlags = []struct {
 	{"force", "worker.force", "work even in maintenance mode", true},
 	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
-	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0 is its default, 32)", false},
+	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
 }
 
@@ -211,19 +211,20 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	return status, err
 }
 
-// claimBatch is the batch size a batching strategy will use for the configured value.
-func claimBatch(n int) int {
-	if n < 1 {
-		return laravel.DefaultBatch
+// claimBatch is the batch size a batching strategy uses: worker.claim_batch, or by default the
+// worker's concurrency, so that a process reserves at most as many rows as it can run at once.
+func claimBatch(w config.Worker) int {
+	if w.ClaimBatch < 1 {
+		return max(w.Concurrency, 1)
 	}
-	return n
+	return w.ClaimBatch
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis unique locks when Redis is the cache store. queueFlag says the queues came from --queue
 // rather than from the connection's queue.
 func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, locks *redislock.Locks) (*worker.Worker, laravel.Queue, error) {
-	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: cfg.Worker.ClaimBatch})
+	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +243,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
-		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker.ClaimBatch))
+		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker))
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}

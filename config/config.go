@@ -161,9 +161,10 @@ type Worker struct {
 	// start from the database and its version.
 	Strategy string `mapstructure:"strategy"`
 	// ClaimBatch is how many rows a batching claim strategy (batch) takes per round trip and hands out
-	// to this worker's free slots; 0 (default) is the strategy's own default of 32. Larger batches mean
-	// fewer commits per job, and so more jobs per second on servers that flush every commit, at the
-	// price of more jobs reserved ahead by one process. Pair it with a Concurrency of about the same size.
+	// to this worker's free slots; 0 (default) is the worker's Concurrency, so that one process
+	// reserves at most as many rows as it can run at once. Larger batches mean fewer commits per job,
+	// and so more jobs per second on servers that flush every commit, at the price of more jobs
+	// reserved ahead by one process.
 	ClaimBatch int `mapstructure:"claim_batch"`
 	// ShutdownGrace bounds how long a stopping worker waits for running jobs before it cancels them;
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's

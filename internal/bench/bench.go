@@ -45,7 +45,7 @@ type Params struct {
 	Strategies  []string      // Go claim strategies; empty means every registered one
 	Workers     []int         // worker counts; each Go worker is one worker.Worker on its own connection
 	Concurrency int           // jobs in flight per Go worker
-	Batch       int           // rows per claim for batching strategies and the bare loop; 0 is the default
+	Batch       int           // rows per claim for batching strategies and the bare loop; 0 is Concurrency
 	Jobs        int           // jobs per row
 	Rate        float64       // jobs per second enqueued while the workers drain; 0 enqueues all first
 	Sleep       time.Duration // worker sleep when the queue is empty
@@ -161,7 +161,7 @@ func (p *Params) defaults() error {
 		p.Concurrency = 8
 	}
 	if p.Batch < 1 {
-		p.Batch = laravel.DefaultBatch
+		p.Batch = p.Concurrency // as queue:work's claim batch follows its concurrency
 	}
 	if p.Sleep <= 0 {
 		p.Sleep = 10 * time.Millisecond
