@@ -13,7 +13,7 @@ const DefaultBatch = 32
 
 func init() {
 	RegisterStrategy("batch", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]struct{}{}, memo: map[string]*claimMemo{}}
+		q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
 		if q.size <= 0 {
 			q.size = DefaultBatch
 		}
@@ -39,7 +39,7 @@ type batchQueue struct {
 	claimMu sync.Mutex // serializes claims that go to the database
 	mu      sync.Mutex
 	buf     map[string][]*Job     // claimed, not yet handed out, by queue
-	out     map[*Job]struct{}     // handed out, no completion called yet
+	out     map[*Job]time.Time    // handed out, no completion called yet: until when it is awaited
 	memo    map[string]*claimMemo // per queue: the latest claim asked for, and whether more rows wait
 	stopped bool                  // JobReturnPrefetched ran: deletes claim nothing more
 }
@@ -60,9 +60,12 @@ func (q *batchQueue) Strategy() string { return "batch" }
 // retry_after, are given back instead of handed out.
 func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	jobs, err := q.claim(ctx, p)
+	// A job the worker leaves reserved (a timeout left for retry_after) never calls a completion;
+	// after retry_after its claim may be another worker's anyway, so it is no longer awaited.
+	until := time.Now().Add(time.Duration(max(p.RetryAfter, 1)) * time.Second)
 	q.mu.Lock()
 	for _, j := range jobs {
-		q.out[j] = struct{}{}
+		q.out[j] = until
 	}
 	q.mu.Unlock()
 	return jobs, err
@@ -231,6 +234,12 @@ func (q *batchQueue) settle(jobs ...*Job) {
 func (q *batchQueue) allSettled() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	now := time.Now()
+	for j, until := range q.out {
+		if now.After(until) {
+			delete(q.out, j)
+		}
+	}
 	if len(q.out) > 0 {
 		return false
 	}
