@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/artisan-go/artisan-go/config"
+)
+
+func TestClaimBatchFollowsConcurrency(t *testing.T) {
+	for _, tt := range []struct {
+		w    config.Worker
+		want int
+	}{
+		{config.Worker{Concurrency: 1}, 1},
+		{config.Worker{Concurrency: 128}, 128},
+		{config.Worker{Concurrency: 0}, 1},
+		{config.Worker{Concurrency: 16, ClaimBatch: 64}, 64},
+	} {
+		if got := claimBatch(tt.w); got != tt.want {
+			t.Errorf("claimBatch(concurrency %d, claim_batch %d) = %d, want %d", tt.w.Concurrency, tt.w.ClaimBatch, got, tt.want)
+		}
+	}
+}
