@@ -24,7 +24,8 @@ const floorReset = time.Second
 //
 //   - PostgreSQL and SQLite: one autocommit UPDATE … WHERE id IN (SELECT … ORDER BY id LIMIT n
 //     [FOR UPDATE SKIP LOCKED]) RETURNING. SQLite's write lock serializes it against PHP's BEGIN … SELECT
-//     … UPDATE; on PostgreSQL the row locks do.
+//     … UPDATE; on PostgreSQL the row locks do. On PostgreSQL a claim from a lower bound goes in one
+//     pipeline with pgIndexOrder, so that it walks the primary key whatever the table's statistics say.
 //   - MySQL and MariaDB with SKIP LOCKED: one READ COMMITTED transaction, SELECT … FOR UPDATE SKIP
 //     LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks, so claimers and inserters
 //     do not deadlock on the (queue) index.
@@ -106,6 +107,9 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
+		case c.dialect == Postgres && floor > 0:
+			jobs = nil
+			err = c.pgPipeline(ctx, pgIndexOrder, r.pgClaimStep(p, where, args, limit, &jobs))
 		case c.dialect == Postgres || c.dialect == SQLite:
 			jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
 			err = c.translate(err)
@@ -152,6 +156,16 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	var jobs []*Job
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {
+		if c.dialect == Postgres {
+			// One round trip instead of four (begin, delete, claim, commit): the pipeline is one
+			// implicit transaction.
+			jobs = nil
+			steps := []pgStep{c.pgDeleteFencedStep(done, &deleted)}
+			if floor > 0 {
+				steps = append(steps, pgIndexOrder)
+			}
+			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
+		}
 		return c.inTxIsolation(ctx, level, func(tx *sqlx.Tx) error {
 			var err error
 			if deleted, err = c.deleteFencedRows(ctx, tx, done); err != nil {
@@ -175,6 +189,21 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 // claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite) on ex: the connection, or a
 // transaction the caller holds.
 func (r *rowClaimer) claimReturning(ctx context.Context, ex sqlx.ExtContext, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+	rows, err := ex.QueryxContext(ctx, r.claimReturningSQL(where, limit), append([]any{p.Now}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := ScanJobs(rows)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(jobs, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+	return jobs, nil
+}
+
+// claimReturningSQL is claimReturning's statement, with the dialect's placeholders: the claim time,
+// then where's arguments.
+func (r *rowClaimer) claimReturningSQL(where string, limit int) string {
 	c := r.c
 	least := "least"
 	if c.dialect == SQLite {
@@ -186,16 +215,12 @@ func (r *rowClaimer) claimReturning(ctx context.Context, ex sqlx.ExtContext, p *
 	}
 	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
 		c.Q(c.tables.Jobs), least, c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
-	rows, err := ex.QueryxContext(ctx, c.Rebind(q), append([]any{p.Now}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := ScanJobs(rows)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(jobs, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
-	return jobs, nil
+	return c.Rebind(q)
+}
+
+// pgClaimStep is claimReturning as a PostgreSQL pipeline step that stores the claimed jobs in *out.
+func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, limit int, out *[]*Job) pgStep {
+	return pgStep{sql: r.claimReturningSQL(where, limit), args: append([]any{p.Now}, args...), read: pgScanJobs(out)}
 }
 
 // claimSkipLocked claims inside tx, which the caller runs at READ COMMITTED: SELECT … FOR UPDATE SKIP

@@ -121,6 +121,16 @@ func (c *Conn) deleteFencedRows(ctx context.Context, ex sqlx.ExtContext, jobs []
 // table, one statement text for every group size (prepared once per connection), and each row is
 // matched by a join instead of against a list of every claim.
 func (c *Conn) deleteFencedArrays(ctx context.Context, ex sqlx.ExtContext, jobs []*Job) (map[int64]bool, error) {
+	q, args := c.pgDeleteFenced(jobs)
+	rows, err := ex.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDSet(rows)
+}
+
+// pgDeleteFenced is deleteFencedArrays' statement and its three array arguments.
+func (c *Conn) pgDeleteFenced(jobs []*Job) (string, []any) {
 	ids := make([]int64, len(jobs))
 	attempts := make([]int64, len(jobs))
 	reserved := make([]int64, len(jobs))
@@ -129,11 +139,13 @@ func (c *Conn) deleteFencedArrays(ctx context.Context, ex sqlx.ExtContext, jobs 
 	}
 	q := "delete from " + c.Q(c.tables.Jobs) + " as j using unnest($1::bigint[], $2::bigint[], $3::bigint[]) as f(id, attempts, reserved_at)" +
 		" where j.id = f.id and j.attempts = f.attempts and j.reserved_at = f.reserved_at returning j.id"
-	rows, err := ex.QueryContext(ctx, q, ids, attempts, reserved)
-	if err != nil {
-		return nil, err
-	}
-	return scanIDSet(rows)
+	return q, []any{ids, attempts, reserved}
+}
+
+// pgDeleteFencedStep is deleteFencedArrays as a pipeline step that stores the deleted ids in *deleted.
+func (c *Conn) pgDeleteFencedStep(jobs []*Job, deleted *map[int64]bool) pgStep {
+	q, args := c.pgDeleteFenced(jobs)
+	return pgStep{sql: q, args: args, read: pgScanIDSet(deleted)}
 }
 
 // scanIDSet reads a single id column into a set and closes rows.

@@ -1,0 +1,102 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgStep is one statement of a PostgreSQL pipeline: its text with $n placeholders, its arguments, and
+// how its rows are read (nil: its rows, if any, are discarded).
+type pgStep struct {
+	sql  string
+	args []any
+	read func(pgx.Rows) error
+}
+
+// pgPipeline sends steps to PostgreSQL in one round trip on one pooled connection. Sent before one
+// Sync, they run as one implicit transaction: they commit together at the end, and an error in one
+// rolls back the steps before it and skips the rest. The error is translated as every other query's.
+func (c *Conn) pgPipeline(ctx context.Context, steps ...pgStep) error {
+	conn, err := c.db.Conn(ctx)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(driverConn any) error {
+		sc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("laravel: a PostgreSQL pipeline needs the pgx driver, got %T", driverConn)
+		}
+		b := &pgx.Batch{}
+		for _, s := range steps {
+			b.Queue(s.sql, s.args...)
+		}
+		br := sc.Conn().SendBatch(ctx, b)
+		for _, s := range steps {
+			rows, err := br.Query()
+			if err == nil && s.read != nil {
+				err = s.read(rows)
+			}
+			if err == nil {
+				rows.Close()
+				err = rows.Err()
+			}
+			if err != nil {
+				_ = br.Close()
+				return err
+			}
+		}
+		return br.Close()
+	})
+	return c.translate(err)
+}
+
+// pgIndexOrder is the pipeline step that makes the next claim of the same pipeline walk the primary
+// key from its lower bound instead of sorting the queue's rows. PostgreSQL plans Laravel's claim
+// (WHERE queue = ? … ORDER BY id LIMIT n) from the table's statistics; on a table that grew faster
+// than autovacuum analyzes it (a new table, a burst of dispatches) it expects a handful of rows and
+// picks a bitmap scan of the queue index and a sort, which reads every row of the queue for every
+// claim: measured at 14 ms for a 20,000-row backlog against 0.2 ms for the index walk. The setting is
+// local to the pipeline's transaction and is used only with a lower bound, that is while the queue has
+// a backlog of at least a batch from that bound on.
+var pgIndexOrder = pgStep{sql: "select set_config('enable_sort', 'off', true)"}
+
+// pgScanJobs returns a pipeline reader that appends the rows (jobColumns) to *out, sorted by id.
+func pgScanJobs(out *[]*Job) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		for rows.Next() {
+			var j Job
+			var reserved sql.NullInt64
+			if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt); err != nil {
+				return err
+			}
+			j.ReservedAt = reserved.Int64
+			*out = append(*out, &j)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		slices.SortFunc(*out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+		return nil
+	}
+}
+
+// pgScanIDSet returns a pipeline reader that collects a single id column into *set.
+func pgScanIDSet(set *map[int64]bool) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		*set = map[int64]bool{}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			(*set)[id] = true
+		}
+		return rows.Err()
+	}
+}
