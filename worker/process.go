@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"runtime"
 	"strings"
@@ -102,7 +103,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 	}
-	w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
+	if w.logs(slog.LevelInfo) {
+		w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
+	}
 
 	limits := w.limits(env)
 	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
@@ -130,7 +133,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	switch action {
 	case handlers.ActionDelete:
 		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
-		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
+		if w.logs(slog.LevelInfo) {
+			w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
+		}
 	case handlers.ActionRelease:
 		w.releaseJob(r, delay)
 	case handlers.ActionFail:
@@ -387,7 +392,41 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.releaseUniqueLock(ctx, r)
 	}
 	w.recordBatchSuccess(ctx, r)
-	w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
+	if w.logs(slog.LevelInfo) {
+		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
+	}
+}
+
+// completionTimeout bounds one completion, retries included.
+const completionTimeout = 60 * time.Second
+
+// completionDeadline hands out a context whose deadline is completionTimeout away, give or take
+// completionSlack: one context serves every completion that starts within completionSlack, instead of
+// a timer per job. A context is never cancelled before its deadline, so handing it out again is safe.
+type completionDeadline struct {
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	expires time.Time
+}
+
+// completionSlack is how long one completion context is handed out.
+const completionSlack = time.Second
+
+// get returns a context with at least completionTimeout-completionSlack left.
+func (d *completionDeadline) get() context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	if d.ctx == nil || now.After(d.expires) {
+		if d.cancel != nil {
+			// Completions that took the old context may still run until its deadline.
+			time.AfterFunc(completionTimeout, d.cancel)
+		}
+		d.ctx, d.cancel = context.WithTimeout(context.Background(), completionTimeout)
+		d.expires = now.Add(completionSlack)
+	}
+	return d.ctx
 }
 
 // completeLocked runs one completion of a job, serialized with its renewal, at most once. Deadlocks
@@ -400,8 +439,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 		return false
 	}
 	rj.done = true
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := w.completionCtx.get()
 	err := retryTransient(ctx, func() error { return op(ctx) })
 	switch {
 	case err == nil:

@@ -163,6 +163,8 @@ type Worker struct {
 	running map[*runningJob]struct{}
 	wg      sync.WaitGroup
 
+	completionCtx completionDeadline
+
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
 	}
@@ -258,6 +260,12 @@ func (w *Worker) Resume() {
 	if w.paused.Swap(false) {
 		w.log.Info("resumed")
 	}
+}
+
+// logs reports whether messages at level are logged, so that a job's per-run messages cost nothing
+// when they are not.
+func (w *Worker) logs(level slog.Level) bool {
+	return w.log.Enabled(context.Background(), level)
 }
 
 // Stats returns a snapshot of the counters.
