@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,32 @@ func TestQueueBenchSmall(t *testing.T) {
 	svg, err := os.ReadFile(plot)
 	if err != nil || !strings.Contains(string(svg), "<circle") {
 		t.Fatalf("plot: %v\n%.300s", err, svg)
+	}
+}
+
+// TestQueueBenchPostgres checks PostgreSQL's rows: both bare loops (as PostgreSQL plans Laravel's
+// claim, and walking the primary key) and the batch strategy, each running every job once.
+func TestQueueBenchPostgres(t *testing.T) {
+	pg := testenv.Postgres(t)
+	var stdout, stderr bytes.Buffer
+	status := Do(context.Background(), []string{"queue:bench", "--db", "pgsql", "--pgsql-dsn", pg.DSN,
+		"--jobs", "200", "--workers", "2", "--strategies", "batch", "--format", "json", "--quiet"}, nil, &stdout, &stderr)
+	if status != 0 {
+		t.Fatalf("queue:bench exit status %d\nstdout: %s\nstderr: %s", status, stdout.String(), stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode JSON: %v\n%s", err, stdout.String())
+	}
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, row.Strategy)
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 200 || row.LeftInTable != 0 {
+			t.Errorf("row %+v: want 200 executions, 0 lost, 0 duplicates, nothing left", row)
+		}
+	}
+	if want := []string{bench.RowBare, bench.RowBarePK, "batch"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
 	}
 }
 

@@ -28,6 +28,9 @@ import (
 const (
 	RowPHP  = "php queue:work"
 	RowBare = "bare SQL"
+	// RowBarePK is the bare loop on PostgreSQL with sorting disabled for its connections, so that its
+	// claim walks the primary key whatever the table's statistics say, as the batch strategy's does.
+	RowBarePK = "bare SQL, pk walk"
 )
 
 // ErrParams is wrapped by errors for unusable parameters.
@@ -120,6 +123,9 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 		for _, w := range p.Workers {
 			if p.Bare {
 				rows = append(rows, env.run(ctx, RowBare, w))
+				if d.Dialect == laravel.Postgres {
+					rows = append(rows, env.run(ctx, RowBarePK, w))
+				}
 			}
 			for _, s := range p.Strategies {
 				rows = append(rows, env.run(ctx, s, w))

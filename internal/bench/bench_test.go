@@ -92,3 +92,15 @@ func TestPercentile(t *testing.T) {
 		t.Fatalf("p99 = %v", p)
 	}
 }
+
+func TestWithPostgresOption(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"postgres://u@h:5432/db?sslmode=disable": "postgres://u@h:5432/db?sslmode=disable&options=-c%20enable_sort%3Doff",
+		"postgresql://u@h/db":                    "postgresql://u@h/db?options=-c%20enable_sort%3Doff",
+		"host=h port=5432 dbname=db":             "host=h port=5432 dbname=db options='-c enable_sort=off'",
+	} {
+		if got := withPostgresOption(dsn, "-c enable_sort=off"); got != want {
+			t.Errorf("withPostgresOption(%q) = %q, want %q", dsn, got, want)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (r *Report) chartSize() (int, int) {
 }
 
 // draw draws jobs/s against worker count, one panel per database and one line per strategy; the PHP
-// baseline is a dashed horizontal line and the bare SQL loop a dotted black one.
+// baseline is a dashed horizontal line and the bare SQL loops dotted black and grey ones.
 func (r *Report) draw(cv canvas) {
 	dbs := r.databases()
 	var series []string
@@ -54,8 +54,11 @@ func (r *Report) draw(cv canvas) {
 	}
 	slices.Sort(workers)
 	colour := func(s string) string {
-		if s == RowBare {
+		switch s {
+		case RowBare:
 			return "#000000"
+		case RowBarePK:
+			return "#777777"
 		}
 		return palette[slices.Index(series, s)%len(palette)]
 	}
@@ -97,7 +100,7 @@ func (r *Report) draw(cv canvas) {
 				}
 				x, y := xAt(row.Workers), yAt(row.JobsPerSec)
 				if !first {
-					cv.line(px, py, x, y, colour(s), 2, s == RowBare)
+					cv.line(px, py, x, y, colour(s), 2, s == RowBare || s == RowBarePK)
 				}
 				cv.dot(x, y, colour(s))
 				px, py, first = x, y, false

@@ -33,7 +33,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, db := range r.databases() {
-		best, php, bare := r.best(db)
+		best, php, bare, barePK := r.best(db)
 		if best == nil {
 			continue
 		}
@@ -43,6 +43,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if bare != nil && bare.JobsPerSec > 0 {
 			line += fmt.Sprintf("; %.2f× the bare SQL loop at its best (%d workers)", best.JobsPerSec/bare.JobsPerSec, bare.Workers)
+		}
+		if barePK != nil && barePK.JobsPerSec > 0 {
+			line += fmt.Sprintf("; %.2f× the bare loop walking the primary key (%d workers)", best.JobsPerSec/barePK.JobsPerSec, barePK.Workers)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -73,8 +76,9 @@ func (r *Report) databases() []string {
 	return out
 }
 
-// best returns the fastest clean Go row, the PHP row and the fastest bare row of a database.
-func (r *Report) best(db string) (best, php, bare *Row) {
+// best returns the fastest clean Go row, the PHP row and the fastest row of each bare loop of a
+// database.
+func (r *Report) best(db string) (best, php, bare, barePK *Row) {
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if row.Database != db || row.Error != "" {
@@ -87,13 +91,17 @@ func (r *Report) best(db string) (best, php, bare *Row) {
 			if bare == nil || row.JobsPerSec > bare.JobsPerSec {
 				bare = row
 			}
+		case RowBarePK:
+			if barePK == nil || row.JobsPerSec > barePK.JobsPerSec {
+				barePK = row
+			}
 		default:
 			if row.Lost == 0 && row.Duplicates == 0 && (best == nil || row.JobsPerSec > best.JobsPerSec) {
 				best = row
 			}
 		}
 	}
-	return best, php, bare
+	return best, php, bare, barePK
 }
 
 func niceCeil(v float64) float64 {

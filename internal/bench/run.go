@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -49,7 +50,9 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	case RowPHP:
 		drain = e.drainPHP(workers)
 	case RowBare:
-		drain = e.drainBare(workers)
+		drain = e.drainBare(workers, false)
+	case RowBarePK:
+		drain = e.drainBare(workers, true)
 	default:
 		drain = e.drainGo(name, workers)
 	}
@@ -267,8 +270,9 @@ func finish(conns []*laravel.Conn, errs []error) (laravel.ConnStats, float64, er
 }
 
 // drainBare is the ceiling: a minimal batched claim and delete loop in plain SQL per goroutine, each
-// on its own connection, with none of the worker's bookkeeping and no payload decoding.
-func (e *env) drainBare(workers int) drainer {
+// on its own connection, with none of the worker's bookkeeping and no payload decoding. With pkWalk
+// (PostgreSQL) its connections plan without sorts, so that the claim walks the primary key.
+func (e *env) drainBare(workers int, pkWalk bool) drainer {
 	return func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (laravel.ConnStats, float64, error) {
 		var stats laravel.ConnStats
 		conns := make([]*laravel.Conn, workers)
@@ -282,6 +286,9 @@ func (e *env) drainBare(workers int) drainer {
 		for i := range conns {
 			op := e.open
 			op.MaxOpenConns = 2
+			if pkWalk {
+				op.DSN = withPostgresOption(op.DSN, "-c enable_sort=off")
+			}
 			c, err := laravel.Open(ctx, op)
 			if err != nil {
 				return stats, 0, err
@@ -331,6 +338,19 @@ func (e *env) drainBare(workers int) drainer {
 		wg.Wait()
 		return finish(conns, errs)
 	}
+}
+
+// withPostgresOption adds a server option (the options connection parameter) to a PostgreSQL DSN, in
+// URL or keyword/value form.
+func withPostgresOption(dsn, option string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "options=" + strings.ReplaceAll(url.QueryEscape(option), "+", "%20")
+	}
+	return dsn + " options='" + option + "'"
 }
 
 // bareClaim claims up to n rows in plain SQL and returns their ids.
