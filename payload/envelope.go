@@ -87,6 +87,32 @@ type Envelope struct {
 	Extra map[string]json.RawMessage
 }
 
+// The top-level keys ParseEnvelope reads, as indexes into envKeys.
+const (
+	kUUID = iota
+	kDisplayName
+	kJob
+	kMaxTries
+	kMaxExceptions
+	kTimeout
+	kFailOnTimeout
+	kBackoff
+	kTimeoutAt
+	kRetryUntil
+	kCreatedAt
+	kDelay
+	kDeleteWhenMissingModels
+	kData
+	nKeys
+)
+
+// envKeys names the keys ParseEnvelope reads, in the order of the k constants.
+var envKeys = [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExceptions", "timeout", "failOnTimeout",
+	"backoff", "timeoutAt", "retryUntil", "createdAt", "delay", "deleteWhenMissingModels", "data"}
+
+// dataKeys names the keys of data that ParseEnvelope reads.
+var dataKeys = [...]string{"commandName", "command", "batchId"}
+
 // ParseEnvelope reads a payload column. Data and Extra are slices of Raw. It accepts the key sets of every Laravel version from 5.5 to
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
@@ -101,43 +127,24 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		return nil, &EnvelopeError{Msg: msg}
 	}
 	// The raw value of each known key; when a key appears twice the last one counts, as in PHP.
-	const (
-		kUUID = iota
-		kDisplayName
-		kJob
-		kMaxTries
-		kMaxExceptions
-		kTimeout
-		kFailOnTimeout
-		kBackoff
-		kTimeoutAt
-		kRetryUntil
-		kCreatedAt
-		kDelay
-		kDeleteWhenMissingModels
-		kData
-		nKeys
-	)
-	names := [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExceptions", "timeout", "failOnTimeout",
-		"backoff", "timeoutAt", "retryUntil", "createdAt", "delay", "deleteWhenMissingModels", "data"}
 	var vals [nKeys][]byte
 	e := &Envelope{Raw: raw}
-	isObject := objectFields(raw, func(k string, v []byte) {
-		for i, n := range names {
-			if n == k {
-				vals[i] = v
-				return
-			}
+	isObject := objectMembers(raw, func(key, v []byte) {
+		if i := keyIndex(key, envKeys[:]); i >= 0 {
+			vals[i] = v
+			return
 		}
 		if e.Extra == nil {
 			e.Extra = make(map[string]json.RawMessage)
 		}
+		k, _ := unquoteJSON(key)
 		e.Extra[k] = v
 	})
 	if !isObject {
 		return nil, &EnvelopeError{Msg: "not a JSON object"}
 	}
 	r := envReader{}
+	names := &envKeys
 	e.UUID = r.str(names[kUUID], vals[kUUID])
 	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
 	e.Job = r.str(names[kJob], vals[kJob])
@@ -172,24 +179,19 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 }
 
 func (e *Envelope) readCommandData() error {
-	var data struct{ commandName, command, batchID []byte }
-	isObject := objectFields(e.Data, func(k string, v []byte) {
-		switch k {
-		case "commandName":
-			data.commandName = v
-		case "command":
-			data.command = v
-		case "batchId":
-			data.batchID = v
+	var data [len(dataKeys)][]byte
+	isObject := objectMembers(e.Data, func(key, v []byte) {
+		if i := keyIndex(key, dataKeys[:]); i >= 0 {
+			data[i] = v
 		}
 	})
 	if !isObject {
 		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
 	}
 	r := envReader{}
-	e.CommandName = r.str("data.commandName", data.commandName)
-	e.Command = r.str("data.command", data.command)
-	e.BatchID = r.strp("data.batchId", data.batchID)
+	e.CommandName = r.str("data.commandName", data[0])
+	e.Command = r.str("data.command", data[1])
+	e.BatchID = r.strp("data.batchId", data[2])
 	if r.err != nil {
 		return r.err
 	}
@@ -268,26 +270,32 @@ func (r *envReader) fail(key, msg string) {
 
 func isNull(v json.RawMessage) bool { return v == nil || bytes.Equal(v, []byte("null")) }
 
-func (r *envReader) strp(key string, v json.RawMessage) *string {
+// text decodes the JSON string v; ok is false when v is null or absent, or is not a string.
+func (r *envReader) text(key string, v json.RawMessage) (s string, ok bool) {
 	if isNull(v) {
-		return nil
+		return "", false
 	}
-	s, ok := jsonString(v)
-	if !ok {
+	if s, ok = jsonString(v); !ok {
 		r.fail(key, "is not a string")
-		return nil
 	}
-	return &s
+	return s, ok
+}
+
+// strp decodes a string key that may be null.
+func (r *envReader) strp(key string, v json.RawMessage) *string {
+	if s, ok := r.text(key, v); ok {
+		return &s
+	}
+	return nil
 }
 
 // jsonString decodes a JSON string value.
 func jsonString(v []byte) (string, bool) { return unquoteJSON(v) }
 
+// str decodes a string key, "" when it is null or absent.
 func (r *envReader) str(key string, v json.RawMessage) string {
-	if p := r.strp(key, v); p != nil {
-		return *p
-	}
-	return ""
+	s, _ := r.text(key, v)
+	return s
 }
 
 func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
