@@ -113,11 +113,53 @@ var envKeys = [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExcept
 // dataKeys names the keys of data that ParseEnvelope reads.
 var dataKeys = [...]string{"commandName", "command", "batchId"}
 
+// envScan gathers what ParseEnvelope reads while scanJSON validates a payload: the raw value of each
+// known top-level key and of each known key of the last top-level "data" object (when a key appears twice
+// the last one counts, as in PHP), and every unknown top-level key.
+type envScan struct {
+	vals  [nKeys][]byte
+	data  [len(dataKeys)][]byte
+	extra map[string]json.RawMessage
+	cur   int // the index in envKeys of the top-level member being read, or -1
+}
+
+// enter is told the key of each top-level member before its value is read.
+func (s *envScan) enter(key []byte) {
+	s.cur = keyIndex(key, envKeys[:])
+	if s.cur == kData {
+		s.data = [len(dataKeys)][]byte{}
+	}
+}
+
+// member is told each member of the top-level object (depth 1) and of the objects directly inside it
+// (depth 2) once its value has been read.
+func (s *envScan) member(depth int, key, val []byte) {
+	switch {
+	case depth == 2:
+		if s.cur != kData {
+			return
+		}
+		if i := keyIndex(key, dataKeys[:]); i >= 0 {
+			s.data[i] = val
+		}
+	case s.cur >= 0:
+		s.vals[s.cur] = val
+	default:
+		if s.extra == nil {
+			s.extra = make(map[string]json.RawMessage)
+		}
+		k, _ := unquoteJSON(key)
+		s.extra[k] = val
+	}
+}
+
 // ParseEnvelope reads a payload column. Data and Extra are slices of Raw. It accepts the key sets of every Laravel version from 5.5 to
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
 func ParseEnvelope(raw []byte) (*Envelope, error) {
-	if !validJSON(raw) {
+	e := &Envelope{Raw: raw}
+	scan := envScan{cur: -1}
+	if !scanJSON(raw, &scan) {
 		var v any
 		err := json.Unmarshal(raw, &v)
 		msg := "not valid JSON"
@@ -126,23 +168,11 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		}
 		return nil, &EnvelopeError{Msg: msg}
 	}
-	// The raw value of each known key; when a key appears twice the last one counts, as in PHP.
-	var vals [nKeys][]byte
-	e := &Envelope{Raw: raw}
-	isObject := objectMembers(raw, func(key, v []byte) {
-		if i := keyIndex(key, envKeys[:]); i >= 0 {
-			vals[i] = v
-			return
-		}
-		if e.Extra == nil {
-			e.Extra = make(map[string]json.RawMessage)
-		}
-		k, _ := unquoteJSON(key)
-		e.Extra[k] = v
-	})
-	if !isObject {
+	if raw[skipWS(raw, 0)] != '{' {
 		return nil, &EnvelopeError{Msg: "not a JSON object"}
 	}
+	e.Extra = scan.extra
+	vals := &scan.vals
 	r := envReader{}
 	names := &envKeys
 	e.UUID = r.str(names[kUUID], vals[kUUID])
@@ -171,21 +201,17 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		e.Data = json.RawMessage(`""`)
 	}
 	if !e.IsRaw() {
-		if err := e.readCommandData(); err != nil {
+		if err := e.readCommandData(&scan.data); err != nil {
 			return nil, err
 		}
 	}
 	return e, nil
 }
 
-func (e *Envelope) readCommandData() error {
-	var data [len(dataKeys)][]byte
-	isObject := objectMembers(e.Data, func(key, v []byte) {
-		if i := keyIndex(key, dataKeys[:]); i >= 0 {
-			data[i] = v
-		}
-	})
-	if !isObject {
+// readCommandData reads data.commandName, data.command and data.batchId from data, the raw values
+// of the members of the last top-level "data" key in the order of dataKeys.
+func (e *Envelope) readCommandData(data *[len(dataKeys)][]byte) error {
+	if e.Data[0] != '{' {
 		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
 	}
 	r := envReader{}
