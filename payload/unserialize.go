@@ -431,11 +431,12 @@ func (d *decoder) array(slot int) (Value, error) {
 	a := &Array{Entries: make([]ArrayEntry, 0, n)}
 	d.setSlot(slot, a)
 	for range n {
-		key, err := d.key("array key")
+		n, k, isInt, err := d.key("array key")
 		if err != nil {
 			return nil, err
 		}
-		if k, ok := key.(string); ok {
+		var key Value = n
+		if !isInt {
 			// PHP stores "5" as the integer key 5.
 			key = arrayKey(k)
 		}
@@ -452,25 +453,27 @@ func (d *decoder) array(slot int) (Value, error) {
 	return a, nil
 }
 
-// key reads an array key or property name: `i:N;` or `s:N:"...";`.
-func (d *decoder) key(what string) (Value, error) {
+// key reads an array key or property name: `i:N;` or `s:N:"...";`. It returns the integer and true for
+// the first, the string and false for the second, so that a property name is never boxed in a Value.
+func (d *decoder) key(what string) (int64, string, bool, error) {
 	if d.pos+2 > len(d.s) || d.s[d.pos+1] != ':' || (d.s[d.pos] != 'i' && d.s[d.pos] != 's') {
-		return nil, d.errf("expected an integer or string %s", what)
+		return 0, "", false, d.errf("expected an integer or string %s", what)
 	}
 	tag := d.s[d.pos]
 	d.pos += 2
 	if tag == 'i' {
-		return d.integer(';')
+		n, err := d.integer(';')
+		return n, "", true, err
 	}
 	n, err := d.length(':', "string length")
 	if err != nil {
-		return nil, err
+		return 0, "", false, err
 	}
 	s, err := d.quoted(n)
 	if err != nil {
-		return nil, err
+		return 0, "", false, err
 	}
-	return s, d.expect(";")
+	return 0, s, false, d.expect(";")
 }
 
 func (d *decoder) object(slot int) (Value, error) {
@@ -491,15 +494,14 @@ func (d *decoder) object(slot int) (Value, error) {
 	o := &Object{Class: class, Props: make([]Property, 0, n)}
 	d.setSlot(slot, o)
 	for range n {
-		k, err := d.key("property name")
+		n, k, isInt, err := d.key("property name")
 		if err != nil {
 			return nil, err
 		}
 		var p Property
-		switch k := k.(type) {
-		case int64:
-			p.Name, p.intKey = strconv.FormatInt(k, 10), true
-		case string:
+		if isInt {
+			p.Name, p.intKey = strconv.FormatInt(n, 10), true
+		} else {
 			p.Name, p.Visibility, p.Declarer = unmangle(k)
 		}
 		if p.Value, p.ref, err = d.value(); err != nil {
