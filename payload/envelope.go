@@ -10,6 +10,9 @@ import (
 	"strings"
 )
 
+// callQueuedHandlerJSON is CallQueuedHandler as PHP's json_encode writes it.
+const callQueuedHandlerJSON = `"Illuminate\\Queue\\CallQueuedHandler@call"`
+
 // CallQueuedHandler is the `job` value of every object job: Laravel's handler that unserializes
 // data.command and calls its handle method.
 const CallQueuedHandler = `Illuminate\Queue\CallQueuedHandler@call`
@@ -177,7 +180,7 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	names := &envKeys
 	e.UUID = r.str(names[kUUID], vals[kUUID])
 	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
-	e.Job = r.str(names[kJob], vals[kJob])
+	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
 	e.MaxTries = r.intp(names[kMaxTries], vals[kMaxTries])
 	e.MaxExceptions = r.intp(names[kMaxExceptions], vals[kMaxExceptions])
 	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
@@ -201,7 +204,7 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		e.Data = json.RawMessage(`""`)
 	}
 	if !e.IsRaw() {
-		if err := e.readCommandData(&scan.data); err != nil {
+		if err := e.readCommandData(&scan.data, vals[kDisplayName]); err != nil {
 			return nil, err
 		}
 	}
@@ -209,13 +212,14 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 }
 
 // readCommandData reads data.commandName, data.command and data.batchId from data, the raw values
-// of the members of the last top-level "data" key in the order of dataKeys.
-func (e *Envelope) readCommandData(data *[len(dataKeys)][]byte) error {
+// of the members of the last top-level "data" key in the order of dataKeys. displayName is the raw
+// value e.DisplayName was read from, which data.commandName usually repeats.
+func (e *Envelope) readCommandData(data *[len(dataKeys)][]byte, displayName []byte) error {
 	if e.Data[0] != '{' {
 		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
 	}
 	r := envReader{}
-	e.CommandName = r.str("data.commandName", data[0])
+	e.CommandName = r.strAs("data.commandName", data[0], displayName, e.DisplayName)
 	e.Command = r.str("data.command", data[1])
 	e.BatchID = r.strp("data.batchId", data[2])
 	if r.err != nil {
@@ -307,12 +311,15 @@ func (r *envReader) text(key string, v json.RawMessage) (s string, ok bool) {
 	return s, ok
 }
 
-// strp decodes a string key that may be null.
+// strp decodes a string key that may be null; only a string is allocated a pointer.
 func (r *envReader) strp(key string, v json.RawMessage) *string {
-	if s, ok := r.text(key, v); ok {
-		return &s
+	s, ok := r.text(key, v)
+	if !ok {
+		return nil
 	}
-	return nil
+	p := new(string)
+	*p = s
+	return p
 }
 
 // jsonString decodes a JSON string value.
@@ -324,6 +331,16 @@ func (r *envReader) str(key string, v json.RawMessage) string {
 	return s
 }
 
+// strAs is str, except that when v is byte for byte same, the literal s was decoded from, it returns s
+// without decoding v again.
+func (r *envReader) strAs(key string, v, same []byte, s string) string {
+	if same != nil && bytes.Equal(v, same) {
+		return s
+	}
+	return r.str(key, v)
+}
+
+// int64p decodes an integer key that may be null.
 func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
 	if isNull(v) {
 		return nil

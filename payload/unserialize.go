@@ -76,6 +76,15 @@ func unserializeString(s string, opts ...Option) (Value, error) {
 // newOptions applies opts to the defaults.
 func newOptions(opts []Option) options {
 	o := options{maxDepth: DefaultMaxDepth, maxSize: DefaultMaxSize}
+	if len(opts) == 0 {
+		return o
+	}
+	return applyOptions(o, opts)
+}
+
+// applyOptions applies opts to o. It is apart from newOptions because the options see o's address,
+// which puts o on the heap; without options nothing is allocated.
+func applyOptions(o options, opts []Option) options {
 	for _, fn := range opts {
 		fn(&o)
 	}
