@@ -112,25 +112,64 @@ func BenchmarkDecodeJob(b *testing.B) {
 	kr, _ := NewKeyring(fixtures.AppKey, nil, "")
 	for _, name := range []string{"welcome", "podcast", "secret"} {
 		raw := fixtures.Laravel883()[name].Payload
+		b.Run(name, func(b *testing.B) { benchDecode(b, raw, kr) })
+	}
+}
+
+// benchDecode reads the envelope raw and decodes its command with kr, b.N times.
+func benchDecode(b *testing.B, raw []byte, kr *Keyring) {
+	b.ReportAllocs()
+	for b.Loop() {
+		env, err := ParseEnvelope(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := DecodeCommand(env, kr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// noopPayload builds the payload of a job that does nothing, App\Jobs\Noop(0), as Laravel 8.83
+// dispatches it: the job's own public $n, then the Queueable and InteractsWithQueue properties.
+func noopPayload(b *testing.B) []byte {
+	cmd := NewObject(`App\Jobs\Noop`).Set("n", int64(0))
+	for _, name := range []string{"job", "connection", "queue", "chainConnection", "chainQueue", "chainCatchCallbacks", "delay", "afterCommit"} {
+		cmd.Set(name, nil)
+	}
+	cmd.Set("middleware", &Array{})
+	cmd.Set("chained", &Array{})
+	raw, err := NewJobPayload(JobPayloadParams{LaravelVersion: "8.83", Command: cmd})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// benchPayload returns the fixture called name, or the no-op job's payload for "noop".
+func benchPayload(b *testing.B, name string) []byte {
+	if name == "noop" {
+		return noopPayload(b)
+	}
+	return fixtures.Laravel883()[name].Payload
+}
+
+// BenchmarkDecodeCommand reads each unencrypted object job's envelope and decodes its command, as a
+// worker does per job without a keyring.
+func BenchmarkDecodeCommand(b *testing.B) {
+	for _, name := range []string{"noop", "welcome", "podcast"} {
+		raw := benchPayload(b, name)
 		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				env, err := ParseEnvelope(raw)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := DecodeCommand(env, kr); err != nil {
-					b.Fatal(err)
-				}
-			}
+			b.SetBytes(int64(len(raw)))
+			benchDecode(b, raw, nil)
 		})
 	}
 }
 
-// BenchmarkParseEnvelope reads each fixture's envelope.
+// BenchmarkParseEnvelope reads each fixture's envelope and the no-op job's.
 func BenchmarkParseEnvelope(b *testing.B) {
-	for _, name := range []string{"welcome", "podcast", "raw"} {
-		raw := fixtures.Laravel883()[name].Payload
+	for _, name := range []string{"noop", "welcome", "podcast", "raw"} {
+		raw := benchPayload(b, name)
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()

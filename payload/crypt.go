@@ -250,7 +250,7 @@ func DecodeCommand(env *Envelope, kr *Keyring, opts ...Option) (*Object, error) 
 	if env.IsRaw() {
 		return nil, ErrNoCommand
 	}
-	cmd := []byte(env.Command)
+	cmd := env.Command
 	if env.CommandEncrypted() {
 		if kr == nil {
 			return nil, ErrNoKeyring
@@ -267,9 +267,9 @@ func DecodeCommand(env *Envelope, kr *Keyring, opts ...Option) (*Object, error) 
 		if !ok {
 			return nil, fmt.Errorf("decode decrypted data.command: got %s, want a serialized string: %w", typeName(inner), ErrSyntax)
 		}
-		cmd = []byte(s)
+		cmd = s
 	}
-	v, err := Unserialize(cmd, opts...)
+	v, err := unserializeString(cmd, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("decode data.command: %w", err)
 	}

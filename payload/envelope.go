@@ -10,6 +10,9 @@ import (
 	"strings"
 )
 
+// callQueuedHandlerJSON is CallQueuedHandler as PHP's json_encode writes it.
+const callQueuedHandlerJSON = `"Illuminate\\Queue\\CallQueuedHandler@call"`
+
 // CallQueuedHandler is the `job` value of every object job: Laravel's handler that unserializes
 // data.command and calls its handle method.
 const CallQueuedHandler = `Illuminate\Queue\CallQueuedHandler@call`
@@ -87,11 +90,79 @@ type Envelope struct {
 	Extra map[string]json.RawMessage
 }
 
+// The top-level keys ParseEnvelope reads, as indexes into envKeys.
+const (
+	kUUID = iota
+	kDisplayName
+	kJob
+	kMaxTries
+	kMaxExceptions
+	kTimeout
+	kFailOnTimeout
+	kBackoff
+	kTimeoutAt
+	kRetryUntil
+	kCreatedAt
+	kDelay
+	kDeleteWhenMissingModels
+	kData
+	nKeys
+)
+
+// envKeys names the keys ParseEnvelope reads, in the order of the k constants.
+var envKeys = [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExceptions", "timeout", "failOnTimeout",
+	"backoff", "timeoutAt", "retryUntil", "createdAt", "delay", "deleteWhenMissingModels", "data"}
+
+// dataKeys names the keys of data that ParseEnvelope reads.
+var dataKeys = [...]string{"commandName", "command", "batchId"}
+
+// envScan gathers what ParseEnvelope reads while scanJSON validates a payload: the raw value of each
+// known top-level key and of each known key of the last top-level "data" object (when a key appears twice
+// the last one counts, as in PHP), and every unknown top-level key.
+type envScan struct {
+	vals  [nKeys][]byte
+	data  [len(dataKeys)][]byte
+	extra map[string]json.RawMessage
+	cur   int // the index in envKeys of the top-level member being read, or -1
+}
+
+// enter is told the key of each top-level member before its value is read.
+func (s *envScan) enter(key []byte) {
+	s.cur = keyIndex(key, envKeys[:])
+	if s.cur == kData {
+		s.data = [len(dataKeys)][]byte{}
+	}
+}
+
+// member is told each member of the top-level object (depth 1) and of the objects directly inside it
+// (depth 2) once its value has been read.
+func (s *envScan) member(depth int, key, val []byte) {
+	switch {
+	case depth == 2:
+		if s.cur != kData {
+			return
+		}
+		if i := keyIndex(key, dataKeys[:]); i >= 0 {
+			s.data[i] = val
+		}
+	case s.cur >= 0:
+		s.vals[s.cur] = val
+	default:
+		if s.extra == nil {
+			s.extra = make(map[string]json.RawMessage)
+		}
+		k, _ := unquoteJSON(key)
+		s.extra[k] = val
+	}
+}
+
 // ParseEnvelope reads a payload column. Data and Extra are slices of Raw. It accepts the key sets of every Laravel version from 5.5 to
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.
 func ParseEnvelope(raw []byte) (*Envelope, error) {
-	if !validJSON(raw) {
+	e := &Envelope{Raw: raw}
+	scan := envScan{cur: -1}
+	if !scanJSON(raw, &scan) {
 		var v any
 		err := json.Unmarshal(raw, &v)
 		msg := "not valid JSON"
@@ -100,47 +171,16 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		}
 		return nil, &EnvelopeError{Msg: msg}
 	}
-	// The raw value of each known key; when a key appears twice the last one counts, as in PHP.
-	const (
-		kUUID = iota
-		kDisplayName
-		kJob
-		kMaxTries
-		kMaxExceptions
-		kTimeout
-		kFailOnTimeout
-		kBackoff
-		kTimeoutAt
-		kRetryUntil
-		kCreatedAt
-		kDelay
-		kDeleteWhenMissingModels
-		kData
-		nKeys
-	)
-	names := [nKeys]string{"uuid", "displayName", "job", "maxTries", "maxExceptions", "timeout", "failOnTimeout",
-		"backoff", "timeoutAt", "retryUntil", "createdAt", "delay", "deleteWhenMissingModels", "data"}
-	var vals [nKeys][]byte
-	e := &Envelope{Raw: raw}
-	isObject := objectFields(raw, func(k string, v []byte) {
-		for i, n := range names {
-			if n == k {
-				vals[i] = v
-				return
-			}
-		}
-		if e.Extra == nil {
-			e.Extra = make(map[string]json.RawMessage)
-		}
-		e.Extra[k] = v
-	})
-	if !isObject {
+	if raw[skipWS(raw, 0)] != '{' {
 		return nil, &EnvelopeError{Msg: "not a JSON object"}
 	}
+	e.Extra = scan.extra
+	vals := &scan.vals
 	r := envReader{}
+	names := &envKeys
 	e.UUID = r.str(names[kUUID], vals[kUUID])
 	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
-	e.Job = r.str(names[kJob], vals[kJob])
+	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
 	e.MaxTries = r.intp(names[kMaxTries], vals[kMaxTries])
 	e.MaxExceptions = r.intp(names[kMaxExceptions], vals[kMaxExceptions])
 	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
@@ -164,32 +204,24 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 		e.Data = json.RawMessage(`""`)
 	}
 	if !e.IsRaw() {
-		if err := e.readCommandData(); err != nil {
+		if err := e.readCommandData(&scan.data, vals[kDisplayName]); err != nil {
 			return nil, err
 		}
 	}
 	return e, nil
 }
 
-func (e *Envelope) readCommandData() error {
-	var data struct{ commandName, command, batchID []byte }
-	isObject := objectFields(e.Data, func(k string, v []byte) {
-		switch k {
-		case "commandName":
-			data.commandName = v
-		case "command":
-			data.command = v
-		case "batchId":
-			data.batchID = v
-		}
-	})
-	if !isObject {
+// readCommandData reads data.commandName, data.command and data.batchId from data, the raw values
+// of the members of the last top-level "data" key in the order of dataKeys. displayName is the raw
+// value e.DisplayName was read from, which data.commandName usually repeats.
+func (e *Envelope) readCommandData(data *[len(dataKeys)][]byte, displayName []byte) error {
+	if e.Data[0] != '{' {
 		return &EnvelopeError{Key: "data", Msg: "is not an object with commandName and command"}
 	}
 	r := envReader{}
-	e.CommandName = r.str("data.commandName", data.commandName)
-	e.Command = r.str("data.command", data.command)
-	e.BatchID = r.strp("data.batchId", data.batchID)
+	e.CommandName = r.strAs("data.commandName", data[0], displayName, e.DisplayName)
+	e.Command = r.str("data.command", data[1])
+	e.BatchID = r.strp("data.batchId", data[2])
 	if r.err != nil {
 		return r.err
 	}
@@ -268,28 +300,47 @@ func (r *envReader) fail(key, msg string) {
 
 func isNull(v json.RawMessage) bool { return v == nil || bytes.Equal(v, []byte("null")) }
 
-func (r *envReader) strp(key string, v json.RawMessage) *string {
+// text decodes the JSON string v; ok is false when v is null or absent, or is not a string.
+func (r *envReader) text(key string, v json.RawMessage) (s string, ok bool) {
 	if isNull(v) {
-		return nil
+		return "", false
 	}
-	s, ok := jsonString(v)
-	if !ok {
+	if s, ok = jsonString(v); !ok {
 		r.fail(key, "is not a string")
+	}
+	return s, ok
+}
+
+// strp decodes a string key that may be null; only a string is allocated a pointer.
+func (r *envReader) strp(key string, v json.RawMessage) *string {
+	s, ok := r.text(key, v)
+	if !ok {
 		return nil
 	}
-	return &s
+	p := new(string)
+	*p = s
+	return p
 }
 
 // jsonString decodes a JSON string value.
 func jsonString(v []byte) (string, bool) { return unquoteJSON(v) }
 
+// str decodes a string key, "" when it is null or absent.
 func (r *envReader) str(key string, v json.RawMessage) string {
-	if p := r.strp(key, v); p != nil {
-		return *p
-	}
-	return ""
+	s, _ := r.text(key, v)
+	return s
 }
 
+// strAs is str, except that when v is byte for byte same, the literal s was decoded from, it returns s
+// without decoding v again.
+func (r *envReader) strAs(key string, v, same []byte, s string) string {
+	if same != nil && bytes.Equal(v, same) {
+		return s
+	}
+	return r.str(key, v)
+}
+
+// int64p decodes an integer key that may be null.
 func (r *envReader) int64p(key string, v json.RawMessage) *int64 {
 	if isNull(v) {
 		return nil

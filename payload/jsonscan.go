@@ -64,6 +64,15 @@ func valueEnd(b []byte, i int) int {
 // objectFields calls fn with each member of the JSON object b (valid JSON) in order, and reports whether
 // b is an object at all.
 func objectFields(b []byte, fn func(key string, val []byte)) bool {
+	return objectMembers(b, func(key, val []byte) {
+		k, _ := unquoteJSON(key)
+		fn(k, val)
+	})
+}
+
+// objectMembers calls fn with each member of the JSON object b (valid JSON) in order, the key as its
+// string literal with quotes and escapes, and reports whether b is an object at all.
+func objectMembers(b []byte, fn func(key, val []byte)) bool {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -74,7 +83,7 @@ func objectFields(b []byte, fn func(key string, val []byte)) bool {
 			i = skipWS(b, i+1)
 		}
 		end := stringEnd(b, i)
-		key, _ := unquoteJSON(b[i:end])
+		key := b[i:end]
 		i = skipWS(b, end)
 		i = skipWS(b, i+1) // the ':'
 		vend := valueEnd(b, i)
@@ -82,6 +91,26 @@ func objectFields(b []byte, fn func(key string, val []byte)) bool {
 		i = skipWS(b, vend)
 	}
 	return true
+}
+
+// keyIndex returns the index in names of the object key whose string literal (quotes included) is
+// key, or -1. A key without escapes is compared as it is, with no decoding; as every name is ASCII, raw
+// non-ASCII bytes can never match.
+func keyIndex(key []byte, names []string) int {
+	if len(key) < 2 {
+		return -1
+	}
+	k := key[1 : len(key)-1]
+	if hasByte(k, '\\') {
+		s, _ := unquoteJSON(key)
+		k = []byte(s)
+	}
+	for i, n := range names {
+		if string(k) == n {
+			return i
+		}
+	}
+	return -1
 }
 
 // unquoteJSON decodes a JSON string literal (with its quotes) as encoding/json does: escapes resolved,

@@ -4,9 +4,14 @@ package payload
 // encoding/json.Valid does (the same grammar, no UTF-8 check inside strings, at most maxJSONDepth
 // nested arrays and objects), in a single tight pass. encoding/json's byte-at-a-time state machine
 // was the largest part of reading an envelope.
-func validJSON(b []byte) bool {
+func validJSON(b []byte) bool { return scanJSON(b, nil) }
+
+// scanJSON is validJSON that also tells scan, when it is not nil, about the members of the top-level
+// object and of the objects directly inside it as it checks them, so that reading an envelope takes a
+// single pass over it.
+func scanJSON(b []byte, scan *envScan) bool {
 	v := jsonValidator{b: b}
-	i, ok := v.value(skipWS(b, 0), 0)
+	i, ok := v.value(skipWS(b, 0), 0, scan)
 	return ok && skipWS(b, i) == len(b)
 }
 
@@ -15,8 +20,10 @@ const maxJSONDepth = 10000
 
 type jsonValidator struct{ b []byte }
 
-// value checks the value starting at b[i] and returns the index after it.
-func (v *jsonValidator) value(i, depth int) (int, bool) {
+// value checks the value starting at b[i] and returns the index after it. scan, when not nil, is told
+// about the members of the objects at depth 1 and 2 (see scanJSON); it is a parameter rather than a
+// field so that the validator's input bytes, which scan keeps, do not make scan itself escape.
+func (v *jsonValidator) value(i, depth int, scan *envScan) (int, bool) {
 	b := v.b
 	if i >= len(b) {
 		return i, false
@@ -28,7 +35,7 @@ func (v *jsonValidator) value(i, depth int) (int, bool) {
 		if depth >= maxJSONDepth {
 			return i, false
 		}
-		return v.container(i, depth+1)
+		return v.container(i, depth+1, scan)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return v.number(i)
 	case c == 't':
@@ -48,8 +55,8 @@ func (v *jsonValidator) literal(i int, word string) (int, bool) {
 	return i + len(word), true
 }
 
-// container checks an object or array starting at b[i].
-func (v *jsonValidator) container(i, depth int) (int, bool) {
+// container checks an object or array starting at b[i], telling scan about its members (see value).
+func (v *jsonValidator) container(i, depth int, scan *envScan) (int, bool) {
 	b := v.b
 	object := b[i] == '{'
 	closing := byte(']')
@@ -60,22 +67,35 @@ func (v *jsonValidator) container(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == closing {
 		return i + 1, true
 	}
+	if !object || depth > 2 {
+		scan = nil
+	}
 	for {
 		var ok bool
+		var key []byte
 		if object {
 			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
+			start := i
 			if i, ok = v.str(i); !ok {
 				return i, false
 			}
+			key = b[start:i]
 			if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
 				return i, false
 			}
 			i = skipWS(b, i+1)
 		}
-		if i, ok = v.value(i, depth); !ok {
+		if scan != nil && depth == 1 {
+			scan.enter(key)
+		}
+		start := i
+		if i, ok = v.value(i, depth, scan); !ok {
 			return i, false
+		}
+		if scan != nil {
+			scan.member(depth, key, b[start:i])
 		}
 		if i = skipWS(b, i); i >= len(b) {
 			return i, false

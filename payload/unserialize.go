@@ -1,11 +1,11 @@
 package payload
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // ErrSyntax is wrapped by every error about malformed PHP serialized data.
@@ -55,32 +55,69 @@ func WithMaxSize(n int) Option { return func(o *options) { o.maxSize = n } }
 // and size are bounded by the options. Every failure is a *SyntaxError (wrapping ErrSyntax) with the
 // byte offset; Unserialize never panics. See Value for the Go types it returns.
 func Unserialize(b []byte, opts ...Option) (Value, error) {
+	o := newOptions(opts)
+	if err := o.checkSize(len(b)); err != nil {
+		return nil, err
+	}
+	// One string copy of the input backs every decoded string, so reading a string allocates nothing.
+	return unserialize(string(b), o)
+}
+
+// unserializeString is Unserialize for input that is already a string, which then backs every decoded
+// string without a copy.
+func unserializeString(s string, opts ...Option) (Value, error) {
+	o := newOptions(opts)
+	if err := o.checkSize(len(s)); err != nil {
+		return nil, err
+	}
+	return unserialize(s, o)
+}
+
+// newOptions applies opts to the defaults.
+func newOptions(opts []Option) options {
 	o := options{maxDepth: DefaultMaxDepth, maxSize: DefaultMaxSize}
+	if len(opts) == 0 {
+		return o
+	}
+	return applyOptions(o, opts)
+}
+
+// applyOptions applies opts to o. It is apart from newOptions because the options see o's address,
+// which puts o on the heap; without options nothing is allocated.
+func applyOptions(o options, opts []Option) options {
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if len(b) > o.maxSize {
-		return nil, &SyntaxError{Offset: o.maxSize, Msg: fmt.Sprintf("input of %d bytes is over the %d-byte limit", len(b), o.maxSize)}
+	return o
+}
+
+// checkSize fails for an input of n bytes over the size limit.
+func (o options) checkSize(n int) error {
+	if n > o.maxSize {
+		return &SyntaxError{Offset: o.maxSize, Msg: fmt.Sprintf("input of %d bytes is over the %d-byte limit", n, o.maxSize)}
 	}
-	// One string copy of the input backs every decoded string, so reading a string allocates nothing.
+	return nil
+}
+
+// unserialize decodes s, which is within the size limit.
+func unserialize(s string, o options) (Value, error) {
 	// Back-references need every value numbered; inputs without "r:" or "R:" skip that bookkeeping.
-	d := decoder{b: b, s: string(b), opts: o}
-	d.track = bytes.Contains(b, []byte("r:")) || bytes.Contains(b, []byte("R:"))
+	d := decoder{s: s, opts: o}
+	d.track = strings.Contains(s, "r:") || strings.Contains(s, "R:")
 	v, _, err := d.value()
 	if err != nil {
 		return nil, err
 	}
-	if d.pos != len(b) {
+	if d.pos != len(s) {
 		return nil, d.errf("unexpected data after the value")
 	}
 	return v, nil
 }
 
-// decoder reads one serialized value. slots holds every value PHP numbers for r:/R: (every value but
+// decoder reads one serialized value from a string, so that decoded strings share its bytes. slots holds every value PHP numbers for r:/R: (every value but
 // R: itself and array keys), in order, starting at 1.
 type decoder struct {
-	b     []byte
-	s     string // the same bytes as b
+	s     string // the input
 	track bool   // record slots for back-references
 	pos   int
 	depth int
@@ -96,7 +133,7 @@ func (d *decoder) errAt(off int, msg string) error { return &SyntaxError{Offset:
 
 // expect consumes the literal s.
 func (d *decoder) expect(s string) error {
-	if len(d.b)-d.pos < len(s) || string(d.b[d.pos:d.pos+len(s)]) != s {
+	if len(d.s)-d.pos < len(s) || d.s[d.pos:d.pos+len(s)] != s {
 		return d.errf("expected %q", s)
 	}
 	d.pos += len(s)
@@ -107,22 +144,22 @@ func (d *decoder) expect(s string) error {
 func (d *decoder) length(term byte, what string) (int, error) {
 	start := d.pos
 	n := 0
-	for d.pos < len(d.b) && d.b[d.pos] >= '0' && d.b[d.pos] <= '9' {
-		if n > len(d.b) {
+	for d.pos < len(d.s) && d.s[d.pos] >= '0' && d.s[d.pos] <= '9' {
+		if n > len(d.s) {
 			return 0, d.errAt(start, what+" is larger than the input")
 		}
-		n = n*10 + int(d.b[d.pos]-'0')
+		n = n*10 + int(d.s[d.pos]-'0')
 		d.pos++
 	}
 	if d.pos == start {
 		return 0, d.errf("expected a digit in %s", what)
 	}
-	if d.pos >= len(d.b) || d.b[d.pos] != term {
+	if d.pos >= len(d.s) || d.s[d.pos] != term {
 		return 0, d.errf("expected %q after %s", term, what)
 	}
 	d.pos++
-	if n > len(d.b)-d.pos {
-		return 0, d.errAt(start, fmt.Sprintf("%s %d is larger than the %d bytes left", what, n, len(d.b)-d.pos))
+	if n > len(d.s)-d.pos {
+		return 0, d.errAt(start, fmt.Sprintf("%s %d is larger than the %d bytes left", what, n, len(d.s)-d.pos))
 	}
 	return n, nil
 }
@@ -131,14 +168,14 @@ func (d *decoder) length(term byte, what string) (int, error) {
 func (d *decoder) integer(term byte) (int64, error) {
 	start := d.pos
 	neg := false
-	if d.pos < len(d.b) && (d.b[d.pos] == '-' || d.b[d.pos] == '+') {
-		neg = d.b[d.pos] == '-'
+	if d.pos < len(d.s) && (d.s[d.pos] == '-' || d.s[d.pos] == '+') {
+		neg = d.s[d.pos] == '-'
 		d.pos++
 	}
 	digits := d.pos
 	var u uint64
-	for d.pos < len(d.b) && d.b[d.pos] >= '0' && d.b[d.pos] <= '9' {
-		c := uint64(d.b[d.pos] - '0')
+	for d.pos < len(d.s) && d.s[d.pos] >= '0' && d.s[d.pos] <= '9' {
+		c := uint64(d.s[d.pos] - '0')
 		if u > (math.MaxUint64-c)/10 {
 			return 0, d.errAt(start, "integer out of the int64 range")
 		}
@@ -148,7 +185,7 @@ func (d *decoder) integer(term byte) (int64, error) {
 	if d.pos == digits {
 		return 0, d.errf("expected a digit")
 	}
-	if d.pos >= len(d.b) || d.b[d.pos] != term {
+	if d.pos >= len(d.s) || d.s[d.pos] != term {
 		return 0, d.errf("expected %q after the integer", term)
 	}
 	d.pos++
@@ -167,45 +204,45 @@ func (d *decoder) integer(term byte) (int64, error) {
 // float reads the body of `d:` up to and including ';', following PHP's grammar: an optionally signed
 // decimal with an optional fraction and exponent, or NAN, INF, -INF.
 func (d *decoder) float() (float64, error) {
-	rest := d.b[d.pos:]
+	rest := d.s[d.pos:]
 	for _, s := range [...]struct {
 		lit string
 		v   float64
 	}{{"NAN;", math.NaN()}, {"INF;", math.Inf(1)}, {"-INF;", math.Inf(-1)}} {
-		if len(rest) >= len(s.lit) && string(rest[:len(s.lit)]) == s.lit {
+		if len(rest) >= len(s.lit) && rest[:len(s.lit)] == s.lit {
 			d.pos += len(s.lit)
 			return s.v, nil
 		}
 	}
 	start := d.pos
 	i := d.pos
-	if i < len(d.b) && (d.b[i] == '-' || d.b[i] == '+') {
+	if i < len(d.s) && (d.s[i] == '-' || d.s[i] == '+') {
 		i++
 	}
-	intDigits := skipDigits(d.b, i)
+	intDigits := skipDigits(d.s, i)
 	fracDigits := 0
 	j := intDigits
-	if j < len(d.b) && d.b[j] == '.' {
-		fracDigits = skipDigits(d.b, j+1) - (j + 1)
+	if j < len(d.s) && d.s[j] == '.' {
+		fracDigits = skipDigits(d.s, j+1) - (j + 1)
 		j = j + 1 + fracDigits
 	}
 	if intDigits == i && fracDigits == 0 {
 		d.pos = i
 		return 0, d.errf("expected a float")
 	}
-	if j < len(d.b) && (d.b[j] == 'e' || d.b[j] == 'E') {
+	if j < len(d.s) && (d.s[j] == 'e' || d.s[j] == 'E') {
 		k := j + 1
-		if k < len(d.b) && (d.b[k] == '-' || d.b[k] == '+') {
+		if k < len(d.s) && (d.s[k] == '-' || d.s[k] == '+') {
 			k++
 		}
-		e := skipDigits(d.b, k)
+		e := skipDigits(d.s, k)
 		if e == k {
 			d.pos = k
 			return 0, d.errf("expected exponent digits")
 		}
 		j = e
 	}
-	if j >= len(d.b) || d.b[j] != ';' {
+	if j >= len(d.s) || d.s[j] != ';' {
 		d.pos = j
 		return 0, d.errf("expected ';' after the float")
 	}
@@ -217,7 +254,7 @@ func (d *decoder) float() (float64, error) {
 	return f, nil
 }
 
-func skipDigits(b []byte, i int) int {
+func skipDigits(b string, i int) int {
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
 	}
@@ -229,12 +266,12 @@ func (d *decoder) quoted(n int) (string, error) {
 	if err := d.expect(`"`); err != nil {
 		return "", err
 	}
-	if n > len(d.b)-d.pos {
+	if n > len(d.s)-d.pos {
 		return "", d.errf("declared length %d runs past the end of the input", n)
 	}
 	s := d.s[d.pos : d.pos+n]
 	d.pos += n
-	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
+	if d.pos >= len(d.s) || d.s[d.pos] != '"' {
 		return "", d.errf(`expected '"' after %d bytes; the declared length does not match`, n)
 	}
 	d.pos++
@@ -283,8 +320,8 @@ func (d *decoder) count(what string) (int, error) {
 	if err := d.expect("{"); err != nil {
 		return 0, err
 	}
-	if n > (len(d.b)-d.pos)/6 {
-		return 0, d.errAt(start, fmt.Sprintf("%s %d cannot fit in the %d bytes left", what, n, len(d.b)-d.pos))
+	if n > (len(d.s)-d.pos)/6 {
+		return 0, d.errAt(start, fmt.Sprintf("%s %d cannot fit in the %d bytes left", what, n, len(d.s)-d.pos))
 	}
 	return n, nil
 }
@@ -300,10 +337,10 @@ func (d *decoder) enter() error {
 // value reads one value. When it was written as a back-reference, ref says so and the value returned is
 // the one referred to.
 func (d *decoder) value() (Value, refInfo, error) {
-	if d.pos+2 > len(d.b) {
+	if d.pos+2 > len(d.s) {
 		return nil, refInfo{}, d.errf("unexpected end of input, expected a value")
 	}
-	tag := d.b[d.pos]
+	tag := d.s[d.pos]
 	if tag == 'r' || tag == 'R' {
 		v, idx, err := d.reference()
 		if err == nil && tag == 'r' && d.track {
@@ -318,7 +355,7 @@ func (d *decoder) value() (Value, refInfo, error) {
 		d.slots = append(d.slots, nil)
 	}
 	start := d.pos
-	if tag != 'N' && d.b[d.pos+1] != ':' {
+	if tag != 'N' && d.s[d.pos+1] != ':' {
 		d.pos++
 		return nil, refInfo{}, d.errf("expected ':' after %q", tag)
 	}
@@ -327,15 +364,15 @@ func (d *decoder) value() (Value, refInfo, error) {
 	var err error
 	switch tag {
 	case 'N':
-		if d.b[start+1] != ';' {
+		if d.s[start+1] != ';' {
 			d.pos = start + 1
 			return nil, refInfo{}, d.errf("expected ';' after 'N'")
 		}
 	case 'b':
-		if d.pos+2 > len(d.b) || (d.b[d.pos] != '0' && d.b[d.pos] != '1') || d.b[d.pos+1] != ';' {
+		if d.pos+2 > len(d.s) || (d.s[d.pos] != '0' && d.s[d.pos] != '1') || d.s[d.pos+1] != ';' {
 			return nil, refInfo{}, d.errf("expected 0; or 1; for a bool")
 		}
-		v = d.b[d.pos] == '1'
+		v = d.s[d.pos] == '1'
 		d.pos += 2
 	case 'i':
 		v, err = d.integer(';')
@@ -386,7 +423,7 @@ func (d *decoder) reference() (Value, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if d.b[digits] < '0' || d.b[digits] > '9' || idx < 1 || idx > int64(len(d.slots)) {
+	if d.s[digits] < '0' || d.s[digits] > '9' || idx < 1 || idx > int64(len(d.slots)) {
 		return nil, 0, d.errAt(start, fmt.Sprintf("back-reference %d points to no earlier value", idx))
 	}
 	return d.slots[idx-1], idx, nil
@@ -403,11 +440,12 @@ func (d *decoder) array(slot int) (Value, error) {
 	a := &Array{Entries: make([]ArrayEntry, 0, n)}
 	d.setSlot(slot, a)
 	for range n {
-		key, err := d.key("array key")
+		n, k, isInt, err := d.key("array key")
 		if err != nil {
 			return nil, err
 		}
-		if k, ok := key.(string); ok {
+		var key Value = n
+		if !isInt {
 			// PHP stores "5" as the integer key 5.
 			key = arrayKey(k)
 		}
@@ -424,25 +462,27 @@ func (d *decoder) array(slot int) (Value, error) {
 	return a, nil
 }
 
-// key reads an array key or property name: `i:N;` or `s:N:"...";`.
-func (d *decoder) key(what string) (Value, error) {
-	if d.pos+2 > len(d.b) || d.b[d.pos+1] != ':' || (d.b[d.pos] != 'i' && d.b[d.pos] != 's') {
-		return nil, d.errf("expected an integer or string %s", what)
+// key reads an array key or property name: `i:N;` or `s:N:"...";`. It returns the integer and true for
+// the first, the string and false for the second, so that a property name is never boxed in a Value.
+func (d *decoder) key(what string) (int64, string, bool, error) {
+	if d.pos+2 > len(d.s) || d.s[d.pos+1] != ':' || (d.s[d.pos] != 'i' && d.s[d.pos] != 's') {
+		return 0, "", false, d.errf("expected an integer or string %s", what)
 	}
-	tag := d.b[d.pos]
+	tag := d.s[d.pos]
 	d.pos += 2
 	if tag == 'i' {
-		return d.integer(';')
+		n, err := d.integer(';')
+		return n, "", true, err
 	}
 	n, err := d.length(':', "string length")
 	if err != nil {
-		return nil, err
+		return 0, "", false, err
 	}
 	s, err := d.quoted(n)
 	if err != nil {
-		return nil, err
+		return 0, "", false, err
 	}
-	return s, d.expect(";")
+	return 0, s, false, d.expect(";")
 }
 
 func (d *decoder) object(slot int) (Value, error) {
@@ -463,15 +503,14 @@ func (d *decoder) object(slot int) (Value, error) {
 	o := &Object{Class: class, Props: make([]Property, 0, n)}
 	d.setSlot(slot, o)
 	for range n {
-		k, err := d.key("property name")
+		n, k, isInt, err := d.key("property name")
 		if err != nil {
 			return nil, err
 		}
 		var p Property
-		switch k := k.(type) {
-		case int64:
-			p.Name, p.intKey = strconv.FormatInt(k, 10), true
-		case string:
+		if isInt {
+			p.Name, p.intKey = strconv.FormatInt(n, 10), true
+		} else {
 			p.Name, p.Visibility, p.Declarer = unmangle(k)
 		}
 		if p.Value, p.ref, err = d.value(); err != nil {
@@ -539,7 +578,7 @@ func (d *decoder) custom() (Value, error) {
 	if err := d.expect("{"); err != nil {
 		return nil, err
 	}
-	if n > len(d.b)-d.pos {
+	if n > len(d.s)-d.pos {
 		return nil, d.errf("declared length %d runs past the end of the input", n)
 	}
 	data := d.s[d.pos : d.pos+n]
