@@ -201,6 +201,7 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 			}
 		}
 	}()
+	defer worker.TuneGC(cfg.Worker.MemoryMB)()
 	status, err := w.Run(ctx)
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)

@@ -107,6 +107,8 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 	if err := p.defaults(); err != nil {
 		return nil, err
 	}
+	// The Go workers run with queue:work's garbage collection settings (no --memory limit here).
+	defer worker.TuneGC(0)()
 	r := &Report{Started: time.Now().UTC(), Servers: map[string]string{}}
 	r.Host, _ = os.Hostname()
 	r.Params.Jobs, r.Params.Rate, r.Params.Concurrency, r.Params.Batch, r.Params.LegacyIndex = p.Jobs, p.Rate, p.Concurrency, p.Batch, p.LegacyIndex
