@@ -158,6 +158,7 @@ type Worker struct {
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
+	idle  chan jobStart // an idle runner waits here for its next job
 
 	mu      sync.Mutex
 	running map[*runningJob]struct{}
@@ -234,7 +235,7 @@ func New(p Params) (*Worker, error) {
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
-		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1),
+		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
 	return w, nil
@@ -583,7 +584,19 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	return all, firstErr
 }
 
-// start runs one claimed job on its own goroutine, holding a slot until it completes or is abandoned.
+// jobStart is one claimed job handed to a runner: the worker's context (stopped) and the jobs'
+// context (cancelled after the shutdown grace).
+type jobStart struct {
+	ctx, jobCtx context.Context
+	rj          *runningJob
+}
+
+// runnerIdle is how long a runner waits for another job before it ends.
+const runnerIdle = 2 * time.Second
+
+// start runs one claimed job on a runner goroutine, holding a slot until it completes or is abandoned.
+// An idle runner takes it, or a new one starts. Runners live on from job to job, so that each job does
+// not pay for a new goroutine and for growing its stack again while it reads the payload.
 func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	w.slots <- struct{}{}
 	rj := &runningJob{job: j}
@@ -591,16 +604,42 @@ func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	w.running[rj] = struct{}{}
 	w.mu.Unlock()
 	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		defer w.release(rj)
-		if ctx.Err() != nil {
-			// Stopped between the claim and the start: the job never ran, so give it back untouched.
-			w.returnJobs(rj)
+	js := jobStart{ctx: ctx, jobCtx: jobCtx, rj: rj}
+	select {
+	case w.idle <- js:
+	default:
+		go w.runner(js)
+	}
+}
+
+// runner runs js, then the jobs start hands it, until none comes for runnerIdle.
+func (w *Worker) runner(js jobStart) {
+	var t *time.Timer
+	for {
+		w.runJob(js)
+		if t == nil {
+			t = time.NewTimer(runnerIdle)
+		} else {
+			t.Reset(runnerIdle)
+		}
+		select {
+		case js = <-w.idle:
+		case <-t.C:
 			return
 		}
-		w.process(jobCtx, rj)
-	}()
+	}
+}
+
+// runJob runs one started job and frees its slot.
+func (w *Worker) runJob(js jobStart) {
+	defer w.wg.Done()
+	defer w.release(js.rj)
+	if js.ctx.Err() != nil {
+		// Stopped between the claim and the start: the job never ran, so give it back untouched.
+		w.returnJobs(js.rj)
+		return
+	}
+	w.process(js.jobCtx, js.rj)
 }
 
 // release frees a job's slot.
