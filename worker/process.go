@@ -25,6 +25,8 @@ type runningJob struct {
 	done    bool // completed, handed back, or deliberately left reserved
 	lost    bool // renewal found the reservation gone
 	started time.Time
+	// abandoned is set when the handler ignored its timeout and the job's slot was freed without it.
+	abandoned atomic.Bool
 }
 
 func (rj *runningJob) isDone() bool {
@@ -120,11 +122,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if untilProcessing(h) {
 		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
 	}
-	herr, timedOut, wait := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env))
+	herr, timedOut := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
 	if timedOut {
-		w.onTimeout(ctx, r, limits)
-		wait()
-		return
+		return // applied by the timeout's watcher
 	}
 	if rj.isDone() {
 		return // handed back at shutdown while the handler ran
@@ -193,42 +193,89 @@ func (w *Worker) timeout(env *payload.Envelope) time.Duration {
 	return w.cfg.Timeout
 }
 
-// invokeWithTimeout runs the handler, recovering a panic as an exception. When the timeout passes
-// first, it cancels the handler's context and returns timedOut with a wait function, which holds the
-// job's slot until the handler returns or AbandonAfter passes, after which the handler is abandoned.
-func (w *Worker) invokeWithTimeout(ctx context.Context, r *jobRun, h handlers.Handler, hj *handlers.Job, timeout time.Duration) (err error, timedOut bool, wait func()) {
+// invokeWithTimeout runs the handler on the calling goroutine, recovering a panic as an exception. A
+// watcher starts only if the timeout passes first: it cancels the handler's context, applies the
+// timeout (onTimeout) and reports timedOut once that is done. A handler that ignores its cancelled
+// context is abandoned after AbandonAfter: the watcher frees the job's slot, and the caller's goroutine
+// stays with the handler until it returns.
+func (w *Worker) invokeWithTimeout(ctx context.Context, r *jobRun, h handlers.Handler, hj *handlers.Job, timeout time.Duration, limits Limits) (err error, timedOut bool) {
 	if timeout <= 0 {
-		return invoke(ctx, h, hj), false, nil
+		return invoke(ctx, h, hj), false
 	}
 	// The deadline lets handlers see their time budget (ctx.Deadline) and pass it on.
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	result := make(chan error, 1)
-	go func() { result <- invoke(hctx, h, hj) }()
-	select {
-	case err := <-result:
-		if !errors.Is(hctx.Err(), context.DeadlineExceeded) {
-			return err, false, nil
+	tw := &timeoutWatch{applied: make(chan struct{})}
+	stop := context.AfterFunc(hctx, func() {
+		if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			w.watchTimeout(ctx, r, limits, tw)
 		}
-		// It returned because its time ran out: that is the timeout, not a job exception.
-		w.stats.timedOut.Add(1)
-		return nil, true, func() {}
-	case <-hctx.Done():
-		if !errors.Is(hctx.Err(), context.DeadlineExceeded) {
-			// Cancelled by the shutdown, not by the timeout: the job was handed back already.
-			return <-result, false, nil
+		// Otherwise cancelled by the shutdown: the job was handed back already.
+	})
+	err = invoke(hctx, h, hj)
+	if stop() {
+		if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			// It returned because its time ran out, before the watcher started: that is the timeout,
+			// not a job exception, and this goroutine applies it.
+			w.stats.timedOut.Add(1)
+			w.onTimeout(ctx, r, limits)
+			return nil, true
 		}
+		return err, false
 	}
+	// The watcher started. A handler that returns once its time ran out has timed out, not failed.
+	timedOut = errors.Is(hctx.Err(), context.DeadlineExceeded)
+	if timedOut {
+		<-tw.applied
+	}
+	tw.mu.Lock()
+	tw.returned = true
+	if tw.back != nil {
+		close(tw.back)
+	}
+	tw.mu.Unlock()
+	return err, timedOut
+}
+
+// timeoutWatch is what a handler's run shares with its timeout watcher.
+type timeoutWatch struct {
+	applied  chan struct{} // closed once the timeout is applied
+	mu       sync.Mutex
+	returned bool          // the handler has returned
+	back     chan struct{} // closed when the handler returns, if the watcher waits for it
+}
+
+// watchTimeout applies a job's timeout, then waits for the handler to return for AbandonAfter. After
+// that it abandons the handler: the job's slot is freed by this goroutine instead of the runner's.
+func (w *Worker) watchTimeout(ctx context.Context, r *jobRun, limits Limits, tw *timeoutWatch) {
 	w.stats.timedOut.Add(1)
-	return nil, true, func() {
-		abandon := time.NewTimer(w.cfg.AbandonAfter)
-		defer abandon.Stop()
-		select {
-		case <-result:
-		case <-abandon.C:
-			w.log.Warn("handler ignored its cancelled context; abandoning it", "class", r.displayName, "id", r.rj.job.ID, "after", w.cfg.AbandonAfter)
-		}
+	w.onTimeout(ctx, r, limits)
+	close(tw.applied)
+	tw.mu.Lock()
+	if tw.returned {
+		tw.mu.Unlock()
+		return
 	}
+	tw.back = make(chan struct{})
+	back := tw.back
+	tw.mu.Unlock()
+	abandon := time.NewTimer(w.cfg.AbandonAfter)
+	defer abandon.Stop()
+	select {
+	case <-back:
+		return
+	case <-abandon.C:
+	}
+	tw.mu.Lock()
+	if tw.returned {
+		tw.mu.Unlock()
+		return
+	}
+	r.rj.abandoned.Store(true)
+	tw.mu.Unlock()
+	w.log.Warn("handler ignored its cancelled context; abandoning it", "class", r.displayName, "id", r.rj.job.ID, "after", w.cfg.AbandonAfter)
+	w.release(r.rj)
+	w.wg.Done()
 }
 
 // invoke calls the handler and turns a panic into a *PanicError.

@@ -630,10 +630,14 @@ func (w *Worker) runner(js jobStart) {
 	}
 }
 
-// runJob runs one started job and frees its slot.
+// runJob runs one started job and frees its slot, unless its handler was abandoned, which freed it.
 func (w *Worker) runJob(js jobStart) {
-	defer w.wg.Done()
-	defer w.release(js.rj)
+	defer func() {
+		if !js.rj.abandoned.Load() {
+			w.release(js.rj)
+			w.wg.Done()
+		}
+	}()
 	if js.ctx.Err() != nil {
 		// Stopped between the claim and the start: the job never ran, so give it back untouched.
 		w.returnJobs(js.rj)
