@@ -269,7 +269,15 @@ func percentile(sorted []float64, q float64) float64 {
 // peakRSS returns this process's peak resident set in MB and resets the peak, so that the next
 // reading covers only what happens after this one.
 func peakRSS() float64 {
-	b, err := os.ReadFile("/proc/self/status")
+	mb := processPeakRSS("self")
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return mb
+}
+
+// processPeakRSS returns the peak resident set (VmHWM) in MB of the process pid ("self" for this one),
+// or 0 when it cannot be read.
+func processPeakRSS(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
@@ -279,6 +287,5 @@ func peakRSS() float64 {
 			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
 		}
 	}
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	return kb / 1024
 }

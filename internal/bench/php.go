@@ -118,15 +118,15 @@ func (e *env) drainPHP(n int) drainer {
 				return stop()
 			}
 		})
+		// Each process's own peak, read before it ends: the wait status's maxrss would also count the
+		// bench process's resident set, which Linux carries into a child's maxrss across exec.
+		var rss float64
 		for _, cmd := range cmds {
+			rss += processPeakRSS(strconv.Itoa(cmd.Process.Pid))
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 		}
 		wg.Wait()
-		var rss float64
 		for i, cmd := range cmds {
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				rss += float64(ru.Maxrss) / 1024
-			}
 			if exited[i] != nil && !cmd.ProcessState.Exited() {
 				continue // ended by the signal
 			}
