@@ -151,6 +151,11 @@ func (c *Conn) pgDeleteFencedStep(jobs []*Job, deleted *map[int64]bool) pgStep {
 // scanIDSet reads a single id column into a set and closes rows.
 func scanIDSet(rows *sql.Rows) (map[int64]bool, error) {
 	defer rows.Close()
+	return readIDSet(rows)
+}
+
+// readIDSet reads a single id column into a set.
+func readIDSet(rows rowReader) (map[int64]bool, error) {
 	set := map[int64]bool{}
 	for rows.Next() {
 		var id int64

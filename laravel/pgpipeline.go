@@ -2,7 +2,6 @@ package laravel
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 
@@ -66,22 +65,15 @@ func (c *Conn) pgPipeline(ctx context.Context, steps ...pgStep) error {
 // a backlog of at least a batch from that bound on.
 var pgIndexOrder = pgStep{sql: "select set_config('enable_sort', 'off', true)"}
 
-// pgScanJobs returns a pipeline reader that appends the rows (jobColumns) to *out, sorted by id.
+// pgScanJobs returns a pipeline reader that stores the rows (jobColumns) in *out, sorted by id.
 func pgScanJobs(out *[]*Job) func(pgx.Rows) error {
 	return func(rows pgx.Rows) error {
-		for rows.Next() {
-			var j Job
-			var reserved sql.NullInt64
-			if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt); err != nil {
-				return err
-			}
-			j.ReservedAt = reserved.Int64
-			*out = append(*out, &j)
-		}
-		if err := rows.Err(); err != nil {
+		jobs, err := readJobs(rows)
+		if err != nil {
 			return err
 		}
-		slices.SortFunc(*out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+		slices.SortFunc(jobs, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
+		*out = jobs
 		return nil
 	}
 }
@@ -89,14 +81,8 @@ func pgScanJobs(out *[]*Job) func(pgx.Rows) error {
 // pgScanIDSet returns a pipeline reader that collects a single id column into *set.
 func pgScanIDSet(set *map[int64]bool) func(pgx.Rows) error {
 	return func(rows pgx.Rows) error {
-		*set = map[int64]bool{}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			(*set)[id] = true
-		}
-		return rows.Err()
+		ids, err := readIDSet(rows)
+		*set = ids
+		return err
 	}
 }

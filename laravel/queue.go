@@ -360,6 +360,18 @@ func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, l
 // ScanJobs reads rows selected with the jobs columns in AvailableJobsSQL's order.
 func ScanJobs(rows *sqlx.Rows) ([]*Job, error) {
 	defer rows.Close()
+	return readJobs(rows)
+}
+
+// rowReader is what reading rows needs, from database/sql and from pgx alike.
+type rowReader interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readJobs reads rows of jobColumns.
+func readJobs(rows rowReader) ([]*Job, error) {
 	var out []*Job
 	for rows.Next() {
 		var j Job
