@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,23 +10,30 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// pgTables opens a PostgreSQL connection over fresh Laravel tables named with prefix.
+func pgTables(t *testing.T, prefix string) (*Conn, Tables) {
+	t.Helper()
+	db := testenv.Postgres(t)
+	prefix = testenv.Name(prefix)
+	tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
+	c, err := Open(context.Background(), OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := CreateSchema(context.Background(), c, SchemaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	return c, tables
+}
+
 // TestPostgresClaimWalksPrimaryKey checks the plan of a claim from a lower bound on a table PostgreSQL
 // has no statistics for (just created and filled, as after a burst of dispatches): with pgIndexOrder
 // in its pipeline the claim walks the primary key from the bound and stops after the batch, instead
 // of sorting every row of the queue.
 func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
-	db := testenv.Postgres(t)
 	ctx := context.Background()
-	prefix := testenv.Name("plan")
-	tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
-	c, err := Open(ctx, OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := CreateSchema(ctx, c, SchemaParams{}); err != nil {
-		t.Fatal(err)
-	}
+	c, tables := pgTables(t, "plan")
 	fill := "insert into " + c.Q(tables.Jobs) + " (queue, payload, attempts, available_at, created_at) select 'default', repeat('x', 500), 0, 0, 0 from generate_series(1, 5000)"
 	if _, err := c.DB().ExecContext(ctx, fill); err != nil {
 		t.Fatal(err)
@@ -61,5 +69,48 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 	var sortSetting string
 	if err := c.DB().QueryRowContext(ctx, "show enable_sort").Scan(&sortSetting); err != nil || sortSetting != "on" {
 		t.Fatalf("enable_sort after the pipeline = %q, %v; want on: the setting must stay inside the pipeline's transaction", sortSetting, err)
+	}
+}
+
+// TestPostgresPipelineIsOneTransaction checks what deleteAndClaim relies on: the steps of a pipeline
+// commit together, so a failing step undoes the delete before it, and a missing table is reported as
+// ErrMissingTable with its fix.
+func TestPostgresPipelineIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	c, tables := pgTables(t, "pipe")
+	var err error
+	fill := "insert into " + c.Q(tables.Jobs) + " (queue, payload, attempts, reserved_at, available_at, created_at) select 'default', 'x', 1, 50, 0, 0 from generate_series(1, 3)"
+	if _, err := c.DB().ExecContext(ctx, fill); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		var n int
+		if err := c.DB().QueryRowContext(ctx, "select count(*) from "+c.Q(tables.Jobs)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	held := []*Job{{ID: 1, Attempts: 1, ReservedAt: 50}, {ID: 2, Attempts: 1, ReservedAt: 50}}
+	var deleted map[int64]bool
+	failing := pgStep{sql: "select 1 / 0"}
+	if err := c.pgPipeline(ctx, c.pgDeleteFencedStep(held, &deleted), failing); err == nil {
+		t.Fatal("a pipeline with a failing step reported no error")
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("%d rows after a pipeline whose last step failed, want 3: the delete must be undone", n)
+	}
+	if err := c.pgPipeline(ctx, c.pgDeleteFencedStep(held, &deleted)); err != nil || len(deleted) != 2 || count() != 1 {
+		t.Fatalf("delete pipeline: err %v, deleted %v, %d rows left; want ids 1 and 2 deleted, 1 row left", err, deleted, count())
+	}
+	if _, err := c.DB().ExecContext(ctx, "drop table "+c.Q(tables.Jobs)); err != nil {
+		t.Fatal(err)
+	}
+	r := &rowClaimer{c: c}
+	where, args := claimWhere(&JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 1)
+	var jobs []*Job
+	err = c.pgPipeline(ctx, pgIndexOrder, r.pgClaimStep(&JobClaimParams{Now: 100}, where, args, 10, &jobs))
+	var mt *MissingTableError
+	if !errors.Is(err, ErrMissingTable) || !errors.As(err, &mt) || mt.Table != tables.Jobs {
+		t.Fatalf("claim pipeline without a jobs table: err = %v; want ErrMissingTable naming %s", err, tables.Jobs)
 	}
 }
