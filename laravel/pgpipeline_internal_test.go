@@ -78,7 +78,6 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	ctx := context.Background()
 	c, tables := pgTables(t, "pipe")
-	var err error
 	fill := "insert into " + c.Q(tables.Jobs) + " (queue, payload, attempts, reserved_at, available_at, created_at) select 'default', 'x', 1, 50, 0, 0 from generate_series(1, 3)"
 	if _, err := c.DB().ExecContext(ctx, fill); err != nil {
 		t.Fatal(err)
@@ -108,7 +107,7 @@ func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	r := &rowClaimer{c: c}
 	where, args := claimWhere(&JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 1)
 	var jobs []*Job
-	err = c.pgPipeline(ctx, pgIndexOrder, r.pgClaimStep(&JobClaimParams{Now: 100}, where, args, 10, &jobs))
+	err := c.pgPipeline(ctx, pgIndexOrder, r.pgClaimStep(&JobClaimParams{Now: 100}, where, args, 10, &jobs))
 	var mt *MissingTableError
 	if !errors.Is(err, ErrMissingTable) || !errors.As(err, &mt) || mt.Table != tables.Jobs {
 		t.Fatalf("claim pipeline without a jobs table: err = %v; want ErrMissingTable naming %s", err, tables.Jobs)
