@@ -617,6 +617,7 @@ func (w *Worker) runner(js jobStart) {
 	var t *time.Timer
 	for {
 		w.runJob(js)
+		js = jobStart{} // an idle runner holds no finished job's payload
 		if t == nil {
 			t = time.NewTimer(runnerIdle)
 		} else {
