@@ -125,7 +125,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
+	if err := c.ping(pctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s database %s: %w; check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right", p.Dialect, where, err)
 	}
@@ -279,6 +279,23 @@ func (c *Conn) serverVersion(ctx context.Context) (string, error) {
 	var v string
 	err := c.db.QueryRowContext(ctx, q).Scan(&v)
 	return v, err
+}
+
+// ping checks the connection. On SQLite a new connection switches the file to WAL, which another
+// connection's lock can refuse at once (SQLITE_BUSY without waiting, where waiting could deadlock):
+// that is tried again until ctx ends.
+func (c *Conn) ping(ctx context.Context) error {
+	for {
+		err := c.db.PingContext(ctx)
+		if err == nil || c.dialect != SQLite || !errors.Is(c.translate(err), ErrBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Close closes the connection pool.
