@@ -102,6 +102,19 @@ func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64,
 	return n, nil
 }
 
+// CacheCount counts one more under key as Laravel's worker counts a job's exceptions: when the key is
+// absent it puts 0 for ttl first, then increments it, and returns the new count.
+func (c *Conn) CacheCount(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	if _, ok, err := c.CacheGet(ctx, key); err != nil {
+		return 0, err
+	} else if !ok {
+		if err := c.CachePut(ctx, key, SerializeInt(0), ttl); err != nil {
+			return 0, err
+		}
+	}
+	return c.CacheIncrement(ctx, key, 1)
+}
+
 // CacheForget deletes the prefixed key from the cache table.
 func (c *Conn) CacheForget(ctx context.Context, key string) error {
 	q := c.Rebind("delete from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?")

@@ -1,10 +1,12 @@
-// Package redislock releases Laravel cache locks kept in Redis, as RedisLock::forceRelease does, so a
-// Go worker can free the lock a ShouldBeUnique job took at dispatch when the app's cache store is
-// Redis.
+// Package redislock reaches a Laravel cache store kept in Redis: it releases locks as
+// RedisLock::forceRelease does, so a Go worker can free the lock a ShouldBeUnique job took at dispatch,
+// and it reads and counts cache values as RedisStore does, so the worker sees `php artisan
+// queue:restart`, maintenance mode and paused queues, and counts maxExceptions.
 //
-// It speaks just the three Redis commands it needs (AUTH, SELECT, DEL) over one connection instead of
-// depending on a full client library: the worker issues one DEL per finished unique job, and a small
-// client is easy to audit and adds nothing to the module's dependencies.
+// It speaks just the Redis commands it needs (AUTH, SELECT, GET, SET, INCRBY, DEL) over one connection
+// instead of depending on a full client library: the worker issues a few commands per second and one
+// per finished unique job, and a small client is easy to audit and adds nothing to the module's
+// dependencies.
 package redislock
 
 import (
@@ -21,6 +23,9 @@ import (
 
 // ErrRedis is wrapped by every error the server returns (an -ERR reply).
 var ErrRedis = errors.New("redis error")
+
+// errNil is do's answer to a nil reply (a missing key).
+var errNil = errors.New("redis nil reply")
 
 // Params says where the locks live.
 type Params struct {
@@ -47,7 +52,9 @@ func LockPrefix(redisPrefix, cachePrefix string) string {
 	return redisPrefix + cachePrefix
 }
 
-// Locks releases locks in one Redis database. It is safe for concurrent use.
+// Locks is a connection to one Redis database of a cache store: the lock connection's database for
+// locks, the cache connection's for values (Laravel's skeletons keep them apart). It is safe for
+// concurrent use.
 type Locks struct {
 	p    Params
 	mu   sync.Mutex
@@ -100,10 +107,55 @@ func (l *Locks) drop() {
 }
 
 // ForceRelease deletes the lock called name (without prefix), whoever owns it. Releasing a lock that
-// does not exist does nothing. A broken connection is redialled once.
+// does not exist does nothing.
 func (l *Locks) ForceRelease(ctx context.Context, name string) error {
+	if _, err := l.command(ctx, "DEL", l.p.Prefix+name); err != nil {
+		return fmt.Errorf("release Redis lock %s: %w", name, err)
+	}
+	return nil
+}
+
+// CacheGet returns the value stored under key (without prefix) as RedisStore keeps it: numbers as
+// they are, every other value PHP-serialized. ok is false when the key is absent.
+func (l *Locks) CacheGet(ctx context.Context, key string) (value string, ok bool, err error) {
+	v, err := l.command(ctx, "GET", l.p.Prefix+key)
+	switch {
+	case errors.Is(err, errNil):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("read Redis cache key %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// CacheCount counts one more under key as Laravel's worker counts a job's exceptions: when the key is
+// absent it puts 0 for ttl first (RedisStore::put), then increments it (RedisStore::increment).
+func (l *Locks) CacheCount(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	k := l.p.Prefix + key
+	secs := strconv.FormatInt(max(int64(ttl/time.Second), 1), 10)
+	if _, err := l.command(ctx, "SET", k, "0", "EX", secs, "NX"); err != nil && !errors.Is(err, errNil) {
+		return 0, fmt.Errorf("count Redis cache key %s: %w", key, err)
+	}
+	v, err := l.command(ctx, "INCRBY", k, "1")
+	if err != nil {
+		return 0, fmt.Errorf("count Redis cache key %s: %w", key, err)
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// CacheForget deletes key (without prefix).
+func (l *Locks) CacheForget(ctx context.Context, key string) error {
+	if _, err := l.command(ctx, "DEL", l.p.Prefix+key); err != nil {
+		return fmt.Errorf("forget Redis cache key %s: %w", key, err)
+	}
+	return nil
+}
+
+// command runs one command, redialling a broken connection once.
+func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var v string
 	var err error
 	for try := 0; try < 2; try++ {
 		if l.conn == nil {
@@ -111,15 +163,12 @@ func (l *Locks) ForceRelease(ctx context.Context, name string) error {
 				continue
 			}
 		}
-		if _, err = l.do(ctx, "DEL", l.p.Prefix+name); err == nil || errors.Is(err, ErrRedis) {
+		if v, err = l.do(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
 			break
 		}
 		l.drop()
 	}
-	if err != nil {
-		return fmt.Errorf("release Redis lock %s: %w", name, err)
-	}
-	return nil
+	return v, err
 }
 
 // Close closes the connection.
@@ -163,8 +212,11 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrRedis, body)
 	case '$':
 		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return "", err
+		if err != nil {
+			return "", fmt.Errorf("malformed Redis reply %q", line)
+		}
+		if n < 0 {
+			return "", errNil
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(l.r, buf); err != nil {

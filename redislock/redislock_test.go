@@ -28,14 +28,21 @@ func redisAddr(t *testing.T) string {
 	return addr
 }
 
-func TestForceRelease(t *testing.T) {
-	ctx := context.Background()
+// openTest connects to database db of the test Redis with a prefix of its own.
+func openTest(t *testing.T, db int) (*Locks, string) {
+	t.Helper()
 	prefix := LockPrefix(testenv.Name("app")+"_database_", "app_cache")
-	l, err := Open(ctx, Params{Addr: redisAddr(t), DB: 3, Prefix: prefix})
+	l, err := Open(context.Background(), Params{Addr: redisAddr(t), DB: db, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return l, prefix
+}
+
+func TestForceRelease(t *testing.T) {
+	ctx := context.Background()
+	l, prefix := openTest(t, 3)
 	key := prefix + `laravel_unique_job:App\Jobs\Uniquek1`
 	if _, err := l.do(ctx, "SET", key, "owner"); err != nil {
 		t.Fatal(err)
@@ -51,6 +58,36 @@ func TestForceRelease(t *testing.T) {
 	if err := l.ForceRelease(ctx, "absent"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestCacheValues(t *testing.T) {
+	ctx := context.Background()
+	l, prefix := openTest(t, 4)
+	if v, ok, err := l.CacheGet(ctx, "illuminate:queue:restart"); err != nil || ok || v != "" {
+		t.Fatalf("CacheGet of an absent key = %q, %v, %v; want absent", v, ok, err)
+	}
+	// RedisStore::forever keeps a number as it is.
+	if _, err := l.do(ctx, "SET", prefix+"illuminate:queue:restart", "1700000000"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := l.CacheGet(ctx, "illuminate:queue:restart"); err != nil || !ok || v != "1700000000" {
+		t.Fatalf("CacheGet = %q, %v, %v; want 1700000000", v, ok, err)
+	}
+	for want := int64(1); want <= 2; want++ {
+		if n, err := l.CacheCount(ctx, "job-exceptions:u1", 24*time.Hour); err != nil || n != want {
+			t.Fatalf("CacheCount = %d, %v; want %d", n, err, want)
+		}
+	}
+	if ttl, err := l.do(ctx, "TTL", prefix+"job-exceptions:u1"); err != nil || ttl == "-1" || ttl == "-2" {
+		t.Fatalf("TTL of the counter = %q, %v; want the day CacheCount put", ttl, err)
+	}
+	if err := l.CacheForget(ctx, "job-exceptions:u1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := l.CacheGet(ctx, "job-exceptions:u1"); err != nil || ok {
+		t.Fatalf("the counter is still there after CacheForget (%v)", err)
+	}
+	_ = l.CacheForget(ctx, "illuminate:queue:restart")
 }
 
 func TestOpenErrors(t *testing.T) {

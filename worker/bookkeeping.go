@@ -255,9 +255,9 @@ func retryTransient(ctx context.Context, fn func() error) error {
 	return err
 }
 
-// cacheGet reads a value of the database cache store, PHP-serialized ("" when absent).
+// cacheGet reads a value of the cache store as the store keeps it ("" when absent).
 func (w *Worker) cacheGet(ctx context.Context, key string) (string, error) {
-	v, ok, err := w.conn.CacheGet(ctx, key)
+	v, ok, err := w.cache.CacheGet(ctx, key)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -267,17 +267,10 @@ func (w *Worker) cacheGet(ctx context.Context, key string) (string, error) {
 // cacheIncrement is Laravel's maxExceptions counting: put 0 for a day when the key is absent, then
 // increment.
 func (w *Worker) cacheIncrement(ctx context.Context, key string) (int, error) {
-	if _, ok, err := w.conn.CacheGet(ctx, key); err != nil {
-		return 0, err
-	} else if !ok {
-		if err := w.conn.CachePut(ctx, key, "i:0;", 24*time.Hour); err != nil {
-			return 0, err
-		}
-	}
-	n, err := w.conn.CacheIncrement(ctx, key, 1)
+	n, err := w.cache.CacheCount(ctx, key, 24*time.Hour)
 	return int(n), err
 }
 
 func (w *Worker) cacheForget(ctx context.Context, key string) error {
-	return w.conn.CacheForget(ctx, key)
+	return w.cache.CacheForget(ctx, key)
 }

@@ -74,8 +74,9 @@ type Config struct {
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
 	FailedDriver   string        // "database-uuids", "database" or "null"
 	Location       *time.Location
-	// CacheEnabled says the cache store is the database store, where the restart signal, maxExceptions
-	// counters and unique locks live. With another store those features are off.
+	// CacheEnabled says the cache store can be read: the database store, or the store Params.Cache
+	// reaches (Redis). The restart signal, maintenance mode, paused queues, maxExceptions counters and
+	// unique locks live there. With another store those features are off.
 	CacheEnabled bool
 	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
 	ExcludeLimit int
@@ -113,6 +114,20 @@ type Params struct {
 	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
 	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
 	Locks LockReleaser
+	// Cache is the cache store when it is not the database store (e.g. redislock for a Redis cache
+	// store); nil uses the cache table when CacheEnabled.
+	Cache CacheStore
+}
+
+// CacheStore reads and counts values of Laravel's cache store by key (without the store's prefix).
+// *laravel.Conn is the database store.
+type CacheStore interface {
+	// CacheGet returns the value as the store keeps it, and whether the key is present.
+	CacheGet(ctx context.Context, key string) (string, bool, error)
+	// CacheCount puts 0 for ttl when the key is absent, then adds one and returns the count.
+	CacheCount(ctx context.Context, key string, ttl time.Duration) (int64, error)
+	// CacheForget deletes the key.
+	CacheForget(ctx context.Context, key string) error
 }
 
 // LockReleaser force-releases a cache lock by name (without the store's prefix), as Laravel's
@@ -147,6 +162,7 @@ type Worker struct {
 	registry *handlers.Registry
 	keyring  *payload.Keyring
 	locks    LockReleaser
+	cache    CacheStore
 	cfg      Config
 	version  Version
 	log      *slog.Logger
@@ -232,8 +248,12 @@ func New(p Params) (*Worker, error) {
 	if clock == nil {
 		clock = time.Now
 	}
+	cache := p.Cache
+	if cache == nil {
+		cache = p.Conn
+	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
@@ -411,7 +431,7 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 		st.restart = true
 	}
 	if !w.cfg.Force && w.version.AtLeast(9, 0) {
-		if _, down, err := w.conn.CacheGet(ctx, maintenanceKey); err == nil {
+		if _, down, err := w.cache.CacheGet(ctx, maintenanceKey); err == nil {
 			if down && !st.down {
 				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
 			}
@@ -420,7 +440,7 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 	}
 	if w.version.AtLeast(12, 40) {
 		for _, q := range w.cfg.Queues {
-			v, ok, err := w.conn.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
+			v, ok, err := w.cache.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
 			if err != nil {
 				continue
 			}
