@@ -177,14 +177,12 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
-	locks, err := uniqueLocks(ctx, cfg)
+	rc, err := openRedisCache(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
-	if locks != nil {
-		defer locks.Close()
-	}
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, locks)
+	defer rc.Close()
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc)
 	if err != nil {
 		return 1, err
 	}
@@ -222,9 +220,9 @@ func claimBatch(w config.Worker) int {
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
-// the Redis unique locks when Redis is the cache store. queueFlag says the queues came from --queue
-// rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, locks *redislock.Locks) (*worker.Worker, laravel.Queue, error) {
+// the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
+// says the queues came from --queue rather than from the connection's queue.
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redisCache) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
@@ -250,28 +248,56 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
 	switch {
-	case locks != nil:
-		p.Locks = locks
-		log.Warn("the cache store is Redis: unique locks are released there, but queue:restart signals and maxExceptions counters are not seen")
+	case rc != nil:
+		p.Locks, p.Cache = rc.locks, rc.values
 	case cfg.Cache.Store != "database":
-		log.Warn("the cache store is not the database store: queue:restart signals, maxExceptions counters and unique locks are not seen",
+		log.Warn("the cache store is neither the database nor the Redis store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
 	w, err := worker.New(p)
 	return w, q, err
 }
 
-// uniqueLocks connects to Redis when it is the cache store, where ShouldBeUnique jobs keep their
-// locks; nil otherwise.
-func uniqueLocks(ctx context.Context, cfg *config.Config) (*redislock.Locks, error) {
+// redisCache is the Redis cache store: its lock connection's database, where ShouldBeUnique jobs keep
+// their locks, and its cache connection's, where queue:restart, maintenance mode, paused queues and
+// maxExceptions counters live. Laravel's skeletons keep them in different databases.
+type redisCache struct {
+	locks, values *redislock.Locks
+}
+
+// openRedisCache connects to Redis when it is the cache store; nil otherwise.
+func openRedisCache(ctx context.Context, cfg *config.Config) (*redisCache, error) {
 	if cfg.Cache.Store != "redis" {
 		return nil, nil
 	}
 	r := cfg.Cache.Redis
-	return redislock.Open(ctx, redislock.Params{
-		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: r.LockDB,
-		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
-	})
+	open := func(db int) (*redislock.Locks, error) {
+		return redislock.Open(ctx, redislock.Params{
+			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: db,
+			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+		})
+	}
+	locks, err := open(r.LockDB)
+	if err != nil {
+		return nil, err
+	}
+	values := locks
+	if r.DB != r.LockDB {
+		if values, err = open(r.DB); err != nil {
+			locks.Close()
+			return nil, err
+		}
+	}
+	return &redisCache{locks: locks, values: values}, nil
+}
+
+// Close closes the connections; a nil redisCache has none.
+func (rc *redisCache) Close() {
+	if rc == nil {
+		return
+	}
+	rc.locks.Close()
+	rc.values.Close()
 }
 
 // addRoutes registers the configured exec, http and builtin routes.
@@ -308,6 +334,6 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
-	wc.CacheEnabled = cfg.Cache.Store == "database"
+	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis"
 	return wc, nil
 }

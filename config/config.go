@@ -197,7 +197,7 @@ type App struct {
 // Cache is Laravel's default cache store.
 type Cache struct {
 	// Store is the store's driver. The worker reads restart signals and unique locks from the
-	// "database" store; with any other (such as "file" or "redis") they cannot be seen (a warning).
+	// "database" and "redis" stores; with any other (such as "file") they cannot be seen (a warning).
 	// CACHE_DRIVER before Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database"
 	// from 11 on.
 	Store string `mapstructure:"store"`

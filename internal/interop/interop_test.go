@@ -35,8 +35,9 @@ type side struct {
 	reg     *handlers.Registry
 	// strategy is the Go worker's claim strategy; "" chooses as queue:work does.
 	strategy string
-	// locks releases unique locks when the app's cache store is Redis.
-	locks *redislock.Locks
+	// locks releases unique locks, and cache reads and counts cache values, when the app's cache
+	// store is Redis.
+	locks, cache *redislock.Locks
 }
 
 func testContext(t *testing.T) context.Context {
@@ -70,15 +71,18 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 	s := &side{app: app, cfg: cfg, conn: conn, keyring: kr, reg: handlers.NewRegistry()}
 	if cfg.Cache.Store == "redis" {
 		r := cfg.Cache.Redis
-		locks, err := redislock.Open(context.Background(), redislock.Params{
-			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: r.LockDB,
-			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
-		})
-		if err != nil {
-			t.Fatal(err)
+		open := func(db int) *redislock.Locks {
+			l, err := redislock.Open(context.Background(), redislock.Params{
+				Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: db,
+				Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			return l
 		}
-		t.Cleanup(func() { locks.Close() })
-		s.locks = locks
+		s.locks, s.cache = open(r.LockDB), open(r.DB)
 	}
 	return s
 }
@@ -100,13 +104,13 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Timeout = 0
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
-	c.CacheEnabled = s.cfg.Cache.Store == "database"
+	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis"
 	if mod != nil {
 		mod(&c)
 	}
 	p := worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock}
 	if s.locks != nil {
-		p.Locks = s.locks
+		p.Locks, p.Cache = s.locks, s.cache
 	}
 	w, err := worker.New(p)
 	if err != nil {
