@@ -222,7 +222,7 @@ func claimBatch(w config.Worker) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redisCache) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
@@ -249,7 +249,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
 	switch {
 	case rc != nil:
-		p.Locks, p.Cache = rc.locks, rc.values
+		p.Locks, p.Cache = rc.Locks, rc.Values
 	case cfg.Cache.Store != "database":
 		log.Warn("the cache store is neither the database nor the Redis store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
@@ -258,46 +258,16 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	return w, q, err
 }
 
-// redisCache is the Redis cache store: its lock connection's database, where ShouldBeUnique jobs keep
-// their locks, and its cache connection's, where queue:restart, maintenance mode, paused queues and
-// maxExceptions counters live. Laravel's skeletons keep them in different databases.
-type redisCache struct {
-	locks, values *redislock.Locks
-}
-
 // openRedisCache connects to Redis when it is the cache store; nil otherwise.
-func openRedisCache(ctx context.Context, cfg *config.Config) (*redisCache, error) {
+func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, error) {
 	if cfg.Cache.Store != "redis" {
 		return nil, nil
 	}
 	r := cfg.Cache.Redis
-	open := func(db int) (*redislock.Locks, error) {
-		return redislock.Open(ctx, redislock.Params{
-			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: db,
-			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
-		})
-	}
-	locks, err := open(r.LockDB)
-	if err != nil {
-		return nil, err
-	}
-	values := locks
-	if r.DB != r.LockDB {
-		if values, err = open(r.DB); err != nil {
-			locks.Close()
-			return nil, err
-		}
-	}
-	return &redisCache{locks: locks, values: values}, nil
-}
-
-// Close closes the connections; a nil redisCache has none.
-func (rc *redisCache) Close() {
-	if rc == nil {
-		return
-	}
-	rc.locks.Close()
-	rc.values.Close()
+	return redislock.OpenStore(ctx, redislock.Params{
+		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
+		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+	}, r.LockDB, r.DB)
 }
 
 // addRoutes registers the configured exec, http and builtin routes.

@@ -171,6 +171,41 @@ func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
 	return v, err
 }
 
+// Store is a Redis cache store's two connections: Locks on its lock connection's database, where
+// ShouldBeUnique jobs keep their locks, and Values on its cache connection's, where queue:restart,
+// maintenance mode, paused queues and exception counters live. Laravel's skeletons keep them apart;
+// when the two databases are the same, both are one connection.
+type Store struct {
+	Locks, Values *Locks
+}
+
+// OpenStore connects to both databases of a cache store; p.DB is ignored.
+func OpenStore(ctx context.Context, p Params, lockDB, cacheDB int) (*Store, error) {
+	p.DB = lockDB
+	locks, err := Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	values := locks
+	if cacheDB != lockDB {
+		p.DB = cacheDB
+		if values, err = Open(ctx, p); err != nil {
+			locks.Close()
+			return nil, err
+		}
+	}
+	return &Store{Locks: locks, Values: values}, nil
+}
+
+// Close closes the connections; a nil Store has none.
+func (s *Store) Close() {
+	if s == nil {
+		return
+	}
+	s.Locks.Close()
+	s.Values.Close()
+}
+
 // Close closes the connection.
 func (l *Locks) Close() error {
 	l.mu.Lock()

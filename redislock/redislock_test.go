@@ -90,6 +90,34 @@ func TestCacheValues(t *testing.T) {
 	_ = l.CacheForget(ctx, "illuminate:queue:restart")
 }
 
+func TestOpenStore(t *testing.T) {
+	ctx := context.Background()
+	p := Params{Addr: redisAddr(t), Prefix: LockPrefix(testenv.Name("app")+"_database_", "app_cache")}
+	same, err := OpenStore(ctx, p, 5, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same.Close()
+	if same.Locks != same.Values {
+		t.Error("one database opened two connections")
+	}
+	s, err := OpenStore(ctx, p, 5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Values.CacheCount(ctx, "job-exceptions:u2", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Values.CacheForget(ctx, "job-exceptions:u2")
+	if _, ok, err := s.Locks.CacheGet(ctx, "job-exceptions:u2"); err != nil || ok {
+		t.Fatalf("a value counted in the cache database is seen in the lock database (%v)", err)
+	}
+	if v, ok, err := s.Values.CacheGet(ctx, "job-exceptions:u2"); err != nil || !ok || v != "1" {
+		t.Fatalf("CacheGet in the cache database = %q, %v, %v; want 1", v, ok, err)
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
 	addr := redisAddr(t)
 	if _, err := Open(context.Background(), Params{Addr: "127.0.0.1:1"}); err == nil {

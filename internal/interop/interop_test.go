@@ -71,18 +71,15 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 	s := &side{app: app, cfg: cfg, conn: conn, keyring: kr, reg: handlers.NewRegistry()}
 	if cfg.Cache.Store == "redis" {
 		r := cfg.Cache.Redis
-		open := func(db int) *redislock.Locks {
-			l, err := redislock.Open(context.Background(), redislock.Params{
-				Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password, DB: db,
-				Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			return l
+		store, err := redislock.OpenStore(context.Background(), redislock.Params{
+			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
+			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+		}, r.LockDB, r.DB)
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.locks, s.cache = open(r.LockDB), open(r.DB)
+		t.Cleanup(store.Close)
+		s.locks, s.cache = store.Locks, store.Values
 	}
 	return s
 }
