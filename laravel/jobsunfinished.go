@@ -1,0 +1,34 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// JobUnfinishedExistsParams selects the rows JobUnfinishedExists looks at.
+type JobUnfinishedExistsParams struct {
+	// Queue limits the look to one queue; empty looks at every queue.
+	Queue string
+}
+
+// JobUnfinishedExists reports whether the jobs table still holds a job whose completion is not
+// committed: a row that is neither deleted nor marked finished by the delete-mark strategy (see
+// MarkedReservedAt). A worker's or a benchmark's drain is over, with every completion committed, once
+// it returns false. It reads one row at most, so it can be polled often while workers drain.
+func (c *Conn) JobUnfinishedExists(ctx context.Context, p *JobUnfinishedExistsParams) (bool, error) {
+	where, args := "(reserved_at is null or reserved_at <> ?)", []any{MarkedReservedAt}
+	if p != nil && p.Queue != "" {
+		where, args = "queue = ? and "+where, []any{p.Queue, MarkedReservedAt}
+	}
+	var one int
+	err := c.db.QueryRowContext(ctx, c.Rebind("select 1 from "+c.Q(c.tables.Jobs)+" where "+where+" limit 1"), args...).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("look for unfinished jobs: %w", c.translate(err))
+	}
+	return true, nil
+}
