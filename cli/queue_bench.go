@@ -44,6 +44,9 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	phpWorkers := fs.Int("php-workers", 10, "PHP queue:work processes in the baseline row")
 	phpApp := fs.String("php-app", "testdata/laravel", "the Laravel application the PHP workers run")
 	phpBin := fs.String("php-binary", "php", "the php binary")
+	self, _ := os.Executable()
+	workBinary := fs.String("work-binary", self, "the artisan-go binary whose queue:work runs as separate processes in rows of their own (empty: no such rows)")
+	workConcurrency := fs.Int("work-concurrency", 128, "also run the queue:work row at this --concurrency (0: only at its defaults)")
 	bare := fs.Bool("bare", true, "add a bare batched claim+delete SQL loop row per worker count (the ceiling)")
 	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
 	sleep := fs.Duration("sleep", 10*time.Millisecond, "worker sleep when the queue is empty")
@@ -74,6 +77,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, Timeout: *timeout,
+		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency,
 	}
 	if *workerLog != "" {
 		var level slog.Level

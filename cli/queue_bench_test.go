@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ func TestQueueBenchSmall(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "bench.svg")
 	var stdout, stderr bytes.Buffer
 	status := Do(context.Background(), []string{"queue:bench", "--db", "sqlite,mysql", "--mysql-dsn", my.DSN,
-		"--sqlite-file", lite.DSN, "--jobs", "200", "--workers", "1,3", "--format", "json", "--plot", plot, "--quiet"},
+		"--sqlite-file", lite.DSN, "--jobs", "200", "--workers", "1,3", "--format", "json", "--plot", plot, "--quiet", "--work-binary", ""},
 		nil, &stdout, &stderr)
 	if status != 0 {
 		t.Fatalf("queue:bench exit status %d\nstdout: %s\nstderr: %s", status, stdout.String(), stderr.String())
@@ -58,16 +59,7 @@ func TestQueueBenchSmall(t *testing.T) {
 // claim, and walking the primary key) and the batch strategy, each running every job once.
 func TestQueueBenchPostgres(t *testing.T) {
 	pg := testenv.Postgres(t)
-	var stdout, stderr bytes.Buffer
-	status := Do(context.Background(), []string{"queue:bench", "--db", "pgsql", "--pgsql-dsn", pg.DSN,
-		"--jobs", "200", "--workers", "2", "--strategies", "batch", "--format", "json", "--quiet"}, nil, &stdout, &stderr)
-	if status != 0 {
-		t.Fatalf("queue:bench exit status %d\nstdout: %s\nstderr: %s", status, stdout.String(), stderr.String())
-	}
-	var r bench.Report
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("decode JSON: %v\n%s", err, stdout.String())
-	}
+	r := runBench(t, "--db", "pgsql", "--pgsql-dsn", pg.DSN, "--jobs", "200", "--workers", "2", "--strategies", "batch", "--work-binary", "")
 	var got []string
 	for _, row := range r.Rows {
 		got = append(got, row.Strategy)
@@ -78,6 +70,47 @@ func TestQueueBenchPostgres(t *testing.T) {
 	if want := []string{bench.RowBare, bench.RowBarePK, "batch"}; !slices.Equal(got, want) {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
+}
+
+// TestQueueBenchWorkRows builds the binary and checks the rows of its queue:work command, at its
+// defaults and at a --concurrency, on SQLite and PostgreSQL: every job ran once, as the processes
+// themselves report, and each process's peak RSS was read.
+func TestQueueBenchWorkRows(t *testing.T) {
+	pg := testenv.Postgres(t)
+	lite := testenv.SQLite(t)
+	bin := filepath.Join(t.TempDir(), "artisan-go")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/artisan-go").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	r := runBench(t, "--db", "sqlite,pgsql", "--pgsql-dsn", pg.DSN, "--sqlite-file", lite.DSN, "--jobs", "300", "--workers", "2",
+		"--strategies", "batch", "--bare=false", "--work-binary", bin, "--work-concurrency", "16")
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, row.Database+"/"+row.Strategy)
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 300 || row.LeftInTable != 0 || row.PeakRSSMB <= 0 {
+			t.Errorf("row %+v: want 300 executions, 0 lost, 0 duplicates, nothing left, a peak RSS", row)
+		}
+	}
+	want := []string{"sqlite/queue:work", "sqlite/queue:work --concurrency 16", "sqlite/batch", "pgsql/queue:work", "pgsql/queue:work --concurrency 16", "pgsql/batch"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
+
+// runBench runs queue:bench with args, quietly and as JSON, and returns its report; it fails the test
+// unless the exit status is 0.
+func runBench(t *testing.T, args ...string) bench.Report {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	status := Do(context.Background(), append(append([]string{"queue:bench"}, args...), "--format", "json", "--quiet"), nil, &stdout, &stderr)
+	if status != 0 {
+		t.Fatalf("queue:bench exit status %d\nstdout: %s\nstderr: %s", status, stdout.String(), stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode JSON: %v\n%s", err, stdout.String())
+	}
+	return r
 }
 
 func TestQueueBenchBadFlags(t *testing.T) {

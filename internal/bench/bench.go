@@ -60,6 +60,11 @@ type Params struct {
 	PHPBinary    string        // php
 	LegacyIndex  bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
 	Timeout      time.Duration // per row
+	// WorkBinary is an artisan-go binary whose queue:work command gets rows of its own, run as
+	// separate processes with their defaults; empty leaves those rows out.
+	WorkBinary string
+	// WorkConcurrency adds a second queue:work row at this --concurrency; 0 leaves it out.
+	WorkConcurrency int
 	Progress     func(format string, args ...any)
 	Logger       *slog.Logger // the Go workers' log; nil discards it
 }
@@ -127,6 +132,12 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 				rows = append(rows, env.run(ctx, RowBare, w))
 				if d.Dialect == laravel.Postgres {
 					rows = append(rows, env.run(ctx, RowBarePK, w))
+				}
+			}
+			if p.WorkBinary != "" {
+				rows = append(rows, env.run(ctx, WorkRowName(0), w))
+				if p.WorkConcurrency > 0 {
+					rows = append(rows, env.run(ctx, WorkRowName(p.WorkConcurrency), w))
 				}
 			}
 			for _, s := range p.Strategies {
@@ -217,6 +228,8 @@ type protocol struct {
 	worker  []int32
 	unique  sync.Map
 	nUnique atomic.Int64
+	// external counts the executions that processes of their own report, which record no starts here.
+	external atomic.Int64
 }
 
 func newProtocol(capacity int) *protocol {

@@ -11,9 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -57,7 +54,7 @@ func (e *env) phpEnv(storage string) ([]string, error) {
 	return env, nil
 }
 
-// drainPHP runs n `php artisan queue:work database` processes on the table until it is empty, then
+// drainPHP runs n `php artisan queue:work database` processes on the table until it is drained, then
 // stops them with SIGTERM as a supervisor would. Their peak RSS is summed.
 func (e *env) drainPHP(n int) drainer {
 	return func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (laravel.ConnStats, float64, error) {
@@ -73,72 +70,41 @@ func (e *env) drainPHP(n int) drainer {
 		if _, err := os.Stat(artisan); err != nil {
 			return stats, 0, fmt.Errorf("%w: %s: %v; point --php-app at the Laravel application (testdata/laravel)", ErrParams, artisan, err)
 		}
-		storage, err := os.MkdirTemp("", "artisan-go-bench-php-")
+		storage, env, err := e.appEnvDir("artisan-go-bench-php-")
 		if err != nil {
 			return stats, 0, err
 		}
 		defer os.RemoveAll(storage)
-		env, err := e.phpEnv(storage)
-		if err != nil {
-			return stats, 0, err
-		}
-		if err := os.WriteFile(filepath.Join(storage, ".env"), []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
-			return stats, 0, err
-		}
 		sleep := strconv.FormatFloat(e.p.Sleep.Seconds(), 'f', -1, 64)
 		cmds := make([]*exec.Cmd, n)
 		outs := make([]*bytes.Buffer, n)
-		ready()
 		for i := range cmds {
 			cmd := exec.CommandContext(ctx, e.p.PHPBinary, artisan, "queue:work", "database", "--sleep="+sleep, "--tries=1", "--memory=512")
 			cmd.Dir = app
 			cmd.Env = append(os.Environ(), env...)
 			outs[i] = &bytes.Buffer{}
 			cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-			cmd.WaitDelay = 30 * time.Second
-			if err := cmd.Start(); err != nil {
-				return stats, 0, fmt.Errorf("start %s queue:work: %w", e.p.PHPBinary, err)
-			}
 			cmds[i] = cmd
 		}
-		var wg sync.WaitGroup
-		exited := make([]error, n)
-		for i, cmd := range cmds {
-			wg.Add(1)
-			go func() { defer wg.Done(); exited[i] = cmd.Wait() }()
-		}
-		allExited := make(chan struct{})
-		go func() { wg.Wait(); close(allExited) }()
-		waitUntil(func() bool {
-			select {
-			case <-allExited:
-				return true // every worker died: nothing will drain the table
-			default:
-				return stop()
-			}
-		})
-		// Each process's own peak, read before it ends: the wait status's maxrss would also count the
-		// bench process's resident set, which Linux carries into a child's maxrss across exec.
-		var rss float64
-		for _, cmd := range cmds {
-			rss += processPeakRSS(strconv.Itoa(cmd.Process.Pid))
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-		}
-		wg.Wait()
-		for i, cmd := range cmds {
-			if exited[i] != nil && !cmd.ProcessState.Exited() {
-				continue // ended by the signal
-			}
-			if exited[i] != nil {
-				return stats, rss, fmt.Errorf("php queue:work: %v: %s", exited[i], lastLines(outs[i].String(), 5))
-			}
-		}
-		return stats, rss, nil
+		ready()
+		rss, err := runProcesses(ctx, cmds, func(i int) string { return outs[i].String() }, stop)
+		return stats, rss, err
 	}
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+// appEnvDir makes a temporary directory holding a .env file of phpEnv's settings, for PHP's
+// application and artisan-go's --env-file alike, and returns it with the settings.
+func (e *env) appEnvDir(prefix string) (dir string, env []string, err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	if env, err = e.phpEnv(dir); err == nil {
+		err = os.WriteFile(filepath.Join(dir, ".env"), []byte(strings.Join(env, "\n")+"\n"), 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, env, nil
 }

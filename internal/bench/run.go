@@ -53,6 +53,10 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		drain = e.drainBare(workers, false)
 	case RowBarePK:
 		drain = e.drainBare(workers, true)
+	case WorkRowName(0):
+		drain = e.drainWork(workers, 0)
+	case WorkRowName(e.p.WorkConcurrency):
+		drain = e.drainWork(workers, e.p.WorkConcurrency)
 	default:
 		drain = e.drainGo(name, workers)
 	}
@@ -71,6 +75,10 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 			pr = e.startProducer(rctx, pushQueue, proto)
 		}
 	}
+	// The clock stops when the last job's completion is committed, for every row alike: when no
+	// unfinished row is left in the table. Rows that record each start look only once every job has
+	// started; rows of other processes look all along.
+	external := name == RowPHP || strings.HasPrefix(name, RowWork)
 	var finished time.Duration
 	stop := func() bool {
 		if rctx.Err() != nil {
@@ -86,17 +94,15 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 				return false
 			}
 		}
-		var done bool
-		if name == RowPHP {
-			n, err := e.count(rctx, e.admin.Tables().Jobs)
-			done = err == nil && n == 0
-		} else {
-			done = int(proto.nUnique.Load()) >= e.p.Jobs
+		if !external && int(proto.nUnique.Load()) < e.p.Jobs {
+			return false
 		}
-		if done && finished == 0 {
-			finished = time.Since(proto.start)
+		left, err := e.admin.JobUnfinishedExists(rctx, &laravel.JobUnfinishedExistsParams{})
+		if err != nil || left {
+			return false
 		}
-		return done
+		finished = time.Since(proto.start)
+		return true
 	}
 	stats, rss, err := drain(rctx, proto, ready, stop)
 	if err != nil {
@@ -122,10 +128,15 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	if row.FailedInRows, err = e.count(ctx, e.admin.Tables().FailedJobs); err != nil {
 		return err
 	}
-	if name == RowPHP {
-		// PHP's Noop records nothing: what is gone from the table without a failure ran.
+	if external {
+		// PHP's Noop and queue:work's builtin no-op record nothing: what is gone from the table without
+		// a failure ran. queue:work counts its own executions, so its duplicates show.
 		row.Executions = e.p.Jobs - row.LeftInTable - row.FailedInRows
 		row.Lost = row.LeftInTable + row.FailedInRows
+		if name != RowPHP {
+			row.Duplicates = int(proto.external.Load()) - row.Executions
+			row.Executions = int(proto.external.Load())
+		}
 	} else {
 		execs, distinct, err := e.writeProtocol(ctx, proto)
 		if err != nil {
