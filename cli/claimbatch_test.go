@@ -21,3 +21,11 @@ func TestClaimBatchFollowsConcurrency(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolSizeFollowsConcurrencyUpToTheBound(t *testing.T) {
+	for _, tt := range []struct{ concurrency, want int }{{0, 3}, {1, 3}, {4, 6}, {6, maxPoolSize}, {256, maxPoolSize}} {
+		if got := poolSize(tt.concurrency); got != tt.want {
+			t.Errorf("poolSize(%d) = %d, want %d", tt.concurrency, got, tt.want)
+		}
+	}
+}

@@ -101,21 +101,26 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
 	}
-	log := newLogger(cfg.Log, stderr)
+	out := newLogWriter(stderr, cfg.Log.Flush)
+	log := newLogger(cfg.Log, out)
+	fatal := func(err error) int {
+		out.Close() // the log lines before the error come first
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	defer out.Close()
 	for _, warning := range cfg.Warnings() {
 		log.Warn(warning)
 	}
 	conn, err := openConn(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
-		return 1
+		return fatal(err)
 	}
 	defer conn.Close()
 	_, queueFlag := overrides["worker.queues"]
 	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
-		return 1
+		return fatal(err)
 	}
 	return status
 }
@@ -171,9 +176,19 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 			Jobs: cfg.Tables.Jobs, FailedJobs: cfg.Tables.FailedJobs, JobBatches: cfg.Tables.JobBatches,
 			Cache: cfg.Tables.Cache, CacheLocks: cfg.Tables.CacheLocks,
 		},
-		CachePrefix: cfg.Cache.Prefix,
+		CachePrefix:  cfg.Cache.Prefix,
+		MaxOpenConns: poolSize(cfg.Worker.Concurrency),
 	})
 }
+
+// maxPoolSize bounds a worker's database connections whatever its concurrency: claims and grouped
+// completions need a few, and sixteen processes stay below a default MariaDB's 151 connections.
+const maxPoolSize = 8
+
+// poolSize is the connection pool of a worker running concurrency jobs at once: one connection per
+// job and two more (a claim, a renewal), up to maxPoolSize. Completions that find every connection
+// busy wait for one, as they would wait for the server's own locks.
+func poolSize(concurrency int) int { return min(max(concurrency, 1)+2, maxPoolSize) }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {

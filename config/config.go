@@ -148,10 +148,12 @@ type Worker struct {
 	Name string `mapstructure:"name"`
 	// Force runs the worker while the application is in maintenance mode (--force). Default false.
 	Force bool `mapstructure:"force"`
-	// Concurrency is how many jobs run at once in this process. Default 1: one `queue:work` process
-	// runs one job at a time, and job code written for PHP has never run concurrently with itself in
-	// one process (ordering within a queue, shared connections, external commands that are heavy), so
-	// more is an explicit choice.
+	// Concurrency is how many jobs run at once in this process, each on a goroutine of its own.
+	// Default DefaultConcurrency (256): one process drains a busy queue without help, and its claims
+	// (which follow the concurrency, see ClaimBatch) carry enough rows per commit for servers that flush
+	// every commit. Set 1 for Laravel's behaviour, one job at a time per process: job code ported from
+	// PHP that relies on never running beside itself (ordering within a queue, a shared resource, an
+	// external command that is heavy) needs it, or a lower number.
 	Concurrency int `mapstructure:"concurrency"`
 	// RetryAfter is the connection's retry_after: a job reserved longer than this is handed to another
 	// worker. It must be what the PHP application's config/queue.php says. DB_QUEUE_RETRY_AFTER.
@@ -260,7 +262,18 @@ type Log struct {
 	Format string `mapstructure:"format"`
 	// Level is "debug", "info" (default), "warn" or "error".
 	Level string `mapstructure:"level"`
+	// Flush is how long log lines may wait in memory before they are written out together, so that a
+	// busy worker does not pay a write system call for each of its two lines per job. Lines are also
+	// written when the buffer fills and when the process stops. Default DefaultLogFlush (200ms);
+	// 0 writes every line at once.
+	Flush time.Duration `mapstructure:"flush"`
 }
+
+// DefaultConcurrency is worker.concurrency when nothing sets it.
+const DefaultConcurrency = 256
+
+// DefaultLogFlush is log.flush when nothing sets it.
+const DefaultLogFlush = 200 * time.Millisecond
 
 // DefaultQueue returns the connection's default queue, queue.connections.<connection>.queue in
 // Laravel: DB_QUEUE (from the .env file or the environment), or "default". Laravel pushes a job that
@@ -305,7 +318,7 @@ func Default() Config {
 			Backoff:     []int{0},
 			MemoryMB:    128,
 			Name:        "default",
-			Concurrency: 1,
+			Concurrency: DefaultConcurrency,
 			RetryAfter:  90 * time.Second,
 		},
 		App: App{
@@ -325,6 +338,6 @@ func Default() Config {
 		},
 		Failed:    Failed{Driver: "database-uuids"},
 		Unhandled: "leave",
-		Log:       Log{Format: "text", Level: "info"},
+		Log:       Log{Format: "text", Level: "info", Flush: DefaultLogFlush},
 	}
 }

@@ -31,7 +31,7 @@ func TestLoadPrecedence(t *testing.T) {
 		host        string
 		retry       time.Duration
 	}{
-		{"defaults only", layers{}, 1, "127.0.0.1", 90 * time.Second},
+		{"defaults only", layers{}, DefaultConcurrency, "127.0.0.1", 90 * time.Second},
 		{".env over defaults", layers{dotenv: true}, 2, "dotenv-host", 10 * time.Second},
 		{"YAML over .env", layers{dotenv: true, yaml: true}, 3, "yaml-host", 20 * time.Second},
 		{"YAML alone", layers{yaml: true}, 3, "yaml-host", 20 * time.Second},
@@ -153,6 +153,7 @@ routes:
 log:
   format: json
   level: debug
+  flush: 50ms
 `
 	cfg, err := Load(LoadParams{ConfigFile: writeFile(t, dir, "c.yaml", yaml)})
 	if err != nil {
@@ -179,7 +180,7 @@ log:
 		{Class: `App\Jobs\Ping`, Builtin: "noop"},
 		{Class: `App\Jobs\One`, Exec: []string{"/bin/true"}},
 	}
-	want.Log = Log{Format: "json", Level: "debug"}
+	want.Log = Log{Format: "json", Level: "debug", Flush: 50 * time.Millisecond}
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}

@@ -49,6 +49,7 @@ func TestValidateErrors(t *testing.T) {
 		{"claim batch negative", func(c *Config) { c.Worker.ClaimBatch = -1 }, "worker.claim_batch", []string{"ARTISAN_GO_WORKER_CLAIM_BATCH", "outside 0..1000"}},
 		{"claim batch too large", func(c *Config) { c.Worker.ClaimBatch = 5000 }, "worker.claim_batch", []string{"outside 0..1000"}},
 		{"concurrency zero", func(c *Config) { c.Worker.Concurrency = 0 }, "worker.concurrency", []string{"ARTISAN_GO_WORKER_CONCURRENCY", "less than 1"}},
+		{"log flush negative", func(c *Config) { c.Log.Flush = -time.Second }, "log.flush", []string{"ARTISAN_GO_LOG_FLUSH", "outside"}},
 		{"retry_after zero", func(c *Config) { c.Worker.RetryAfter = 0 }, "worker.retry_after", []string{"DB_QUEUE_RETRY_AFTER", "not positive"}},
 		{"bad strategy", func(c *Config) { c.Worker.Strategy = "Skip Locked" }, "worker.strategy", []string{"not a strategy name"}},
 		{"unknown cipher", func(c *Config) { c.App.Cipher = "AES-512-CBC" }, "app.cipher", []string{"APP_CIPHER", "unknown cipher"}},
