@@ -23,7 +23,7 @@ func (c *Conn) JobUnfinishedExists(ctx context.Context, p *JobUnfinishedExistsPa
 		where, args = "queue = ? and "+where, []any{p.Queue, MarkedReservedAt}
 	}
 	var one int
-	err := c.db.QueryRowContext(ctx, c.Rebind("select 1 from "+c.Q(c.tables.Jobs)+" where "+where+" limit 1"), args...).Scan(&one)
+	err := c.db.QueryRowContext(ctx, c.d.rebind("select 1 from "+c.d.quote(c.tables.Jobs)+" where "+where+" limit 1"), args...).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
