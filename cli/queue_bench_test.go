@@ -97,6 +97,29 @@ func TestQueueBenchWorkRows(t *testing.T) {
 	}
 }
 
+// TestQueueBenchPeers runs River and graphile-worker from internal/bench/peers on PostgreSQL beside the
+// batch strategy: each peer ran every job once on the common clock.
+func TestQueueBenchPeers(t *testing.T) {
+	pg := testenv.Postgres(t)
+	for _, tool := range []string{"go", "node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(t, "%s is not on PATH: install it to run the peers (River needs go, graphile-worker node and npm)", tool)
+		}
+	}
+	r := runBench(t, "--db", "pgsql", "--pgsql-dsn", pg.DSN, "--jobs", "300", "--workers", "2", "--strategies", "batch",
+		"--bare=false", "--work-binary", "", "--peers", "--peers-dir", "../internal/bench/peers")
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, row.Strategy)
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 300 || row.JobsPerSec <= 0 {
+			t.Errorf("row %+v: want 300 executions, 0 lost, 0 duplicates", row)
+		}
+	}
+	if want := []string{"batch", bench.RowRiver, bench.RowGraphile}; !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
+
 // runBench runs queue:bench with args, quietly and as JSON, and returns its report; it fails the test
 // unless the exit status is 0.
 func runBench(t *testing.T, args ...string) bench.Report {

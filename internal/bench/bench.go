@@ -65,8 +65,11 @@ type Params struct {
 	WorkBinary string
 	// WorkConcurrency adds a second queue:work row at this --concurrency; 0 leaves it out.
 	WorkConcurrency int
-	Progress     func(format string, args ...any)
-	Logger       *slog.Logger // the Go workers' log; nil discards it
+	// PeersDir is internal/bench/peers of the source tree: on PostgreSQL, River and graphile-worker
+	// burn down the same number of jobs at each worker count. Empty leaves them out.
+	PeersDir string
+	Progress func(format string, args ...any)
+	Logger   *slog.Logger // the Go workers' log; nil discards it
 }
 
 // Row is the measurement of one strategy at one worker count on one database.
@@ -117,10 +120,18 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 	r := &Report{Started: time.Now().UTC(), Servers: map[string]string{}}
 	r.Host, _ = os.Hostname()
 	r.Params.Jobs, r.Params.Rate, r.Params.Concurrency, r.Params.Batch, r.Params.LegacyIndex = p.Jobs, p.Rate, p.Concurrency, p.Batch, p.LegacyIndex
+	var pe *peers
 	for _, d := range p.Databases {
 		env, err := prepare(ctx, d, p)
 		if err != nil {
 			return r, err
+		}
+		if p.PeersDir != "" && env.d.Dialect == laravel.Postgres && pe == nil {
+			if pe, err = preparePeers(ctx, p.PeersDir, p.Progress); err != nil {
+				env.close()
+				return r, err
+			}
+			defer pe.close()
 		}
 		r.Servers[string(d.Dialect)] = env.version
 		var rows []Row
@@ -142,6 +153,9 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 			}
 			for _, s := range p.Strategies {
 				rows = append(rows, env.run(ctx, s, w))
+			}
+			if pe != nil && env.d.Dialect == laravel.Postgres {
+				rows = append(rows, env.runPeer(ctx, pe, RowRiver, w), env.runPeer(ctx, pe, RowGraphile, w))
 			}
 		}
 		env.close()

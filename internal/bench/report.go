@@ -49,7 +49,32 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	for _, row := range r.Rows {
+		if (row.Strategy == RowRiver || row.Strategy == RowGraphile) && row.Error == "" && row.JobsPerSec > 0 {
+			if ours := r.bestAt(row.Database, row.Workers); ours != nil {
+				fmt.Fprintf(w, "%s, %d workers: best Go row %s, %.0f jobs/s, %.2f× %s (%.0f jobs/s)\n", row.Database, row.Workers,
+					ours.Strategy, ours.JobsPerSec, ours.JobsPerSec/row.JobsPerSec, row.Strategy, row.JobsPerSec)
+			}
+		}
+	}
 	return nil
+}
+
+// bestAt returns the fastest clean Go row of a database at a worker count.
+func (r *Report) bestAt(db string, workers int) *Row {
+	var best *Row
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		switch row.Strategy {
+		case RowPHP, RowBare, RowBarePK, RowRiver, RowGraphile:
+			continue
+		}
+		if row.Database == db && row.Workers == workers && row.Error == "" && row.Lost == 0 && row.Duplicates == 0 &&
+			(best == nil || row.JobsPerSec > best.JobsPerSec) {
+			best = row
+		}
+	}
+	return best
 }
 
 func orDash(n int) string {
@@ -95,6 +120,7 @@ func (r *Report) best(db string) (best, php, bare, barePK *Row) {
 			if barePK == nil || row.JobsPerSec > barePK.JobsPerSec {
 				barePK = row
 			}
+		case RowRiver, RowGraphile:
 		default:
 			if row.Lost == 0 && row.Duplicates == 0 && (best == nil || row.JobsPerSec > best.JobsPerSec) {
 				best = row
