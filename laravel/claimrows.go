@@ -121,7 +121,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 				return err
 			})
 		default:
-			jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
+			jobs, _, err = casClaim(ctx, c, p, where, args, limit, limit, false, false)
 		}
 		return err
 	})
@@ -199,8 +199,8 @@ func (r *rowClaimer) claimReturning(ctx context.Context, ex sqlx.ExtContext, p *
 func (r *rowClaimer) claimReturningSQL(where string, limit int) string {
 	c := r.c
 	lock := ""
-	if c.lock != "" {
-		lock = " " + c.lock
+	if c.claimLock != "" {
+		lock = " " + c.claimLock
 	}
 	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
 		c.Q(c.tables.Jobs), c.d.least(), c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
@@ -216,7 +216,7 @@ func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, li
 // LOCKED, then UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
 func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
 	c := r.c
-	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.Q(c.tables.Jobs), where, limit, c.lock)
+	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.Q(c.tables.Jobs), where, limit, c.claimLock)
 	rows, err := tx.QueryxContext(ctx, sel, args...)
 	if err != nil {
 		return nil, err
@@ -264,9 +264,11 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 // attempts value it read (and the version column, withVersion), checked by the affected row count. A
 // PHP worker's locking select and this update exclude each other on the row itself: whichever commits
 // first changes reserved_at and attempts, and the other's predicate no longer matches. The head of the
-// window is tried first, so a lone claimer keeps FIFO order; the rest are tried in random order so
-// that racing claimers spread out instead of colliding on the same row. Rows are returned in id order.
-func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion bool) ([]*Job, error) {
+// window is tried first, so a lone claimer keeps FIFO order, unless spread says claimers race (then
+// every row is tried in random order); the rest are tried in random order so that racing claimers
+// spread out instead of colliding on the same row, each collision being a wait for the winner's row
+// lock. Rows are returned in id order, with the number of races lost.
+func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread bool) ([]*Job, int, error) {
 	cols := jobColumns
 	if withVersion {
 		cols += ", version"
@@ -279,15 +281,19 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ?" + set +
 		" where id = ? and attempts = ?" + fence + " and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	var out []*Job
+	lost := 0
 	for round := 0; round < 3 && len(out) < limit; round++ {
 		cands, err := selectCandidates(ctx, c, sel, args, withVersion)
 		if err != nil {
-			return out, err
+			return out, lost, err
 		}
 		if len(cands) == 0 {
 			break
 		}
 		order := append([]*Job{cands[0]}, shuffled(cands[1:])...)
+		if spread {
+			order = shuffled(cands)
+		}
 		lostRace := false
 		for _, j := range order {
 			if len(out) >= limit {
@@ -301,10 +307,11 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			uargs = append(uargs, p.Now, p.Now-p.RetryAfter)
 			res, err := c.db.ExecContext(ctx, upd, uargs...)
 			if err != nil {
-				return out, c.translate(err)
+				return out, lost, c.translate(err)
 			}
 			if n, err := res.RowsAffected(); err != nil || n != 1 {
 				lostRace = true
+				lost++
 				continue
 			}
 			j.Attempts, j.ReservedAt = attempts, p.Now
@@ -318,7 +325,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 		}
 	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
-	return out, nil
+	return out, lost, nil
 }
 
 // selectCandidates reads candidate rows without locks.

@@ -44,8 +44,10 @@ type OpenParams struct {
 	// ServerVersion overrides the version the server reports, as Laravel's `version` connection key
 	// does; it decides the pop lock (see PopLock).
 	ServerVersion string
-	// ForceForUpdate makes claims use plain FOR UPDATE even where Laravel would use SKIP LOCKED, as a
-	// Laravel before 6.14 (or with an old server) does.
+	// ForceForUpdate makes Laravel's own claim (Lock, the delete-retry strategy) use plain FOR UPDATE
+	// even where the server has SKIP LOCKED, as a Laravel before 6.14 does. The other strategies still
+	// claim with what the server offers, which is safe beside such claims: both lock the rows they
+	// take, one waiting for the other's and the other skipping them.
 	ForceForUpdate bool
 
 	// CachePrefix is prepended to every cache and cache_locks key (cache.prefix, e.g. "laravel_cache").
@@ -71,7 +73,8 @@ type Conn struct {
 	tables      Tables
 	version     string
 	engine      string
-	lock        string // the pop lock clause, "" on SQLite
+	lock        string // Laravel's pop lock clause, "" on SQLite
+	claimLock   string // the server's best pop lock, for the strategies' own claims (see ForceForUpdate)
 	cachePrefix string
 	clock       func() time.Time
 	where       string // host and database, for messages
@@ -139,11 +142,12 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if p.ServerVersion != "" {
 		c.version = p.ServerVersion
 	}
-	c.engine, c.lock = d.popLock(c.version)
+	c.engine, c.claimLock = d.popLock(c.version)
+	c.lock = c.claimLock
 	if p.ForceForUpdate && c.lock != "" {
 		c.lock = "for update"
 	}
-	c.caps = d.capabilities(c.engine, c.lock)
+	c.caps = d.capabilities(c.engine, c.claimLock)
 	return c, nil
 }
 
