@@ -16,7 +16,8 @@ func init() {
 
 // deleteRetry is Laravel's own claim: in one transaction, select the first available row with the pop
 // lock (plain FOR UPDATE or SKIP LOCKED by server version; BEGIN IMMEDIATE on SQLite), then mark it
-// reserved with attempts computed in Go. Completions are fenced and retried on deadlock.
+// reserved with attempts computed in Go. Completions are fenced and retried on deadlock. On MySQL and
+// MariaDB the transaction runs at READ COMMITTED.
 type deleteRetry struct {
 	Fenced
 }
@@ -50,7 +51,10 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 	sel, args := c.AvailableJobsSQL(p, exclude, 1, c.lock)
 	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ? where id = ?")
 	var claimed *Job
-	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+	// The claim's own isolation (READ COMMITTED on MySQL and MariaDB): the same row is selected and
+	// locked as under PHP's REPEATABLE READ, without the gap locks that make claimers wait for each
+	// other and for inserts, and deadlock with them, as workers are added.
+	err := c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 		rows, err := tx.QueryxContext(ctx, sel, args...)
 		if err != nil {
 			return err
