@@ -3,11 +3,18 @@ package laravel
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 )
 
 // OptimisticWindow is how many available rows the optimistic strategy reads per claim beyond those it
 // was asked for; racing claimers pick among them at random.
 const OptimisticWindow = 8
+
+// optimisticSpread is how many times wider the window of a claim is, beyond its limit, while the
+// queue's last claim lost a race: many workers then read the same head of the queue, and each lost
+// race costs a wait for the winner's row lock, so they pick at random from a wider window instead of
+// all trying the first row.
+const optimisticSpread = 4
 
 func init() {
 	RegisterStrategy("optimistic", func(c *Conn, p QueueParams) (Queue, error) {
@@ -21,7 +28,8 @@ func init() {
 // incremented too, which also fences out writers that reset attempts.
 type optimistic struct {
 	Fenced
-	version columnProbe
+	version   columnProbe
+	contended atomic.Bool // the last claim lost a race
 }
 
 // Strategy returns "optimistic".
@@ -35,7 +43,12 @@ func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 	}
 	limit := max(p.Limit, 1)
 	where, args := claimWhere(p, p.ExcludeIDs, 0)
-	jobs, err := casClaim(ctx, q.C, p, where, args, limit, limit+OptimisticWindow, withVersion)
+	window, spread := limit+OptimisticWindow, q.contended.Load()
+	if spread {
+		window = optimisticSpread*limit + optimisticSpread*OptimisticWindow
+	}
+	jobs, lost, err := casClaim(ctx, q.C, p, where, args, limit, window, withVersion, spread)
+	q.contended.Store(lost > 0)
 	if err != nil {
 		if len(jobs) > 0 {
 			return jobs, nil // the claimed rows must reach the worker; the next call sees the error
