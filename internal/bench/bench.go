@@ -92,6 +92,8 @@ type Row struct {
 	Error        string  `json:"error,omitempty"`
 	LeftInTable  int     `json:"left_in_table"`
 	FailedInRows int     `json:"failed_jobs"`
+	// Note says what a row's processes chose for themselves, such as queue:work's claim strategy.
+	Note string `json:"note,omitempty"`
 }
 
 // Report is a whole run.
@@ -244,6 +246,8 @@ type protocol struct {
 	nUnique atomic.Int64
 	// external counts the executions that processes of their own report, which record no starts here.
 	external atomic.Int64
+	// note is what those processes chose for themselves (the claim strategy), for the row.
+	note string
 }
 
 func newProtocol(capacity int) *protocol {

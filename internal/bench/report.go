@@ -24,6 +24,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%d\t%s\t%d\t%s\t%d/%d\t%s\t%s\t%.0f\t", row.Database, row.Strategy, row.Workers,
 			row.Jobs, row.JobsPerSec, row.Executions, orDash(row.Duplicates), row.Lost, orDash(row.MaxReorder), row.Deadlocks, row.Retried,
 			msOrDash(row.P50Millis), msOrDash(row.P99Millis), row.PeakRSSMB)
+		if row.Note != "" {
+			fmt.Fprintf(tw, " %s", row.Note)
+		}
 		if row.Error != "" {
 			fmt.Fprintf(tw, " error: %s", row.Error)
 		}

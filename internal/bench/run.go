@@ -122,6 +122,7 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	row.JobsPerSec = float64(e.p.Jobs) / row.Seconds
 	row.Deadlocks, row.Retried = stats.Deadlocks, stats.Retries
 	row.PeakRSSMB = rss
+	row.Note = proto.note
 	if row.LeftInTable, err = e.count(ctx, e.admin.Tables().Jobs); err != nil {
 		return err
 	}

@@ -28,8 +28,12 @@ func WorkRowName(concurrency int) string {
 // binary needs to run them.
 const workRouteConfig = "routes:\n  - class: App\\Jobs\\Noop\n    builtin: noop\n"
 
-// stoppedRE reads the counts from the line queue:work logs when it stops.
-var stoppedRE = regexp.MustCompile(`msg="artisan-go worker stopped".* processed=(\d+).* lost=(\d+)`)
+// stoppedRE reads the counts from the line queue:work logs when it stops, startedRE the claim strategy
+// and claim size it chose when it started.
+var (
+	stoppedRE = regexp.MustCompile(`msg="artisan-go worker stopped".* processed=(\d+).* lost=(\d+)`)
+	startedRE = regexp.MustCompile(`msg="artisan-go worker starting".* strategy=(\S+).* concurrency=(\d+) claim_batch=(\d+)`)
+)
 
 // drainWork runs n `artisan-go queue:work database` processes of Params.WorkBinary, as a user runs
 // them: the application's .env, a configuration that only routes App\Jobs\Noop to the builtin no-op
@@ -60,8 +64,10 @@ func (e *env) drainWork(n, concurrency int) drainer {
 				args = append(args, "--concurrency", strconv.Itoa(concurrency))
 			}
 			cmd := exec.CommandContext(ctx, e.p.WorkBinary, args...)
-			// The bench's own DSN wins over the .env's parts: it may name a schema or file options.
-			cmd.Env = append(os.Environ(), "ARTISAN_GO_DB_DSN="+e.d.DSN)
+			// The bench's own DSN wins over the .env's parts: it may name a schema or file options. The
+			// log stays at its default level and format, whatever the environment says, so that the
+			// start and stop lines can be read.
+			cmd.Env = append(os.Environ(), "ARTISAN_GO_DB_DSN="+e.d.DSN, "ARTISAN_GO_LOG_LEVEL=info", "ARTISAN_GO_LOG_FORMAT=text")
 			logs[i] = filepath.Join(dir, fmt.Sprintf("worker-%d.log", i))
 			f, err := os.Create(logs[i])
 			if err != nil {
@@ -75,6 +81,9 @@ func (e *env) drainWork(n, concurrency int) drainer {
 		ready()
 		rss, err := runProcesses(ctx, cmds, output, stop)
 		for i := range cmds {
+			if m := startedRE.FindStringSubmatch(output(i)); m != nil && proto.note == "" {
+				proto.note = fmt.Sprintf("strategy %s, concurrency %s, claim batch %s", m[1], m[2], m[3])
+			}
 			m := stoppedRE.FindStringSubmatch(output(i))
 			if m == nil {
 				continue // stopped while it started, before it claimed anything
