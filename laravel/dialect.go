@@ -82,6 +82,9 @@ type dialect interface {
 	classify(err error) errClass
 	// batchReason says why the batch strategy suits this server, for the start-up log.
 	batchReason(engine, version string) string
+	// cleanup reads what holds back the removal of deleted rows (see CleanupStatus); nil where
+	// nothing can (SQLite).
+	cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error)
 }
 
 // capabilities are the facts about a server that strategies choose by.

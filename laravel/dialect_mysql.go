@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
@@ -185,4 +186,27 @@ func (mysqlDialect) classify(err error) errClass {
 
 func (mysqlDialect) batchReason(engine, version string) string {
 	return engine + " " + version + " has SKIP LOCKED: batched claims in READ COMMITTED transactions"
+}
+
+// cleanup reads the oldest open InnoDB transaction (other than this session's) and the history list
+// length: undo records of every table that purge cannot remove while that transaction's read view may
+// need them, deleted jobs rows among them.
+func (mysqlDialect) cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error) {
+	s := &CleanupStatus{DeadRowsKind: "InnoDB history list length"}
+	var age int64
+	err := c.db.QueryRowContext(ctx, `select trx_mysql_thread_id, timestampdiff(microsecond, trx_started, now(6)), coalesce(trx_state, '')
+		from information_schema.innodb_trx where trx_mysql_thread_id <> connection_id() order by trx_started limit 1`).Scan(&s.OldestPID, &age, &s.OldestState)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, err
+	default:
+		s.OldestAge = time.Duration(age) * time.Microsecond
+		s.End = fmt.Sprintf("kill %d", s.OldestPID)
+	}
+	err = c.db.QueryRowContext(ctx, "select count from information_schema.innodb_metrics where name = 'trx_rseg_history_len'").Scan(&s.DeadRows)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	return s, err
 }

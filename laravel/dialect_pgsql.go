@@ -230,3 +230,24 @@ func (pgsqlDialect) classify(err error) errClass {
 func (pgsqlDialect) batchReason(engine, version string) string {
 	return "PostgreSQL " + version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound"
 }
+
+// cleanup reads the oldest open transaction of the database (other than this session's) and the
+// jobs table's dead tuples, which vacuum cannot remove while that transaction's snapshot may see them.
+func (pgsqlDialect) cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error) {
+	s := &CleanupStatus{DeadRowsKind: "dead tuples in " + c.tables.Jobs}
+	var age float64
+	err := c.db.QueryRowContext(ctx, `select pid, extract(epoch from now() - xact_start), coalesce(state, '')
+		from pg_stat_activity where xact_start is not null and pid <> pg_backend_pid() and datname = current_database()
+		order by xact_start limit 1`).Scan(&s.OldestPID, &age, &s.OldestState)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, err
+	default:
+		s.OldestAge = time.Duration(age * float64(time.Second))
+		s.End = fmt.Sprintf("select pg_terminate_backend(%d)", s.OldestPID)
+	}
+	err = c.db.QueryRowContext(ctx, "select coalesce(sum(n_dead_tup), 0) from pg_stat_user_tables where relname = $1 and schemaname = any(current_schemas(false))",
+		c.tables.Jobs).Scan(&s.DeadRows)
+	return s, err
+}

@@ -190,3 +190,7 @@ func (sqliteDialect) classify(err error) errClass {
 func (sqliteDialect) batchReason(engine, version string) string {
 	return "SQLite: one UPDATE … RETURNING claims a batch under the database write lock"
 }
+
+// cleanup is nil: SQLite's writers hold the whole database, and no reader holds back the removal of
+// deleted rows.
+func (sqliteDialect) cleanup(context.Context, *Conn) (*CleanupStatus, error) { return nil, nil }

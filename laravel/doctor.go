@@ -113,7 +113,14 @@ type DoctorParams struct {
 	// RetryAfter is the connection's retry_after; Timeout is the longest job timeout (--timeout or a
 	// job's $timeout). Zero skips the check.
 	RetryAfter, Timeout time.Duration
+	// LongTransaction is the age from which an open transaction is reported because it holds back
+	// the removal of deleted jobs rows; 0 skips the check.
+	LongTransaction time.Duration
 }
+
+// DefaultLongTransaction is the LongTransaction queue:doctor checks with: a transaction open this
+// long lets thousands of deleted rows of a busy queue pile up.
+const DefaultLongTransaction = time.Minute
 
 // StrategyColumns lists the columns a strategy uses when the table has them, and what each is for.
 var StrategyColumns = map[string][]struct{ Name, Why string }{
@@ -129,7 +136,8 @@ func NeedsFix(fs []Finding) bool {
 // Diagnose inspects the jobs table and reports, each with its fix: Laravel 5.4's composite
 // (queue, reserved_at) index and other composite indexes known to deadlock with concurrent claims, a
 // missing queue index, an invalid index, the attempts column's limit, columns the strategy would use,
-// and a retry_after that is not longer than the longest job timeout.
+// a transaction open long enough to hold back the removal of deleted rows, and a retry_after that is
+// not longer than the longest job timeout.
 func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	t, err := InspectJobs(ctx, c)
 	if errors.Is(err, ErrMissingTable) {
@@ -191,6 +199,9 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 			add("strategy-column", SeverityWarning, "artisan-go queue:migrate-index --strategy "+strategy,
 				"strategy %s works without a %s column, but one %s", strategy, col.Name, col.Why)
 		}
+	}
+	if err := c.diagnoseCleanup(ctx, p, add); err != nil {
+		return nil, err
 	}
 	if p.RetryAfter > 0 && p.Timeout > 0 && p.RetryAfter <= p.Timeout {
 		add("retry-after", SeverityError, fmt.Sprintf("set retry_after in config/queue.php (DB_QUEUE_RETRY_AFTER) above the longest timeout, e.g. %d", int((p.Timeout+30*time.Second)/time.Second)),

@@ -3,6 +3,7 @@ package laravel_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,6 +134,45 @@ func TestDoctorMissingTable(t *testing.T) {
 		fs, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{})
 		if err != nil || len(fs) != 1 || fs[0].Code != "missing-table" {
 			t.Fatalf("findings %+v, %v", fs, err)
+		}
+	})
+}
+
+// TestDoctorReportsLongTransaction holds a transaction open with a snapshot and asks the doctor to
+// report any transaction older than a nanosecond: on MariaDB and PostgreSQL it names a process and the
+// rows waiting for clean-up; SQLite has nothing to report.
+func TestDoctorReportsLongTransaction(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		other := queuetest.Open(t, s.Params)
+		tx, err := other.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var n int
+		if err := tx.QueryRowContext(ctx, "select count(*) from "+other.Q(other.Tables().Jobs)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := laravel.Diagnose(ctx, s.Conn, laravel.DoctorParams{LongTransaction: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var long *laravel.Finding
+		for i := range fs {
+			if fs[i].Code == "long-transaction" {
+				long = &fs[i]
+			}
+		}
+		if db.Dialect == "sqlite" {
+			if long != nil {
+				t.Fatalf("SQLite reported %+v", long)
+			}
+			return
+		}
+		if long == nil || !strings.Contains(long.Message, "pid ") || !strings.Contains(long.Fix, "end it (") {
+			t.Fatalf("findings %+v: want a long-transaction finding naming a pid and how to end it", fs)
 		}
 	})
 }

@@ -1,0 +1,48 @@
+package laravel
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CleanupStatus is what holds back the server's removal of deleted jobs rows. A long transaction
+// keeps a snapshot that may still see them, so PostgreSQL's vacuum and InnoDB's purge leave them in
+// place, and every claim's index scan wades through them: a queue that churns slows down for as long
+// as that transaction stays open.
+type CleanupStatus struct {
+	OldestPID   int64         // the server process (PostgreSQL) or connection id (MySQL) of the oldest open transaction; 0 for none
+	OldestAge   time.Duration // how long it has been open
+	OldestState string        // what it is doing ("idle in transaction", "RUNNING", ...)
+	// DeadRows is how many removed row versions wait for clean-up: the jobs table's dead tuples on
+	// PostgreSQL, InnoDB's history list length (every table) on MySQL and MariaDB.
+	DeadRows     int64
+	DeadRowsKind string
+	End          string // the statement that ends the oldest transaction
+}
+
+// Cleanup reads the cleanup status of the server behind c; nil on SQLite, where nothing holds
+// deleted rows back.
+func (c *Conn) Cleanup(ctx context.Context) (*CleanupStatus, error) {
+	s, err := c.d.cleanup(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("read the oldest transaction and dead rows: %w", c.translate(err))
+	}
+	return s, nil
+}
+
+// diagnoseCleanup adds a finding for a transaction open longer than p.LongTransaction, with its
+// process and the rows waiting for clean-up.
+func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(code string, sev Severity, fix, format string, args ...any)) error {
+	if p.LongTransaction <= 0 {
+		return nil
+	}
+	s, err := c.Cleanup(ctx)
+	if err != nil || s == nil || s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
+		return err
+	}
+	add("long-transaction", SeverityWarning, "end it ("+s.End+") and fix the client that leaves it open; a statement or idle-in-transaction timeout on the server bounds such transactions",
+		"a transaction (pid %d, %s) has been open for %v: deleted jobs rows cannot be removed while it runs, so claims scan more and more of them (%s: %d)",
+		s.OldestPID, s.OldestState, s.OldestAge.Round(time.Second), s.DeadRowsKind, s.DeadRows)
+	return nil
+}
