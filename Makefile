@@ -29,4 +29,8 @@ bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet mach
 	$(BENCH) --db mysql,pgsql,sqlite --rate 200 --jobs 2000 --workers 4 --strategies batch,delete-retry --bare=false --work-binary "" > docs/bench-rate.json
 	tmp/artisan-go queue:bench --from docs/bench-batch.json,docs/bench-sqlite.json,docs/bench-others.json --plot docs/bench.svg > /dev/null
 
-.PHONY: help test lint bench demo bench-docs
+bench-long: ## Ten minutes per row beside a long transaction (--long-tx), MariaDB and PostgreSQL: about 40 minutes
+	go build -o tmp/artisan-go ./cmd/artisan-go
+	tmp/artisan-go queue:bench --db mysql,pgsql --long-tx --rate 200 --jobs 120000 --workers 4 --strategies batch,delete-retry --bare=false --work-binary ""
+
+.PHONY: help test lint bench demo bench-docs bench-long

@@ -120,6 +120,26 @@ func TestQueueBenchPeers(t *testing.T) {
 	}
 }
 
+// TestQueueBenchLongTx runs a steady churn beside a held snapshot on PostgreSQL and SQLite: every job
+// ran once, and the row has its first and last window, with PostgreSQL's dead tuples.
+func TestQueueBenchLongTx(t *testing.T) {
+	pg := testenv.Postgres(t)
+	lite := testenv.SQLite(t)
+	r := runBench(t, "--db", "sqlite,pgsql", "--pgsql-dsn", pg.DSN, "--sqlite-file", lite.DSN, "--rate", "400", "--jobs", "200",
+		"--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "", "--long-tx")
+	if len(r.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 200 || row.LongTx == nil || row.LongTx.WindowSeconds <= 0 {
+			t.Errorf("row %+v (long tx %+v): want 200 executions, 0 lost, 0 duplicates, long-transaction figures", row, row.LongTx)
+		}
+		if row.Database == "pgsql" && row.LongTx != nil && row.LongTx.DeadRowsKind == "" {
+			t.Errorf("pgsql row without dead tuples: %+v", row.LongTx)
+		}
+	}
+}
+
 // runBench runs queue:bench with args, quietly and as JSON, and returns its report; it fails the test
 // unless the exit status is 0.
 func runBench(t *testing.T, args ...string) bench.Report {
@@ -138,7 +158,7 @@ func runBench(t *testing.T, args ...string) bench.Report {
 
 func TestQueueBenchBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"--db", "oracle"}, {"--workers", "x"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
+		{"--db", "oracle"}, {"--workers", "x"}, {"--db", "sqlite", "--long-tx"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := Do(context.Background(), append([]string{"queue:bench"}, args...), nil, &stdout, &stderr); status != 2 || stderr.Len() == 0 {

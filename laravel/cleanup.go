@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -45,4 +46,24 @@ func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(cod
 		"a transaction (pid %d, %s) has been open for %v: deleted jobs rows cannot be removed while it runs, so claims scan more and more of them (%s: %d)",
 		s.OldestPID, s.OldestState, s.OldestAge.Round(time.Second), s.DeadRowsKind, s.DeadRows)
 	return nil
+}
+
+// HoldSnapshot opens a REPEATABLE READ transaction on its own connection and reads the jobs table in
+// it, so that the server keeps the snapshot (and every row version it may see) until release is
+// called: the long transaction that queue:bench --long-tx runs beside the workers, as a report or a
+// forgotten console session would. On SQLite it holds nothing.
+func (c *Conn) HoldSnapshot(ctx context.Context) (release func() error, err error) {
+	if !c.caps.RowLocks {
+		return func() error { return nil }, nil
+	}
+	tx, err := c.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, "select count(*) from "+c.d.quote(c.tables.Jobs)).Scan(&n); err != nil {
+		_ = tx.Rollback()
+		return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
+	}
+	return tx.Rollback, nil
 }

@@ -18,10 +18,7 @@ type JobUnfinishedExistsParams struct {
 // MarkedReservedAt). A worker's or a benchmark's drain is over, with every completion committed, once
 // it returns false. It reads one row at most, so it can be polled often while workers drain.
 func (c *Conn) JobUnfinishedExists(ctx context.Context, p *JobUnfinishedExistsParams) (bool, error) {
-	where, args := "(reserved_at is null or reserved_at <> ?)", []any{MarkedReservedAt}
-	if p != nil && p.Queue != "" {
-		where, args = "queue = ? and "+where, []any{p.Queue, MarkedReservedAt}
-	}
+	where, args := p.where()
 	var one int
 	err := c.db.QueryRowContext(ctx, c.d.rebind("select 1 from "+c.d.quote(c.tables.Jobs)+" where "+where+" limit 1"), args...).Scan(&one)
 	switch {
@@ -31,4 +28,23 @@ func (c *Conn) JobUnfinishedExists(ctx context.Context, p *JobUnfinishedExistsPa
 		return false, fmt.Errorf("look for unfinished jobs: %w", c.translate(err))
 	}
 	return true, nil
+}
+
+// JobUnfinishedCount counts the jobs JobUnfinishedExists looks for: the queue's depth, waiting and
+// running.
+func (c *Conn) JobUnfinishedCount(ctx context.Context, p *JobUnfinishedExistsParams) (int64, error) {
+	where, args := p.where()
+	var n int64
+	if err := c.db.QueryRowContext(ctx, c.d.rebind("select count(*) from "+c.d.quote(c.tables.Jobs)+" where "+where), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count unfinished jobs: %w", c.translate(err))
+	}
+	return n, nil
+}
+
+// where is the predicate of an unfinished job, with ? placeholders, and its arguments.
+func (p *JobUnfinishedExistsParams) where() (string, []any) {
+	if p != nil && p.Queue != "" {
+		return "queue = ? and (reserved_at is null or reserved_at <> ?)", []any{p.Queue, MarkedReservedAt}
+	}
+	return "(reserved_at is null or reserved_at <> ?)", []any{MarkedReservedAt}
 }

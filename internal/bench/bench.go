@@ -65,6 +65,9 @@ type Params struct {
 	WorkBinary string
 	// WorkConcurrency adds a second queue:work row at this --concurrency; 0 leaves it out.
 	WorkConcurrency int
+	// LongTx holds a REPEATABLE READ snapshot open on its own connection for the whole of each row
+	// (with Rate, a steady churn), and reports the first and last minute of the row (Row.LongTx).
+	LongTx bool
 	// PeersDir is internal/bench/peers of the source tree: on PostgreSQL, River and graphile-worker
 	// burn down the same number of jobs at each worker count. Empty leaves them out.
 	PeersDir string
@@ -94,6 +97,8 @@ type Row struct {
 	FailedInRows int     `json:"failed_jobs"`
 	// Note says what a row's processes chose for themselves, such as queue:work's claim strategy.
 	Note string `json:"note,omitempty"`
+	// LongTx has the figures of a row run beside a long transaction (Params.LongTx).
+	LongTx *LongTx `json:"long_tx,omitempty"`
 }
 
 // Report is a whole run.
@@ -188,6 +193,9 @@ func (p *Params) defaults() error {
 		if w < 1 {
 			return fmt.Errorf("%w: --workers %d: use counts of at least 1", ErrParams, w)
 		}
+	}
+	if p.LongTx && p.Rate <= 0 {
+		return fmt.Errorf("%w: --long-tx needs a steady churn: give --rate too, e.g. --rate 200 --jobs 120000 for ten minutes", ErrParams)
 	}
 	if p.Jobs < 1 {
 		return fmt.Errorf("%w: --jobs %d: use at least 1", ErrParams, p.Jobs)

@@ -69,10 +69,25 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	if err != nil {
 		return err
 	}
+	var depth *depthSampler
+	var release func() error
+	if e.p.LongTx {
+		if release, err = e.admin.HoldSnapshot(rctx); err != nil {
+			return err
+		}
+		defer func() {
+			if release != nil {
+				_ = release()
+			}
+		}()
+	}
 	ready := func() {
 		proto.start = time.Now()
 		if e.p.Rate > 0 {
 			pr = e.startProducer(rctx, pushQueue, proto)
+		}
+		if e.p.LongTx {
+			depth = e.sampleDepth(rctx, proto.start)
 		}
 	}
 	// The clock stops when the last job's completion is committed, for every row alike: when no
@@ -105,8 +120,21 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		return true
 	}
 	stats, rss, err := drain(rctx, proto, ready, stop)
+	if depth != nil {
+		depth.close()
+	}
 	if err != nil {
 		return err
+	}
+	if e.p.LongTx {
+		if st, err := e.admin.Cleanup(ctx); err == nil && st != nil {
+			row.LongTx = &LongTx{DeadRows: st.DeadRows, DeadRowsKind: st.DeadRowsKind}
+		}
+		err := release()
+		release = nil
+		if err != nil {
+			return err
+		}
 	}
 	if finished == 0 {
 		finished = time.Since(proto.start)
@@ -145,6 +173,13 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		}
 		row.Executions, row.Duplicates, row.Lost = execs, execs-distinct, e.p.Jobs-distinct
 		e.order(proto, ids, pr, row)
+		if e.p.LongTx && pr != nil && depth != nil {
+			lt := e.longTxFigures(proto, pr, depth, finished)
+			if row.LongTx != nil {
+				lt.DeadRows, lt.DeadRowsKind = row.LongTx.DeadRows, row.LongTx.DeadRowsKind
+			}
+			row.LongTx = lt
+		}
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w after %v with %d jobs left", errTimeout, e.p.Timeout, row.LeftInTable)

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// LongTx is a row's figures with a long transaction beside the workers (Params.LongTx): the first
+// and the last minute of the row compared (a quarter of the row when it is shorter than four minutes).
+type LongTx struct {
+	WindowSeconds float64 `json:"window_seconds"`
+	P99FirstMS    float64 `json:"p99_first_ms"` // available → started, jobs enqueued in the first window
+	P99LastMS     float64 `json:"p99_last_ms"`
+	DepthFirst    int64   `json:"depth_first"` // most unfinished jobs seen in the window
+	DepthLast     int64   `json:"depth_last"`
+	DeadRows      int64   `json:"dead_rows"` // rows waiting for clean-up at the end (see laravel.CleanupStatus)
+	DeadRowsKind  string  `json:"dead_rows_kind,omitempty"`
+}
+
+// depthSampler counts the unfinished jobs every second while a row runs.
+type depthSampler struct {
+	mu    sync.Mutex
+	at    []time.Duration
+	depth []int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func (e *env) sampleDepth(ctx context.Context, start time.Time) *depthSampler {
+	s := &depthSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			n, err := e.admin.JobUnfinishedCount(ctx, &laravel.JobUnfinishedExistsParams{})
+			if err == nil {
+				s.mu.Lock()
+				s.at, s.depth = append(s.at, time.Since(start)), append(s.depth, n)
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *depthSampler) close() {
+	close(s.stop)
+	<-s.done
+}
+
+// max returns the most unfinished jobs seen in [from, to).
+func (s *depthSampler) max(from, to time.Duration) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m int64
+	for i, at := range s.at {
+		if at >= from && at < to {
+			m = max(m, s.depth[i])
+		}
+	}
+	return m
+}
+
+// longTxFigures compares the first and last window of a row run at a steady rate.
+func (e *env) longTxFigures(proto *protocol, pr *producer, depth *depthSampler, total time.Duration) *LongTx {
+	w := min(time.Minute, total/4)
+	lt := &LongTx{WindowSeconds: w.Seconds()}
+	first := map[int64]int64{}
+	for i := range proto.len() {
+		id, at := proto.ids[i], proto.at[i]
+		if prev, ok := first[id]; !ok || at < prev {
+			first[id] = at
+		}
+	}
+	var early, late []float64
+	for id, enq := range pr.enqueued {
+		started, ok := first[id]
+		if !ok {
+			continue
+		}
+		ms := float64(started-enq) / 1e6
+		switch {
+		case time.Duration(enq) < w:
+			early = append(early, ms)
+		case time.Duration(enq) >= total-w:
+			late = append(late, ms)
+		}
+	}
+	p99 := func(v []float64) float64 {
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(v)
+		return percentile(v, 0.99)
+	}
+	lt.P99FirstMS, lt.P99LastMS = p99(early), p99(late)
+	lt.DepthFirst, lt.DepthLast = depth.max(0, w), depth.max(total-w, total+time.Second)
+	return lt
+}
