@@ -332,6 +332,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 	}
 
 	claimBackoff := time.Duration(0)
+	idle := idlePoll{max: w.cfg.Sleep}
 	for {
 		if ctx.Err() != nil {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
@@ -370,6 +371,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			sleepCtx(ctx, claimBackoff)
 		case claimed > 0:
 			claimBackoff = 0
+			idle.reset()
 			if w.cfg.Rest > 0 {
 				sleepCtx(ctx, w.cfg.Rest)
 			}
@@ -384,12 +386,37 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 				w.waitForCompletion(ctx)
 			}
 		default:
-			w.sleepOrSlot(ctx, w.cfg.Sleep)
+			w.sleepOrSlot(ctx, idle.next())
 		}
 		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0 && busy == 0); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
+}
+
+// idlePollMin is the first pause after a claim that found jobs came back empty. Jobs that arrive
+// one by one (dispatched at a steady rate) then start within milliseconds, where a full --sleep
+// would leave each of them waiting up to that long.
+const idlePollMin = 10 * time.Millisecond
+
+// idlePoll is the pause between claims that find nothing: idlePollMin after a claim that found jobs,
+// doubling with each empty claim up to --sleep, which an idle worker then polls at as Laravel's does.
+type idlePoll struct {
+	max, cur time.Duration
+}
+
+func (p *idlePoll) reset() { p.cur = 0 }
+
+func (p *idlePoll) next() time.Duration {
+	if p.cur == 0 {
+		p.cur = idlePollMin
+	} else {
+		p.cur *= 2
+	}
+	if p.cur >= p.max {
+		p.cur = p.max
+	}
+	return p.cur
 }
 
 // transient reports whether a database error is a lost race (deadlock victim, lock wait, SQLITE_BUSY)
