@@ -33,4 +33,9 @@ bench-long: ## Ten minutes per row beside a long transaction (--long-tx), MariaD
 	go build -o tmp/artisan-go ./cmd/artisan-go
 	tmp/artisan-go queue:bench --db mysql,pgsql --long-tx --rate 200 --jobs 120000 --workers 4 --strategies batch,delete-retry --bare=false --work-binary ""
 
-.PHONY: help test lint bench demo bench-docs bench-long
+RATES ?= 500 1000 2000
+bench-steady: ## Five minutes per row at each of RATES jobs/s, dispatched by 4 PHP processes: about 30 minutes per rate
+	go build -o tmp/artisan-go ./cmd/artisan-go
+	for r in $(RATES); do tmp/artisan-go queue:bench --db mysql,pgsql --rate $$r --jobs $$((r * 300)) --php-producers 4 --php --workers 1 --strategies batch --bare=false --work-concurrency 0 || exit 1; done
+
+.PHONY: help test lint bench demo bench-docs bench-long bench-steady

@@ -49,6 +49,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	workConcurrency := fs.Int("work-concurrency", 128, "also run the queue:work row at this --concurrency (0: only at its defaults)")
 	peersDir := fs.String("peers-dir", "internal/bench/peers", "River's Go module and graphile-worker's npm package, for --peers")
 	peersOn := fs.Bool("peers", false, "on PostgreSQL, add rows of River and graphile-worker burning down the same jobs (needs go and node; see --peers-dir)")
+	producers := fs.Int("php-producers", 0, "with --rate: dispatch from this many php artisan processes of --php-app instead of from the bench")
 	longTx := fs.Bool("long-tx", false, "hold a REPEATABLE READ snapshot open beside each row (with --rate) and compare the row's first and last minute")
 	bare := fs.Bool("bare", true, "add a bare batched claim+delete SQL loop row per worker count (the ceiling)")
 	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
@@ -80,7 +81,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, Timeout: *timeout,
-		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, LongTx: *longTx,
+		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, LongTx: *longTx, PHPProducers: *producers,
 	}
 	if *peersOn {
 		p.PeersDir = *peersDir

@@ -131,12 +131,30 @@ func TestQueueBenchLongTx(t *testing.T) {
 		t.Fatalf("%d rows, want 2", len(r.Rows))
 	}
 	for _, row := range r.Rows {
-		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 200 || row.LongTx == nil || row.LongTx.WindowSeconds <= 0 {
-			t.Errorf("row %+v (long tx %+v): want 200 executions, 0 lost, 0 duplicates, long-transaction figures", row, row.LongTx)
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 200 || row.Steady == nil || row.Steady.WindowSeconds <= 0 {
+			t.Errorf("row %+v (steady %+v): want 200 executions, 0 lost, 0 duplicates, long-transaction figures", row, row.Steady)
 		}
-		if row.Database == "pgsql" && row.LongTx != nil && row.LongTx.DeadRowsKind == "" {
-			t.Errorf("pgsql row without dead tuples: %+v", row.LongTx)
+		if row.Database == "pgsql" && row.Steady != nil && row.Steady.DeadRowsKind == "" {
+			t.Errorf("pgsql row without dead tuples: %+v", row.Steady)
 		}
+	}
+}
+
+// TestQueueBenchPHPProducers dispatches a steady rate from two PHP processes of the Laravel app on
+// SQLite: the batch strategy ran every job once, with pickup latencies from PHP's own insert times.
+func TestQueueBenchPHPProducers(t *testing.T) {
+	lite := testenv.SQLite(t)
+	if _, err := exec.LookPath("php"); err != nil {
+		testenv.Missing(t, "php is not on PATH: install php-cli (see README, Testing)")
+	}
+	r := runBench(t, "--db", "sqlite", "--sqlite-file", lite.DSN, "--rate", "200", "--jobs", "100", "--php-producers", "2",
+		"--php-app", "../testdata/laravel", "--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "")
+	if len(r.Rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(r.Rows))
+	}
+	row := r.Rows[0]
+	if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 100 || row.P99Millis < 0 || row.Steady == nil {
+		t.Fatalf("row %+v: want 100 executions, 0 lost, 0 duplicates, latencies and steady figures", row)
 	}
 }
 

@@ -65,8 +65,11 @@ type Params struct {
 	WorkBinary string
 	// WorkConcurrency adds a second queue:work row at this --concurrency; 0 leaves it out.
 	WorkConcurrency int
+	// PHPProducers, with Rate, dispatches the jobs from this many processes of the Laravel application
+	// instead of from the bench, each at its share of the rate.
+	PHPProducers int
 	// LongTx holds a REPEATABLE READ snapshot open on its own connection for the whole of each row
-	// (with Rate, a steady churn), and reports the first and last minute of the row (Row.LongTx).
+	// (with Rate, a steady churn); Row.Steady then also has the rows waiting for clean-up.
 	LongTx bool
 	// PeersDir is internal/bench/peers of the source tree: on PostgreSQL, River and graphile-worker
 	// burn down the same number of jobs at each worker count. Empty leaves them out.
@@ -97,8 +100,9 @@ type Row struct {
 	FailedInRows int     `json:"failed_jobs"`
 	// Note says what a row's processes chose for themselves, such as queue:work's claim strategy.
 	Note string `json:"note,omitempty"`
-	// LongTx has the figures of a row run beside a long transaction (Params.LongTx).
-	LongTx *LongTx `json:"long_tx,omitempty"`
+	// Steady has the figures of a row run at a steady rate (Params.Rate), beside a long transaction
+	// with Params.LongTx.
+	Steady *Steady `json:"steady,omitempty"`
 }
 
 // Report is a whole run.

@@ -1,16 +1,20 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -107,4 +111,75 @@ func (e *env) appEnvDir(prefix string) (dir string, env []string, err error) {
 		return "", nil, err
 	}
 	return dir, env, nil
+}
+
+// startPHPProducers dispatches the row's jobs from Params.PHPProducers processes of the Laravel
+// application (php artisan interop:bench-produce), each at its share of Params.Rate, as application
+// code dispatches them one by one. Each process prints a job's id and when its insert returned, which
+// become the producer's record, on the protocol's clock.
+func (e *env) startPHPProducers(ctx context.Context, proto *protocol) *producer {
+	pr := &producer{enqueued: map[int64]int64{}, done: make(chan struct{})}
+	n := e.p.PHPProducers
+	go func() {
+		defer close(pr.done)
+		app, err := filepath.Abs(e.p.PHPApp)
+		if err != nil {
+			pr.err = err
+			return
+		}
+		storage, env, err := e.appEnvDir("artisan-go-bench-produce-")
+		if err != nil {
+			pr.err = err
+			return
+		}
+		defer os.RemoveAll(storage)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			count := e.p.Jobs / n
+			if i < e.p.Jobs%n {
+				count++
+			}
+			cmd := exec.CommandContext(ctx, e.p.PHPBinary, filepath.Join(app, "artisan"), "interop:bench-produce",
+				strconv.Itoa(count), strconv.FormatFloat(e.p.Rate/float64(n), 'f', -1, 64), "--first="+strconv.Itoa(i*e.p.Jobs))
+			cmd.Dir = app
+			cmd.Env = append(os.Environ(), env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err == nil {
+				err = cmd.Start()
+			}
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sc := bufio.NewScanner(out)
+				for sc.Scan() {
+					var id int64
+					var at float64
+					if _, err := fmt.Sscanf(sc.Text(), "%d %f", &id, &at); err != nil {
+						continue
+					}
+					ns := int64(at*1e9) - proto.start.UnixNano()
+					pr.mu.Lock()
+					pr.ids = append(pr.ids, id)
+					pr.enqueued[id] = ns
+					pr.mu.Unlock()
+				}
+				if err := cmd.Wait(); err != nil {
+					errs[i] = fmt.Errorf("php interop:bench-produce: %v: %s", err, lastLines(stderr.String(), 5))
+				}
+			}()
+		}
+		wg.Wait()
+		pr.err = errors.Join(errs...)
+		pr.mu.Lock()
+		slices.Sort(pr.ids)
+		pr.mu.Unlock()
+	}()
+	return pr
 }

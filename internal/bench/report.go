@@ -35,7 +35,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := r.writeLongTx(w); err != nil {
+	if err := r.writeSteady(w); err != nil {
 		return err
 	}
 	for _, db := range r.databases() {
@@ -149,24 +149,28 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
-// writeLongTx writes the long-transaction figures of the rows that have them, one line per row.
-func (r *Report) writeLongTx(w io.Writer) error {
+// writeSteady writes the first and last window of the rows run at a steady rate, one line per row.
+func (r *Report) writeSteady(w io.Writer) error {
 	var rows []Row
 	for _, row := range r.Rows {
-		if row.LongTx != nil && row.LongTx.WindowSeconds > 0 {
+		if row.Steady != nil && row.Steady.WindowSeconds > 0 {
 			rows = append(rows, row)
 		}
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\nbeside a long transaction: the row's first and last window (a minute, or a quarter of a shorter row)")
+	fmt.Fprintln(w, "\nat a steady rate: each row's first and last window (a minute, or a quarter of a shorter row)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "database\tstrategy\tworkers\twindow s\tp99 ms first\tp99 ms last\tdepth first\tdepth last\tdead rows at the end\t")
 	for _, row := range rows {
-		lt := row.LongTx
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%d\t%d\t%d %s\t\n", row.Database, row.Strategy, row.Workers, lt.WindowSeconds,
-			msOrDash(lt.P99FirstMS), msOrDash(lt.P99LastMS), lt.DepthFirst, lt.DepthLast, lt.DeadRows, lt.DeadRowsKind)
+		st := row.Steady
+		dead := "-"
+		if st.DeadRowsKind != "" {
+			dead = fmt.Sprintf("%d %s", st.DeadRows, st.DeadRowsKind)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%d\t%d\t%s\t\n", row.Database, row.Strategy, row.Workers, st.WindowSeconds,
+			msOrDash(st.P99FirstMS), msOrDash(st.P99LastMS), st.DepthFirst, st.DepthLast, dead)
 	}
 	return tw.Flush()
 }

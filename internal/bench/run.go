@@ -83,10 +83,13 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	}
 	ready := func() {
 		proto.start = time.Now()
-		if e.p.Rate > 0 {
+		switch {
+		case e.p.Rate > 0 && e.p.PHPProducers > 0:
+			pr = e.startPHPProducers(rctx, proto)
+		case e.p.Rate > 0:
 			pr = e.startProducer(rctx, pushQueue, proto)
 		}
-		if e.p.LongTx {
+		if e.p.Rate > 0 {
 			depth = e.sampleDepth(rctx, proto.start)
 		}
 	}
@@ -126,10 +129,9 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	if err != nil {
 		return err
 	}
+	var cleanup *laravel.CleanupStatus
 	if e.p.LongTx {
-		if st, err := e.admin.Cleanup(ctx); err == nil && st != nil {
-			row.LongTx = &LongTx{DeadRows: st.DeadRows, DeadRowsKind: st.DeadRowsKind}
-		}
+		cleanup, _ = e.admin.Cleanup(ctx)
 		err := release()
 		release = nil
 		if err != nil {
@@ -173,12 +175,11 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		}
 		row.Executions, row.Duplicates, row.Lost = execs, execs-distinct, e.p.Jobs-distinct
 		e.order(proto, ids, pr, row)
-		if e.p.LongTx && pr != nil && depth != nil {
-			lt := e.longTxFigures(proto, pr, depth, finished)
-			if row.LongTx != nil {
-				lt.DeadRows, lt.DeadRowsKind = row.LongTx.DeadRows, row.LongTx.DeadRowsKind
-			}
-			row.LongTx = lt
+	}
+	if pr != nil && depth != nil {
+		row.Steady = e.steadyFigures(proto, pr, depth, finished)
+		if cleanup != nil {
+			row.Steady.DeadRows, row.Steady.DeadRowsKind = cleanup.DeadRows, cleanup.DeadRowsKind
 		}
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {

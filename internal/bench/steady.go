@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -10,16 +9,19 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-// LongTx is a row's figures with a long transaction beside the workers (Params.LongTx): the first
-// and the last minute of the row compared (a quarter of the row when it is shorter than four minutes).
-type LongTx struct {
+// Steady is a row's figures at a steady rate (Params.Rate): the first and the last minute of the row
+// compared (a quarter of the row when it is shorter than four minutes), so that a queue that grows or
+// a pickup that slows down over the row shows; with Params.LongTx, beside a long transaction.
+type Steady struct {
 	WindowSeconds float64 `json:"window_seconds"`
 	P99FirstMS    float64 `json:"p99_first_ms"` // available → started, jobs enqueued in the first window
 	P99LastMS     float64 `json:"p99_last_ms"`
 	DepthFirst    int64   `json:"depth_first"` // most unfinished jobs seen in the window
 	DepthLast     int64   `json:"depth_last"`
-	DeadRows      int64   `json:"dead_rows"` // rows waiting for clean-up at the end (see laravel.CleanupStatus)
-	DeadRowsKind  string  `json:"dead_rows_kind,omitempty"`
+	// DeadRows is how many rows wait for clean-up at the end of a row with Params.LongTx (see
+	// laravel.CleanupStatus).
+	DeadRows     int64  `json:"dead_rows,omitempty"`
+	DeadRowsKind string `json:"dead_rows_kind,omitempty"`
 }
 
 // depthSampler counts the unfinished jobs every second while a row runs.
@@ -74,10 +76,11 @@ func (s *depthSampler) max(from, to time.Duration) int64 {
 	return m
 }
 
-// longTxFigures compares the first and last window of a row run at a steady rate.
-func (e *env) longTxFigures(proto *protocol, pr *producer, depth *depthSampler, total time.Duration) *LongTx {
+// steadyFigures compares the first and last window of a row run at a steady rate. Rows of other
+// processes record no starts: their p99s are -1.
+func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, total time.Duration) *Steady {
 	w := min(time.Minute, total/4)
-	lt := &LongTx{WindowSeconds: w.Seconds()}
+	lt := &Steady{WindowSeconds: w.Seconds()}
 	first := map[int64]int64{}
 	for i := range proto.len() {
 		id, at := proto.ids[i], proto.at[i]
@@ -86,6 +89,8 @@ func (e *env) longTxFigures(proto *protocol, pr *producer, depth *depthSampler, 
 		}
 	}
 	var early, late []float64
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	for id, enq := range pr.enqueued {
 		started, ok := first[id]
 		if !ok {
@@ -101,7 +106,7 @@ func (e *env) longTxFigures(proto *protocol, pr *producer, depth *depthSampler, 
 	}
 	p99 := func(v []float64) float64 {
 		if len(v) == 0 {
-			return math.NaN()
+			return -1 // not observable: no start recorded
 		}
 		slices.Sort(v)
 		return percentile(v, 0.99)
