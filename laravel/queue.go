@@ -97,16 +97,30 @@ const jobColumns = "id, queue, payload, attempts, reserved_at, available_at, cre
 type Fenced struct {
 	C     *Conn // the connection the queue runs on
 	Tries int   // attempts per completion while it fails with ErrDeadlock
+
+	// group joins deletes that arrive while another one runs into one fenced statement and commit;
+	// NewFenced sets it, a Fenced built by hand deletes one row per statement.
+	group *deleteGroup
 }
 
-// NewFenced returns the shared completions for a queue built from p.
+// NewFenced returns the shared completions for a queue built from p. Its deletes are grouped as a
+// database's group commit groups commits: a lone delete runs at once, and deletes that finish while
+// it runs share the next statement and commit, so a worker running many jobs at once flushes to disk
+// about once per group instead of once per job.
 func NewFenced(c *Conn, p QueueParams) Fenced {
-	return Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
+	f := Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
+	single := f
+	f.group = &deleteGroup{run: single.deleteMany, settled: func() bool { return true }}
+	return f
 }
 
-// JobDelete removes a finished job, fenced on the claim. It is one autocommit statement: the fence
-// makes Laravel's select-for-update before the delete unnecessary.
+// JobDelete removes a finished job, fenced on the claim: one autocommit statement (the fence makes
+// Laravel's select-for-update before the delete unnecessary), shared with the deletes that arrive
+// while the previous one runs.
 func (f *Fenced) JobDelete(ctx context.Context, j *Job) error {
+	if f.group != nil {
+		return f.group.delete(ctx, j, nil)
+	}
 	q := f.C.deleteFencedSQL()
 	err := f.C.retry(ctx, f.Tries, func() error {
 		return f.C.execFenced(ctx, f.C.db, q, j.ID, j.Attempts, j.ReservedAt)
