@@ -72,11 +72,15 @@ async function parent() {
     await new Promise((resolve) => c.once("message", resolve));
     children.push(c);
   }
+  // The poll below is the bench's, not graphile-worker's: keep it on the index however fresh the
+  // statistics.
+  await admin.query("set enable_seqscan = off");
   const start = process.hrtime.bigint();
   for (const c of children) c.send("go");
   const table = `"${args.schema}"._private_jobs`;
   for (;;) {
-    const { rowCount } = await admin.query(`select 1 from ${table} limit 1`);
+    // In primary-key order: the index scan skips the deleted jobs' entries once marked dead.
+    const { rowCount } = await admin.query(`select id from ${table} order by id limit 1`);
     if (rowCount === 0) break;
     await new Promise((r) => setTimeout(r, 2));
   }

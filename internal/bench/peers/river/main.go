@@ -122,6 +122,10 @@ func run(dsn, schema string, jobs, workers, maxWorkers int) error {
 			params = params[:0]
 		}
 	}
+	// The poll below is the bench's, not River's: keep it on the index however fresh the statistics.
+	if _, err := admin.Exec(ctx, "set enable_seqscan = off"); err != nil {
+		return err
+	}
 	start := time.Now()
 	for _, c := range clients {
 		if err := c.Start(ctx); err != nil {
@@ -130,7 +134,9 @@ func run(dsn, schema string, jobs, workers, maxWorkers int) error {
 	}
 	for {
 		var one int
-		err := admin.QueryRow(ctx, "select 1 from river_job where state not in ('completed', 'discarded', 'cancelled') limit 1").Scan(&one)
+		// The unfinished states, so that the poll reads River's state index rather than every
+		// completed row.
+		err := admin.QueryRow(ctx, "select 1 from river_job where state in ('available', 'pending', 'retryable', 'running', 'scheduled') limit 1").Scan(&one)
 		if err == pgx.ErrNoRows {
 			break
 		}
