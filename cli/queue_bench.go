@@ -48,6 +48,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	workBinary := fs.String("work-binary", self, "the artisan-go binary whose queue:work runs as separate processes in rows of their own (empty: no such rows)")
 	workConcurrency := fs.Int("work-concurrency", 128, "also run the queue:work row at this --concurrency (0: only at its defaults)")
 	peersDir := fs.String("peers-dir", "internal/bench/peers", "River's Go module and graphile-worker's npm package, for --peers")
+	peerWorkers := fs.String("peers-workers", "1,4", "worker counts of the peers' rows (a graphile-worker process holds up to 25 connections; PostgreSQL allows 100 by default)")
 	peersOn := fs.Bool("peers", false, "on PostgreSQL, add rows of River and graphile-worker burning down the same jobs (needs go and node; see --peers-dir)")
 	producers := fs.Int("php-producers", 0, "with --rate: dispatch from this many php artisan processes of --php-app instead of from the bench")
 	longTx := fs.Bool("long-tx", false, "hold a REPEATABLE READ snapshot open beside each row (with --rate) and compare the row's first and last minute")
@@ -85,6 +86,13 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	if *peersOn {
 		p.PeersDir = *peersDir
+		for _, s := range splitList(*peerWorkers) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fail(fmt.Errorf("--peers-workers %q: give whole numbers separated by commas, e.g. 1,4", *peerWorkers))
+			}
+			p.PeerWorkers = append(p.PeerWorkers, n)
+		}
 	}
 	if *workerLog != "" {
 		var level slog.Level

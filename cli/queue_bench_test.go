@@ -107,7 +107,7 @@ func TestQueueBenchPeers(t *testing.T) {
 		}
 	}
 	r := runBench(t, "--db", "pgsql", "--pgsql-dsn", pg.DSN, "--jobs", "300", "--workers", "2", "--strategies", "batch",
-		"--bare=false", "--work-binary", "", "--peers", "--peers-dir", "../internal/bench/peers")
+		"--bare=false", "--work-binary", "", "--peers", "--peers-dir", "../internal/bench/peers", "--peers-workers", "2")
 	var got []string
 	for _, row := range r.Rows {
 		got = append(got, row.Strategy)

@@ -74,6 +74,8 @@ type Params struct {
 	// PeersDir is internal/bench/peers of the source tree: on PostgreSQL, River and graphile-worker
 	// burn down the same number of jobs at each worker count. Empty leaves them out.
 	PeersDir string
+	// PeerWorkers limits the peers' rows to these worker counts; empty means every one of Workers.
+	PeerWorkers []int
 	Progress func(format string, args ...any)
 	Logger   *slog.Logger // the Go workers' log; nil discards it
 }
@@ -165,7 +167,7 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 			for _, s := range p.Strategies {
 				rows = append(rows, env.run(ctx, s, w))
 			}
-			if pe != nil && env.d.Dialect == laravel.Postgres {
+			if pe != nil && env.d.Dialect == laravel.Postgres && (len(p.PeerWorkers) == 0 || slices.Contains(p.PeerWorkers, w)) {
 				rows = append(rows, env.runPeer(ctx, pe, RowRiver, w), env.runPeer(ctx, pe, RowGraphile, w))
 			}
 		}
