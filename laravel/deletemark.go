@@ -35,6 +35,7 @@ func init() {
 	RegisterStrategy("delete-mark", func(c *Conn, p QueueParams) (Queue, error) {
 		q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
 		q.claimer.c = c
+		q.marks = &deleteGroup{run: q.markMany, settled: func() bool { return true }}
 		return q, nil
 	})
 }
@@ -51,7 +52,8 @@ type deleteMark struct {
 	Fenced
 	claimer rowClaimer
 
-	mark columnProbe // the delete_mark column
+	mark  columnProbe  // the delete_mark column
+	marks *deleteGroup // marks that finish while another runs share its next statement and commit
 
 	mu        sync.Mutex
 	marked    []int64 // ids this queue marked since its last sweep
@@ -131,19 +133,10 @@ func (q *deleteMark) markSQL(ctx context.Context) (string, error) {
 	return q.C.Rebind("update " + q.C.Q(q.C.tables.Jobs) + " set " + set + " where id = ? and attempts = ? and reserved_at = ?"), nil
 }
 
-// JobDelete marks a finished job, fenced on its claim.
+// JobDelete marks a finished job, fenced on its claim, in one statement and commit with the marks that
+// finish while the previous one runs (see deleteGroup).
 func (q *deleteMark) JobDelete(ctx context.Context, j *Job) error {
-	upd, err := q.markSQL(ctx)
-	if err == nil {
-		err = q.C.retry(ctx, q.Tries, func() error {
-			return q.C.execFenced(ctx, q.C.db, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt)
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("delete job %d: %w", j.ID, err)
-	}
-	q.noteMarked(j.ID)
-	return nil
+	return q.marks.delete(ctx, j, nil)
 }
 
 // JobDeleteAndPush marks a finished job and inserts the new jobs in one transaction, fenced.
