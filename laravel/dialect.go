@@ -3,11 +3,7 @@ package laravel
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -119,7 +115,6 @@ const (
 	errBusy                  // lock wait timeout, SQLITE_BUSY
 	errMissingTable          // the statement names a table that does not exist
 	errUnique                // a unique or primary key constraint refused the row
-	errConnLost              // the connection broke: whether the statement ran is unknown
 )
 
 // colType is a logical column type of Laravel's schema builder.
@@ -238,10 +233,4 @@ func lastInsertID(ctx context.Context, ex sqlx.ExtContext, insert string, args [
 		return 0, err
 	}
 	return res.LastInsertId()
-}
-
-// connLost reports the driver errors every dialect shares for a broken connection.
-func connLost(err error) bool {
-	var op *net.OpError
-	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &op)
 }

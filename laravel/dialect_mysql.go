@@ -175,10 +175,6 @@ func (mysqlDialect) classify(err error) errClass {
 		case 1062: // ER_DUP_ENTRY
 			return errUnique
 		}
-		return errOther
-	}
-	if errors.Is(err, mysql.ErrInvalidConn) || connLost(err) {
-		return errConnLost
 	}
 	return errOther
 }

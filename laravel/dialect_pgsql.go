@@ -219,10 +219,6 @@ func (pgsqlDialect) classify(err error) errClass {
 		case "23505": // unique_violation
 			return errUnique
 		}
-		return errOther
-	}
-	if connLost(err) {
-		return errConnLost
 	}
 	return errOther
 }

@@ -43,8 +43,6 @@ func (c *Conn) translate(err error) error {
 		return c.missingTable(err)
 	case errUnique:
 		kind = ErrDuplicate
-	case errConnLost:
-		kind = ErrConnLost
 	}
 	switch kind {
 	case ErrDeadlock:
