@@ -12,6 +12,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/dispatch"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/jmoiron/sqlx"
 )
 
 func init() {
@@ -116,7 +117,11 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
 	}
-	res, err := d.Dispatch(ctx, conn.DB(), job)
+	var res *dispatch.Dispatched
+	err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
+		res, err = d.Dispatch(ctx, tx, job)
+		return err
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // dialect is everything that differs between the SQL families a Conn speaks: how to connect, quote and
@@ -43,7 +41,7 @@ type dialect interface {
 	decodeText(v string) string
 
 	// insertID runs insert (already rebound) and returns the new row's id.
-	insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error)
+	insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error)
 	// upsertSQL is an insert of cols into table (quoted, ? placeholders) that updates the other
 	// columns when key already exists.
 	upsertSQL(table, key string, cols []string) string
@@ -227,7 +225,7 @@ func onConflictUpsert(d dialect, table, key string, cols []string) string {
 }
 
 // lastInsertID runs insert and returns the id the driver reports (MySQL, SQLite).
-func lastInsertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func lastInsertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	res, err := ex.ExecContext(ctx, insert, args...)
 	if err != nil {
 		return 0, err

@@ -104,9 +104,9 @@ func (pgsqlDialect) decodeText(v string) string {
 	return v
 }
 
-func (pgsqlDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func (pgsqlDialect) insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	var id int64
-	err := ex.QueryRowxContext(ctx, insert+` returning "id"`, args...).Scan(&id)
+	err := ex.QueryRowContext(ctx, insert+` returning "id"`, args...).Scan(&id)
 	return id, err
 }
 

@@ -63,7 +63,7 @@ func init() {
 		s.Push(t, "default", t0, t0, 1)
 		j := s.Claim(t, s.Queue, "default", t0, 60)
 		// Laravel's expired branch does not look at available_at.
-		if _, err := s.Conn.DB().Exec(s.Conn.Rebind("update "+s.Conn.Q(s.Conn.Tables().Jobs)+" set available_at = ? where id = ?"), t0+1000, j.ID); err != nil {
+		if _, err := DB(s.Conn).Exec(Rebind(s.Conn, "update "+Q(s.Conn, s.Conn.Tables().Jobs)+" set available_at = ? where id = ?"), t0+1000, j.ID); err != nil {
 			t.Fatal(err)
 		}
 		if j2 := s.Claim(t, s.Queue, "default", t0+60, 60); j2 == nil || j2.ID != j.ID {
@@ -74,7 +74,7 @@ func init() {
 	register("AttemptsSaturate", Options{}, func(t *testing.T, s *Setup) {
 		id := s.Push(t, "default", t0, t0, 1)
 		top := s.Conn.MaxAttempts()
-		if _, err := s.Conn.DB().Exec(s.Conn.Rebind("update "+s.Conn.Q(s.Conn.Tables().Jobs)+" set attempts = ? where id = ?"), top, id); err != nil {
+		if _, err := DB(s.Conn).Exec(Rebind(s.Conn, "update "+Q(s.Conn, s.Conn.Tables().Jobs)+" set attempts = ? where id = ?"), top, id); err != nil {
 			t.Fatal(err)
 		}
 		j := s.Claim(t, s.Queue, "default", t0, 90)

@@ -88,7 +88,7 @@ func (s *Setup) FailedRows(t testing.TB) []FailedRow {
 		laravel.Postgres: "to_char(failed_at, 'YYYY-MM-DD HH24:MI:SS')",
 		laravel.SQLite:   "cast(failed_at as text)",
 	}[s.Conn.Dialect()]
-	rows, err := s.Conn.DB().Queryx("select *, " + at + " as failed_at_text from " + s.Conn.Q(s.Conn.Tables().FailedJobs) + " order by id")
+	rows, err := DB(s.Conn).Queryx("select *, " + at + " as failed_at_text from " + Q(s.Conn, s.Conn.Tables().FailedJobs) + " order by id")
 	if err != nil {
 		t.Fatalf("select failed_jobs: %v", err)
 	}

@@ -137,7 +137,7 @@ func (s *Setup) Rows(t testing.TB) []Row {
 			t.Fatalf("sweep: %v", err)
 		}
 	}
-	rows, err := s.Conn.DB().Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + s.Conn.Q(s.Conn.Tables().Jobs) + " order by id")
+	rows, err := DB(s.Conn).Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + Q(s.Conn, s.Conn.Tables().Jobs) + " order by id")
 	if err != nil {
 		t.Fatalf("select jobs: %v", err)
 	}
@@ -160,7 +160,7 @@ func (s *Setup) Rows(t testing.TB) []Row {
 func (s *Setup) Count(t testing.TB, table string) int {
 	t.Helper()
 	var n int
-	if err := s.Conn.DB().QueryRow("select count(*) from " + s.Conn.Q(table)).Scan(&n); err != nil {
+	if err := DB(s.Conn).QueryRow("select count(*) from " + Q(s.Conn, table)).Scan(&n); err != nil {
 		t.Fatalf("count %s: %v", table, err)
 	}
 	return n

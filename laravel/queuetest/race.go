@@ -165,7 +165,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 		p := s.Params
 		p.BusyTimeout = 50 * time.Millisecond
 		q := s.NewQueue(t, Open(t, p))
-		other, err := c.DB().Conn(bg)
+		other, err := DB(c).Conn(bg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWasVictim bool, err error) {
 	c := s.Conn
 	before := c.Stats().Deadlocks
-	tx, err := c.DB().BeginTxx(bg, nil)
+	tx, err := DB(c).BeginTxx(bg, nil)
 	if err != nil {
 		return false, err
 	}
@@ -232,13 +232,13 @@ func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWa
 		// cycle. Setting it needs a superuser; without one the retry loop copes.
 		if _, err := tx.Exec("set local deadlock_timeout = '3s'"); err != nil {
 			_ = tx.Rollback()
-			if tx, err = c.DB().BeginTxx(bg, nil); err != nil {
+			if tx, err = DB(c).BeginTxx(bg, nil); err != nil {
 				return false, err
 			}
 		}
 	}
 	defer tx.Rollback()
-	ins := c.Rebind("insert into " + c.Q(c.Tables().FailedJobs) + " (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
+	ins := Rebind(c, "insert into "+Q(c, c.Tables().FailedJobs)+" (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
 	for i := range 50 { // weight, so MariaDB picks the fail as the victim
 		if _, err := tx.Exec(ins, fmt.Sprintf("ffffffff-0000-4000-8000-%012d", i)); err != nil {
 			return false, err
@@ -255,7 +255,7 @@ func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWa
 	}()
 	waitForLockWait(t, c, failed)
 	var id int64
-	lockErr := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id)
+	lockErr := tx.QueryRow(Rebind(c, "select id from "+Q(c, c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id)
 	if err := tx.Rollback(); err != nil && lockErr == nil {
 		return false, err
 	}
@@ -278,10 +278,10 @@ func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 	if c.Dialect() == laravel.Postgres {
 		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
 	}
-	insert := "%insert into " + c.Q(c.Tables().FailedJobs) + "%"
+	insert := "%insert into " + Q(c, c.Tables().FailedJobs) + "%"
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var n int
-		if err := c.DB().QueryRow(q, insert).Scan(&n); err != nil {
+		if err := DB(c).QueryRow(q, insert).Scan(&n); err != nil {
 			t.Fatalf("watch lock waits: %v", err)
 		}
 		if n > 0 {
@@ -319,13 +319,13 @@ func lockWaitTimeout(t *testing.T, s *Setup) {
 		p.DSN += "?" + param
 	}
 	q := s.NewQueue(t, Open(t, p))
-	tx, err := c.DB().BeginTxx(bg, nil)
+	tx, err := DB(c).BeginTxx(bg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
 	var id int64
-	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
+	if err := tx.QueryRow(Rebind(c, "select id from "+Q(c, c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	err = q.JobDelete(bg, j)
