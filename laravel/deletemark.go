@@ -28,12 +28,11 @@ const (
 	SweepBatch = 1000        // rows removed per sweep statement
 )
 
-func init() {
-	RegisterStrategy("delete-mark", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
-		q.claimer.c = c
-		return q, nil
-	})
+// newDeleteMark builds the delete-mark strategy.
+func newDeleteMark(c *Conn, p QueueParams) (Queue, error) {
+	q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
+	q.claimer.c = c
+	return q, nil
 }
 
 // deleteMark marks finished jobs instead of deleting them: the hot path is a one-row autocommit UPDATE

@@ -8,10 +8,9 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-func init() {
-	RegisterStrategy("delete-retry", func(c *Conn, p QueueParams) (Queue, error) {
-		return &deleteRetry{Fenced: NewFenced(c, p)}, nil
-	})
+// newDeleteRetry builds the delete-retry strategy.
+func newDeleteRetry(c *Conn, p QueueParams) (Queue, error) {
+	return &deleteRetry{Fenced: NewFenced(c, p)}, nil
 }
 
 // deleteRetry is Laravel's own claim: in one transaction, select the first available row with the pop

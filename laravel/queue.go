@@ -38,7 +38,14 @@ type StrategyFunc func(c *Conn, p QueueParams) (Queue, error)
 
 var (
 	strategiesMu sync.RWMutex
-	strategies   = map[string]StrategyFunc{}
+	// strategies are the claim strategies by name: the ones artisan-go ships, and any an application
+	// adds with RegisterStrategy.
+	strategies = map[string]StrategyFunc{
+		"batch":        newBatchQueue,
+		"delete-mark":  newDeleteMark,
+		"delete-retry": newDeleteRetry,
+		"optimistic":   newOptimistic,
+	}
 )
 
 // RegisterStrategy makes a claim strategy available to NewQueue under name. Like database/sql.Register

@@ -127,23 +127,19 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 	return res
 }
 
-func init() {
-	register("WorkersRacing", Options{}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 500})
-		t.Logf("8 workers drained 500 jobs; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
-	})
+func caseWorkersRacing(t *testing.T, s *Setup) {
+	r := Race(t, s, RaceParams{Workers: 8, Jobs: 500})
+	t.Logf("8 workers drained 500 jobs; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
+}
 
-	// Laravel 5.4's composite (queue, reserved_at) index with plain FOR UPDATE is the setup in which
-	// MySQL deadlocks were reported under concurrent workers, when the claim scans that index while
-	// releases insert and deletes remove rows. Any deadlock must surface as ErrDeadlock and be
-	// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
-	// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
-	register("WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
-		t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
-	})
-
-	register("InjectedConflict", Options{}, injectedConflict)
+// Laravel 5.4's composite (queue, reserved_at) index with plain FOR UPDATE is the setup in which
+// MySQL deadlocks were reported under concurrent workers, when the claim scans that index while
+// releases insert and deletes remove rows. Any deadlock must surface as ErrDeadlock and be
+// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
+// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
+func caseWorkersRacingLegacyIndex(t *testing.T, s *Setup) {
+	r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
+	t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
 }
 
 // injectedConflict provokes one conflict deterministically with a second real transaction. On MariaDB
@@ -294,10 +290,6 @@ func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 		}
 	}
 	t.Fatal("the fail never waited for the injected transaction")
-}
-
-func init() {
-	register("LockWaitTimeout", Options{}, lockWaitTimeout)
 }
 
 // lockWaitTimeout holds the claimed row in a second transaction while a delete on a connection with a
