@@ -21,14 +21,6 @@ import (
 	"github.com/artisan-go/artisan-go/worker"
 )
 
-func init() {
-	register(command{
-		name:    "demo",
-		summary: "Work real Laravel 8.83 payloads from an embedded SQLite queue and print what happened",
-		run:     runDemo,
-	})
-}
-
 // demoAppKey is the APP_KEY the encrypted fixture was written with.
 const demoAppKey = "base64:a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="
 

@@ -15,14 +15,6 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-func init() {
-	register(command{
-		name:    "queue:push",
-		summary: "Queue a Laravel job (a PHP class and its properties) for PHP workers",
-		run:     runQueuePush,
-	})
-}
-
 // propFlag collects repeated name=value options of one visibility, in order.
 type propFlag struct {
 	vis   payload.Visibility
