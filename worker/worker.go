@@ -136,6 +136,9 @@ type Bookkeeping interface {
 	CacheLockForceRelease(ctx context.Context, key string) error
 }
 
+// The database is the default bookkeeping and cache store.
+var _ Bookkeeping = (*laravel.Conn)(nil)
+
 // CacheStore reads and counts values of Laravel's cache store by key (without the store's prefix).
 // *laravel.Conn is the database store.
 type CacheStore interface {
