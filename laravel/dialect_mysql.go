@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jmoiron/sqlx"
 )
 
 // mysqlDialect is MySQL and MariaDB (Laravel's mysql and mariadb drivers).
@@ -81,7 +80,7 @@ func (mysqlDialect) least() string              { return "least" }
 func (mysqlDialect) encodeText(v string) string { return v }
 func (mysqlDialect) decodeText(v string) string { return v }
 
-func (mysqlDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func (mysqlDialect) insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	return lastInsertID(ctx, ex, insert, args)
 }
 
@@ -176,10 +175,6 @@ func (mysqlDialect) classify(err error) errClass {
 		case 1062: // ER_DUP_ENTRY
 			return errUnique
 		}
-		return errOther
-	}
-	if errors.Is(err, mysql.ErrInvalidConn) || connLost(err) {
-		return errConnLost
 	}
 	return errOther
 }

@@ -16,10 +16,9 @@ const OptimisticWindow = 8
 // all trying the first row.
 const optimisticSpread = 4
 
-func init() {
-	RegisterStrategy("optimistic", func(c *Conn, p QueueParams) (Queue, error) {
-		return &optimistic{Fenced: NewFenced(c, p), version: columnProbe{name: "version"}}, nil
-	})
+// newOptimistic builds the optimistic strategy.
+func newOptimistic(c *Conn, p QueueParams) (Queue, error) {
+	return &optimistic{Fenced: NewFenced(c, p), version: columnProbe{name: "version"}}, nil
 }
 
 // optimistic claims without row locks or transactions (see casClaim). On a stock table the attempts
