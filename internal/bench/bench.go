@@ -76,8 +76,8 @@ type Params struct {
 	PeersDir string
 	// PeerWorkers limits the peers' rows to these worker counts; empty means every one of Workers.
 	PeerWorkers []int
-	Progress func(format string, args ...any)
-	Logger   *slog.Logger // the Go workers' log; nil discards it
+	Progress    func(format string, args ...any)
+	Logger      *slog.Logger // the Go workers' log; nil discards it
 }
 
 // Row is the measurement of one strategy at one worker count on one database.
