@@ -17,6 +17,12 @@ const (
 	RowGraphile = "graphile-worker"
 )
 
+// peerNotes say with which settings each peer runs, for its rows.
+var peerNotes = map[string]string{
+	RowRiver:    "River v0.51.1, pgx v5, MaxWorkers 2000 per client, one process",
+	RowGraphile: "graphile-worker 0.18, 24 jobs, pool 25, local queue 500, a process per worker",
+}
+
 // peerResult is what a peer's bench program prints: its own clock, from the start of its workers
 // until no unfinished job is left in its table.
 type peerResult struct {
@@ -110,6 +116,7 @@ func (e *env) runPeer(ctx context.Context, p *peers, name string, workers int) R
 	}
 	row.Seconds, row.JobsPerSec, row.PeakRSSMB = res.Seconds, float64(e.p.Jobs)/res.Seconds, res.PeakRSSMB
 	row.Executions = res.Executions
+	row.Note = peerNotes[name]
 	row.Duplicates = max(0, res.Executions-e.p.Jobs)
 	row.Lost = max(0, e.p.Jobs-res.Executions)
 	return row
