@@ -53,6 +53,7 @@ var workFlags = []struct {
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
+	{"metrics-addr", "metrics.addr", "host:port serving /metrics, /healthz and /readyz (empty: none)", false},
 }
 
 func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -105,6 +106,14 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	for _, warning := range cfg.Warnings() {
 		log.Warn(warning)
 	}
+	ln, err := listenMetrics(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
 	conn, err := openConn(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
@@ -112,7 +121,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	defer conn.Close()
 	_, queueFlag := overrides["worker.queues"]
-	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag, ln)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
@@ -176,14 +185,22 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
+// ln serves the metrics when it is not nil.
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, ln net.Listener) (int, error) {
 	rc, err := openRedisCache(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
 	defer rc.Close()
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc)
+	op := newOperating(cfg, reg, log, ln)
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc, op.observer())
 	if err != nil {
+		return 1, err
+	}
+	opCtx, stopOp := context.WithCancel(context.WithoutCancel(ctx))
+	defer op.stop()
+	defer stopOp()
+	if err := op.start(opCtx, w, w.Config(), conn); err != nil {
 		return 1, err
 	}
 	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
@@ -222,7 +239,7 @@ func claimBatch(w config.Worker) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store, obs worker.Observer) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
@@ -246,7 +263,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log, Observer: obs}
 	switch {
 	case rc != nil:
 		p.Locks, p.Cache = rc.Locks, rc.Values

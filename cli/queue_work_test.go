@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,29 @@ func TestQueueWorkRoutes(t *testing.T) {
 	var n int
 	if err := conn.DB().QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
+	}
+}
+
+func TestQueueWorkMetricsAddrInUse(t *testing.T) {
+	_, env := newSQLiteApp(t, "welcome")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--metrics-addr", busy.Addr().String(), "--stop-when-empty"}, nil, &out, &errb)
+	msg := errb.String()
+	if code == 0 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "metrics address "+busy.Addr().String()) || !strings.Contains(msg, "address already in use") {
+		t.Fatalf("exit status %d, stderr %q; want one line naming the address in use, and a non-zero status", code, msg)
+	}
+}
+
+func TestQueueWorkServesMetrics(t *testing.T) {
+	_, env := newSQLiteApp(t, "welcome")
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--queue=emails", "--metrics-addr", "127.0.0.1:0", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "serving metrics") {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 }

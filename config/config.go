@@ -60,6 +60,12 @@ type Config struct {
 	Routes []Route `mapstructure:"routes"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
+	// Metrics configures the Prometheus metrics and health endpoints of `queue:work`.
+	Metrics Metrics `mapstructure:"metrics"`
+	// Tracing configures OpenTelemetry spans per job.
+	Tracing Tracing `mapstructure:"tracing"`
+	// Pulse configures the rows written for Laravel Pulse's dashboard.
+	Pulse Pulse `mapstructure:"pulse"`
 
 	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
 	defaultQueue string
@@ -262,6 +268,44 @@ type Log struct {
 	Level string `mapstructure:"level"`
 }
 
+// Metrics configures the HTTP endpoints `queue:work` serves: /metrics (Prometheus text format),
+// /healthz and /readyz.
+type Metrics struct {
+	// Addr is the host:port to listen on (--metrics-addr), e.g. "127.0.0.1:9090". Default "": no
+	// endpoints.
+	Addr string `mapstructure:"addr"`
+	// Classes are the job classes that get their own class label; others are counted as "other".
+	// Default none: the classes this worker has handlers or routes for.
+	Classes []string `mapstructure:"classes"`
+	// SampleInterval is how often each queue's depth and head age are read from the database.
+	// Default 15s.
+	SampleInterval time.Duration `mapstructure:"sample_interval"`
+	// StuckAfter is how long the worker may go without a working claim while it has free slots
+	// before /readyz fails. Default 60s.
+	StuckAfter time.Duration `mapstructure:"stuck_after"`
+}
+
+// Tracing configures OpenTelemetry: one span per job, continuing the trace a Laravel app put in the
+// job's Context (a "traceparent" value).
+type Tracing struct {
+	// OTLPEndpoint is an OTLP/HTTP traces endpoint, e.g. "http://127.0.0.1:4318/v1/traces". Default
+	// "": no spans.
+	OTLPEndpoint string `mapstructure:"otlp_endpoint"`
+	// ServiceName is the service.name resource attribute. Default "artisan-go".
+	ServiceName string `mapstructure:"service_name"`
+}
+
+// Pulse configures the rows artisan-go writes for Laravel Pulse's Queues and SlowJobs cards.
+type Pulse struct {
+	// Mode is "auto" (write when the pulse_entries and pulse_aggregates tables exist) or "off".
+	// Default "auto".
+	Mode string `mapstructure:"mode"`
+	// SlowJobThreshold is Pulse's SlowJobs threshold (pulse.recorders.SlowJobs.threshold). Default 1s.
+	SlowJobThreshold time.Duration `mapstructure:"slow_job_threshold"`
+	// FlushInterval is how often the recorded rows are written, in one transaction. Default 1s.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
+}
+
 // DefaultQueue returns the connection's default queue, queue.connections.<connection>.queue in
 // Laravel: DB_QUEUE (from the .env file or the environment), or "default". Laravel pushes a job that
 // names no queue there, including the next job of a chain without chainQueue. It differs from
@@ -326,5 +370,8 @@ func Default() Config {
 		Failed:    Failed{Driver: "database-uuids"},
 		Unhandled: "leave",
 		Log:       Log{Format: "text", Level: "info"},
+		Metrics:   Metrics{Classes: []string{}, SampleInterval: 15 * time.Second, StuckAfter: 60 * time.Second},
+		Tracing:   Tracing{ServiceName: "artisan-go"},
+		Pulse:     Pulse{Mode: "auto", SlowJobThreshold: time.Second, FlushInterval: time.Second},
 	}
 }

@@ -27,6 +27,7 @@ type runningJob struct {
 	started time.Time
 	// abandoned is set when the handler ignored its timeout and the job's slot was freed without it.
 	abandoned atomic.Bool
+	obs       observed // what the Observer hooks keep
 }
 
 func (rj *runningJob) isDone() bool {
@@ -65,16 +66,20 @@ var wrappers = map[string]bool{
 // process runs one claimed job through Laravel's Worker::process.
 func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	rj.started = time.Now()
+	var r *jobRun
+	if w.obs != nil {
+		defer func() { w.observeFinish(ctx, r) }()
+	}
 	j := rj.job
 	env, err := payload.ParseEnvelope(j.Payload)
 	if err != nil {
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
-		r := &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
+		r = &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
 	}
-	r := &jobRun{rj: rj, env: env, displayName: env.DisplayName}
+	r = &jobRun{rj: rj, env: env, displayName: env.DisplayName}
 	if env.IsRaw() {
 		r.class, _ = env.RawTarget()
 	} else {
@@ -105,6 +110,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 	}
+	ctx = w.observeStart(ctx, r)
 	if w.logs(slog.LevelInfo) {
 		w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
 	}
@@ -318,6 +324,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 		return
 	}
 	w.log.Warn("Exception", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "error", err.Error())
+	r.rj.obs.err = err
 	w.releaseJob(r, time.Duration(BackoffDelay(r.env.BackoffSpec(), r.env.BackoffSpec() != "", w.cfg.Backoff, j.Attempts))*time.Second)
 }
 
@@ -400,6 +407,7 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 			FailedAt: w.clock().In(w.cfg.Location),
 		})
 	}
+	r.rj.obs.err = cause
 	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
 		return
 	}
@@ -491,12 +499,17 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	switch {
 	case err == nil:
 		counter.Add(1)
+		if w.obs != nil {
+			rj.obs.outcome.Store(uint32(w.outcomeOf(counter)))
+		}
 		return true
 	case errors.Is(err, laravel.ErrReservationLost):
 		w.stats.lost.Add(1)
+		rj.obs.outcome.Store(uint32(OutcomeLost))
 		w.log.Warn("reservation lost", "action", what, "id", rj.job.ID, "queue", rj.job.Queue)
 	default:
 		// The row keeps its reservation and is claimed again after retry_after: nothing is lost.
+		rj.obs.outcome.Store(uint32(OutcomeError))
 		w.log.Error("complete job", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
 	}
 	return false

@@ -117,6 +117,8 @@ type Params struct {
 	// Cache is the cache store when it is not the database store (e.g. redislock for a Redis cache
 	// store); nil uses the cache table when CacheEnabled.
 	Cache CacheStore
+	// Observer is told about claims and jobs (metrics, traces, Pulse); nil observes nothing.
+	Observer Observer
 }
 
 // CacheStore reads and counts values of Laravel's cache store by key (without the store's prefix).
@@ -163,6 +165,7 @@ type Worker struct {
 	keyring  *payload.Keyring
 	locks    LockReleaser
 	cache    CacheStore
+	obs      Observer
 	cfg      Config
 	version  Version
 	log      *slog.Logger
@@ -253,7 +256,7 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
@@ -562,10 +565,14 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
-		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
+		if w.obs != nil {
+			w.obs.Claimed(queue, len(jobs), err)
+		}
+		return jobs, err
 	}
 	parallel := min(limit, maxParallelClaims)
 	if !strings.Contains(strings.ToUpper(w.conn.Lock()), "SKIP LOCKED") {

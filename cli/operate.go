@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/metrics"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// operating is what queue:work runs beside the worker: the metrics and health endpoints.
+type operating struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	ln        net.Listener // nil without metrics.addr
+	collector *metrics.Collector
+	wg        sync.WaitGroup
+}
+
+// listenMetrics opens metrics.addr before anything else starts, so that an address in use stops
+// queue:work at once with one line.
+func listenMetrics(cfg *config.Config) (net.Listener, error) {
+	if cfg.Metrics.Addr == "" {
+		return nil, nil
+	}
+	return metrics.Listen(cfg.Metrics.Addr)
+}
+
+// newOperating prepares the observers for a worker on conn with the handlers of reg.
+func newOperating(cfg *config.Config, reg *handlers.Registry, log *slog.Logger, ln net.Listener) *operating {
+	o := &operating{cfg: cfg, log: log, ln: ln}
+	if ln != nil {
+		classes := cfg.Metrics.Classes
+		if len(classes) == 0 {
+			classes = reg.Classes()
+		}
+		o.collector = metrics.New(metrics.Params{Classes: classes})
+	}
+	return o
+}
+
+// observer is the worker's Observer, nil when nothing observes.
+func (o *operating) observer() worker.Observer {
+	var obs []worker.Observer
+	if o.collector != nil {
+		obs = append(obs, o.collector)
+	}
+	return worker.Observers(obs...)
+}
+
+// start serves the endpoints and samples the queues until ctx ends; stop waits for them.
+func (o *operating) start(ctx context.Context, w *worker.Worker, wc worker.Config, conn *laravel.Conn) error {
+	if o.collector == nil {
+		return nil
+	}
+	o.collector.Watch(w, conn)
+	reg, err := metrics.NewRegistry(o.collector)
+	if err != nil {
+		return err
+	}
+	stuck := o.cfg.Metrics.StuckAfter
+	h := metrics.Handler(metrics.ServerParams{Gatherer: reg, Ready: func(ctx context.Context) error {
+		if err := conn.Ping(ctx); err != nil {
+			return err
+		}
+		busy, total := w.Slots()
+		return o.collector.Ready(busy, total, stuck)
+	}})
+	o.wg.Add(2)
+	go func() {
+		defer o.wg.Done()
+		if err := metrics.Serve(ctx, o.ln, h); err != nil {
+			o.log.Error("metrics server stopped", "error", err)
+		}
+	}()
+	go func() {
+		defer o.wg.Done()
+		o.collector.RunSampler(ctx, metrics.SamplerParams{
+			Conn: conn, Connection: wc.Connection, Queues: wc.Queues, RetryAfter: wc.RetryAfter,
+			Interval: o.cfg.Metrics.SampleInterval, Logger: o.log,
+		})
+	}()
+	o.log.Info("serving metrics", "addr", o.ln.Addr().String(), "paths", "/metrics /healthz /readyz")
+	return nil
+}
+
+// stop waits for what start started; its context must be cancelled first.
+func (o *operating) stop() { o.wg.Wait() }
