@@ -10,15 +10,18 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/metrics"
+	"github.com/artisan-go/artisan-go/pulse"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
-// operating is what queue:work runs beside the worker: the metrics and health endpoints.
+// operating is what queue:work runs beside the worker: the metrics and health endpoints, and the
+// Pulse recorder.
 type operating struct {
 	cfg       *config.Config
 	log       *slog.Logger
 	ln        net.Listener // nil without metrics.addr
 	collector *metrics.Collector
+	pulse     *pulse.Recorder // nil without Pulse's tables
 	wg        sync.WaitGroup
 }
 
@@ -32,8 +35,18 @@ func listenMetrics(cfg *config.Config) (net.Listener, error) {
 }
 
 // newOperating prepares the observers for a worker on conn with the handlers of reg.
-func newOperating(cfg *config.Config, reg *handlers.Registry, log *slog.Logger, ln net.Listener) *operating {
+func newOperating(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, ln net.Listener) (*operating, error) {
 	o := &operating{cfg: cfg, log: log, ln: ln}
+	if cfg.Pulse.Mode == "auto" {
+		schema, err := conn.PulseInspect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if schema.Present {
+			o.pulse = pulse.New(pulse.Params{Conn: conn, Schema: schema, SlowJobThreshold: cfg.Pulse.SlowJobThreshold, Logger: log})
+			log.Info("writing Laravel Pulse's queue and slow job rows", "key_hash_generated", schema.KeyHashGenerated)
+		}
+	}
 	if ln != nil {
 		classes := cfg.Metrics.Classes
 		if len(classes) == 0 {
@@ -41,7 +54,7 @@ func newOperating(cfg *config.Config, reg *handlers.Registry, log *slog.Logger, 
 		}
 		o.collector = metrics.New(metrics.Params{Classes: classes})
 	}
-	return o
+	return o, nil
 }
 
 // observer is the worker's Observer, nil when nothing observes.
@@ -50,11 +63,21 @@ func (o *operating) observer() worker.Observer {
 	if o.collector != nil {
 		obs = append(obs, o.collector)
 	}
+	if o.pulse != nil {
+		obs = append(obs, o.pulse)
+	}
 	return worker.Observers(obs...)
 }
 
 // start serves the endpoints and samples the queues until ctx ends; stop waits for them.
 func (o *operating) start(ctx context.Context, w *worker.Worker, wc worker.Config, conn *laravel.Conn) error {
+	if o.pulse != nil {
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			o.pulse.Run(ctx, o.cfg.Pulse.FlushInterval)
+		}()
+	}
 	if o.collector == nil {
 		return nil
 	}

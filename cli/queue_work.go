@@ -192,7 +192,10 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	defer rc.Close()
-	op := newOperating(cfg, reg, log, ln)
+	op, err := newOperating(ctx, cfg, conn, reg, log, ln)
+	if err != nil {
+		return 1, err
+	}
 	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc, op.observer())
 	if err != nil {
 		return 1, err

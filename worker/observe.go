@@ -67,6 +67,9 @@ type JobEvent struct {
 	Outcome     Outcome   // set for JobFinished
 	// Err is the exception for a job released after one or failed, nil otherwise.
 	Err error
+	// Threw says the handler threw (returned an error, panicked or timed out), which decided the
+	// outcome; a job failed by its handler (Fail) or before it ran (attempts exceeded) did not.
+	Threw bool
 	// Envelope is the payload as read; nil when it could not be read.
 	Envelope *payload.Envelope
 }
@@ -81,6 +84,7 @@ func (w *Worker) Slots() (busy, total int) { return len(w.slots), cap(w.slots) }
 type observed struct {
 	outcome atomic.Uint32 // an Outcome
 	err     error         // the exception of a release or failure; written before the completion
+	threw   bool          // the handler threw or timed out
 	ctx     context.Context
 	started time.Time
 }
@@ -134,7 +138,7 @@ func (w *Worker) observeFinish(ctx context.Context, r *jobRun) {
 	}
 	o := Outcome(r.rj.obs.outcome.Load())
 	e := w.event(r)
-	e.Finished, e.Outcome = time.Now(), o
+	e.Finished, e.Outcome, e.Threw = time.Now(), o, r.rj.obs.threw
 	if o == OutcomeReleased || o == OutcomeFailed {
 		e.Err = r.rj.obs.err
 	}

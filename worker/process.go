@@ -315,6 +315,7 @@ func handlerFrame(h handlers.Handler) Frame {
 // maxExceptions, otherwise release it with the backoff.
 func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err error) {
 	j := r.rj.job
+	r.rj.obs.threw = true
 	if limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) {
 		w.fail(ctx, r, err)
 		return
@@ -358,6 +359,7 @@ func (w *Worker) onTimeout(ctx context.Context, r *jobRun, limits Limits) {
 	if r.rj.isDone() {
 		return // handed back at shutdown
 	}
+	r.rj.obs.threw = true
 	class, msg := TimeoutFailure(w.version, r.displayName)
 	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
 	if w.maxExceptionsReached(ctx, r) {

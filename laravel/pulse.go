@@ -1,0 +1,215 @@
+package laravel
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Laravel Pulse's tables, as its migration names them.
+const (
+	PulseEntries    = "pulse_entries"
+	PulseAggregates = "pulse_aggregates"
+	PulseValues     = "pulse_values"
+)
+
+// PulseSchema is what PulseInspect found.
+type PulseSchema struct {
+	// Present says pulse_entries and pulse_aggregates exist.
+	Present bool
+	// KeyHashGenerated says key_hash is a generated column (Pulse's migration on MySQL, MariaDB and
+	// PostgreSQL): it is left to the server. Otherwise (SQLite, or after Pulse's 2026 migration that
+	// made it plain) it is written as the generated column computes it.
+	KeyHashGenerated bool
+}
+
+// PulseInspect reads whether the app has Pulse's tables and how key_hash is filled.
+func (c *Conn) PulseInspect(ctx context.Context) (PulseSchema, error) {
+	var s PulseSchema
+	var q string
+	switch c.dialect {
+	case MySQL:
+		q = "select table_name, coalesce(generation_expression, '') from information_schema.columns where table_schema = database() and table_name in (?, ?) and column_name = 'key_hash'"
+	case Postgres:
+		q = "select table_name, case when is_generated = 'ALWAYS' then 'generated' else '' end from information_schema.columns where table_schema = current_schema() and table_name in ($1, $2) and column_name = 'key_hash'"
+	default:
+		q = "select m.name, case when x.hidden in (2, 3) then 'generated' else '' end from sqlite_master m join pragma_table_xinfo(m.name) x where m.type = 'table' and m.name in (?, ?) and x.name = 'key_hash'"
+	}
+	rows, err := c.db.QueryContext(ctx, q, PulseEntries, PulseAggregates)
+	if err != nil {
+		return s, fmt.Errorf("inspect Pulse's tables: %w", c.translate(err))
+	}
+	defer rows.Close()
+	found, generated := 0, 0
+	for rows.Next() {
+		var table, expr string
+		if err := rows.Scan(&table, &expr); err != nil {
+			return s, fmt.Errorf("inspect Pulse's tables: %w", err)
+		}
+		found++
+		if expr != "" {
+			generated++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s, fmt.Errorf("inspect Pulse's tables: %w", c.translate(err))
+	}
+	s.Present = found == 2
+	s.KeyHashGenerated = s.Present && generated == 2
+	return s, nil
+}
+
+// PulseEntry is one pulse_entries row.
+type PulseEntry struct {
+	Timestamp int64
+	Type      string
+	Key       string
+	Value     int64
+}
+
+// PulseAggregate is one pulse_aggregates row to add: a count is added to the stored value, a max
+// replaces it when greater.
+type PulseAggregate struct {
+	Bucket    int64
+	Period    int64
+	Type      string
+	Aggregate string // "count" or "max"
+	Key       string
+	Value     int64
+}
+
+// PulseRecordParams are the rows PulseRecord writes.
+type PulseRecordParams struct {
+	Schema     PulseSchema
+	Entries    []PulseEntry
+	Aggregates []PulseAggregate
+}
+
+// pulseChunk bounds the rows of one insert statement (Pulse's pulse.storage.database.chunk).
+const pulseChunk = 500
+
+// PulseRecord writes the rows in one transaction, as Pulse's DatabaseStorage::store does: entries are
+// inserted, aggregates upserted on (bucket, period, type, aggregate, key_hash).
+func (c *Conn) PulseRecord(ctx context.Context, p *PulseRecordParams) error {
+	if len(p.Entries) == 0 && len(p.Aggregates) == 0 {
+		return nil
+	}
+	hash := !p.Schema.KeyHashGenerated
+	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+		for chunk := range chunks(p.Entries, pulseChunk) {
+			cols := []string{"timestamp", "type", "key"}
+			if hash {
+				cols = append(cols, "key_hash")
+			}
+			cols = append(cols, "value")
+			args := make([]any, 0, len(chunk)*len(cols))
+			for _, e := range chunk {
+				args = append(args, e.Timestamp, e.Type, e.Key)
+				if hash {
+					args = append(args, c.pulseKeyHash(e.Key))
+				}
+				args = append(args, e.Value)
+			}
+			if _, err := tx.ExecContext(ctx, c.insertRowsSQL(PulseEntries, cols, len(chunk)), args...); err != nil {
+				return err
+			}
+		}
+		for _, agg := range []string{"count", "max"} {
+			var rows []PulseAggregate
+			for _, a := range p.Aggregates {
+				if a.Aggregate == agg {
+					rows = append(rows, a)
+				}
+			}
+			for chunk := range chunks(rows, pulseChunk) {
+				if err := c.pulseUpsert(ctx, tx, agg, hash, chunk); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record Pulse rows: %w", err)
+	}
+	return nil
+}
+
+// pulseUpsert adds one chunk of aggregates of one kind.
+func (c *Conn) pulseUpsert(ctx context.Context, tx *sqlx.Tx, agg string, hash bool, rows []PulseAggregate) error {
+	cols := []string{"bucket", "period", "type", "aggregate", "key"}
+	if hash {
+		cols = append(cols, "key_hash")
+	}
+	cols = append(cols, "value")
+	args := make([]any, 0, len(rows)*len(cols))
+	for _, a := range rows {
+		args = append(args, a.Bucket, a.Period, a.Type, a.Aggregate, a.Key)
+		if hash {
+			args = append(args, c.pulseKeyHash(a.Key))
+		}
+		args = append(args, a.Value)
+	}
+	v := c.Q("value")
+	var set string
+	switch {
+	case c.dialect == MySQL && agg == "count":
+		set = " on duplicate key update " + v + " = " + v + " + values(" + v + ")"
+	case c.dialect == MySQL:
+		set = " on duplicate key update " + v + " = greatest(" + v + ", values(" + v + "))"
+	default:
+		stored, excluded := c.Q(PulseAggregates)+"."+v, "excluded."+v
+		expr := stored + " + " + excluded
+		if agg == "max" {
+			fn := "greatest"
+			if c.dialect == SQLite {
+				fn = "max"
+			}
+			expr = fn + "(" + stored + ", " + excluded + ")"
+		}
+		set = " on conflict (bucket, period, type, aggregate, key_hash) do update set " + v + " = " + expr
+	}
+	_, err := tx.ExecContext(ctx, c.insertRowsSQL(PulseAggregates, cols, len(rows))+set, args...)
+	return err
+}
+
+// pulseKeyHash is what Pulse's key_hash holds for key: unhex(md5(key)) on MySQL, md5(key)::uuid on
+// PostgreSQL, and md5(key) in hex on SQLite, where Pulse computes it in PHP.
+func (c *Conn) pulseKeyHash(key string) any {
+	sum := md5.Sum([]byte(key))
+	h := hex.EncodeToString(sum[:])
+	switch c.dialect {
+	case MySQL:
+		return sum[:]
+	case Postgres:
+		return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	}
+	return h
+}
+
+// insertRowsSQL returns an insert of n rows of cols into table, rebound.
+func (c *Conn) insertRowsSQL(table string, cols []string, n int) string {
+	quoted := make([]string, len(cols))
+	for i, col := range cols {
+		quoted[i] = c.Q(col)
+	}
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	return c.Rebind("insert into " + c.Q(table) + " (" + strings.Join(quoted, ", ") + ") values " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+}
+
+// chunks yields s in slices of at most n.
+func chunks[T any](s []T, n int) func(func([]T) bool) {
+	return func(yield func([]T) bool) {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if !yield(s[:k]) {
+				return
+			}
+			s = s[k:]
+		}
+	}
+}
