@@ -5,12 +5,16 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/metrics"
 	"github.com/artisan-go/artisan-go/pulse"
+	"github.com/artisan-go/artisan-go/tracing"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -21,7 +25,8 @@ type operating struct {
 	log       *slog.Logger
 	ln        net.Listener // nil without metrics.addr
 	collector *metrics.Collector
-	pulse     *pulse.Recorder // nil without Pulse's tables
+	pulse     *pulse.Recorder          // nil without Pulse's tables
+	traces    *sdktrace.TracerProvider // nil without tracing.otlp_endpoint
 	wg        sync.WaitGroup
 }
 
@@ -54,6 +59,14 @@ func newOperating(ctx context.Context, cfg *config.Config, conn *laravel.Conn, r
 		}
 		o.collector = metrics.New(metrics.Params{Classes: classes})
 	}
+	if cfg.Tracing.OTLPEndpoint != "" {
+		tp, err := tracing.NewProvider(ctx, tracing.Params{Endpoint: cfg.Tracing.OTLPEndpoint, ServiceName: cfg.Tracing.ServiceName})
+		if err != nil {
+			return nil, err
+		}
+		o.traces = tp
+		log.Info("exporting a span per job", "otlp_endpoint", cfg.Tracing.OTLPEndpoint)
+	}
 	return o, nil
 }
 
@@ -65,6 +78,9 @@ func (o *operating) observer() worker.Observer {
 	}
 	if o.pulse != nil {
 		obs = append(obs, o.pulse)
+	}
+	if o.traces != nil {
+		obs = append(obs, tracing.NewTracer(o.traces))
 	}
 	return worker.Observers(obs...)
 }
@@ -112,5 +128,15 @@ func (o *operating) start(ctx context.Context, w *worker.Worker, wc worker.Confi
 	return nil
 }
 
-// stop waits for what start started; its context must be cancelled first.
-func (o *operating) stop() { o.wg.Wait() }
+// stop waits for what start started, and sends the last spans; start's context must be cancelled
+// first.
+func (o *operating) stop() {
+	o.wg.Wait()
+	if o.traces != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := o.traces.Shutdown(ctx); err != nil {
+			o.log.Warn("send the last spans", "error", err)
+		}
+	}
+}
