@@ -43,8 +43,8 @@ func (c *Conn) QueueDepth(ctx context.Context, p *QueueDepthParams) ([]QueueDept
 		limit = DefaultDepthLimit
 	}
 	avail := " where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?)"
-	count := c.Rebind(fmt.Sprintf("select count(*) from (select 1 as one from %s%s limit %d) capped", c.Q(c.tables.Jobs), avail, limit))
-	head := c.Rebind("select available_at from " + c.Q(c.tables.Jobs) + avail + " order by id asc limit 1")
+	count := c.d.rebind(fmt.Sprintf("select count(*) from (select 1 as one from %s%s limit %d) capped", c.d.quote(c.tables.Jobs), avail, limit))
+	head := c.d.rebind("select available_at from " + c.d.quote(c.tables.Jobs) + avail + " order by id asc limit 1")
 	out := make([]QueueDepth, 0, len(p.Queues))
 	for _, q := range p.Queues {
 		args := []any{q, p.Now, p.Now - p.RetryAfter}
@@ -65,7 +65,7 @@ func (c *Conn) QueueDepth(ctx context.Context, p *QueueDepthParams) ([]QueueDept
 // Ping checks that the database answers.
 func (c *Conn) Ping(ctx context.Context) error {
 	if err := c.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("ping %s database %s: %w", c.dialect, c.where, c.translate(err))
+		return fmt.Errorf("ping %s database %s: %w", c.name, c.where, c.translate(err))
 	}
 	return nil
 }

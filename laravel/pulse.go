@@ -3,7 +3,6 @@ package laravel
 import (
 	"context"
 	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -30,15 +29,7 @@ type PulseSchema struct {
 // PulseInspect reads whether the app has Pulse's tables and how key_hash is filled.
 func (c *Conn) PulseInspect(ctx context.Context) (PulseSchema, error) {
 	var s PulseSchema
-	var q string
-	switch c.dialect {
-	case MySQL:
-		q = "select table_name, coalesce(generation_expression, '') from information_schema.columns where table_schema = database() and table_name in (?, ?) and column_name = 'key_hash'"
-	case Postgres:
-		q = "select table_name, case when is_generated = 'ALWAYS' then 'generated' else '' end from information_schema.columns where table_schema = current_schema() and table_name in ($1, $2) and column_name = 'key_hash'"
-	default:
-		q = "select m.name, case when x.hidden in (2, 3) then 'generated' else '' end from sqlite_master m join pragma_table_xinfo(m.name) x where m.type = 'table' and m.name in (?, ?) and x.name = 'key_hash'"
-	}
+	q := c.d.rebind(c.d.pulse().keyHashSQL)
 	rows, err := c.db.QueryContext(ctx, q, PulseEntries, PulseAggregates)
 	if err != nil {
 		return s, fmt.Errorf("inspect Pulse's tables: %w", c.translate(err))
@@ -154,51 +145,24 @@ func (c *Conn) pulseUpsert(ctx context.Context, tx *sqlx.Tx, agg string, hash bo
 		}
 		args = append(args, a.Value)
 	}
-	v := c.Q("value")
-	var set string
-	switch {
-	case c.dialect == MySQL && agg == "count":
-		set = " on duplicate key update " + v + " = " + v + " + values(" + v + ")"
-	case c.dialect == MySQL:
-		set = " on duplicate key update " + v + " = greatest(" + v + ", values(" + v + "))"
-	default:
-		stored, excluded := c.Q(PulseAggregates)+"."+v, "excluded."+v
-		expr := stored + " + " + excluded
-		if agg == "max" {
-			fn := "greatest"
-			if c.dialect == SQLite {
-				fn = "max"
-			}
-			expr = fn + "(" + stored + ", " + excluded + ")"
-		}
-		set = " on conflict (bucket, period, type, aggregate, key_hash) do update set " + v + " = " + expr
+	set := c.d.pulse().addSQL
+	if agg == "max" {
+		set = c.d.pulse().maxSQL
 	}
 	_, err := tx.ExecContext(ctx, c.insertRowsSQL(PulseAggregates, cols, len(rows))+set, args...)
 	return err
 }
 
-// pulseKeyHash is what Pulse's key_hash holds for key: unhex(md5(key)) on MySQL, md5(key)::uuid on
-// PostgreSQL, and md5(key) in hex on SQLite, where Pulse computes it in PHP.
+// pulseKeyHash is what Pulse's key_hash holds for key.
 func (c *Conn) pulseKeyHash(key string) any {
 	sum := md5.Sum([]byte(key))
-	h := hex.EncodeToString(sum[:])
-	switch c.dialect {
-	case MySQL:
-		return sum[:]
-	case Postgres:
-		return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-	}
-	return h
+	return c.d.pulse().keyHash(sum)
 }
 
 // insertRowsSQL returns an insert of n rows of cols into table, rebound.
 func (c *Conn) insertRowsSQL(table string, cols []string, n int) string {
-	quoted := make([]string, len(cols))
-	for i, col := range cols {
-		quoted[i] = c.Q(col)
-	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	return c.Rebind("insert into " + c.Q(table) + " (" + strings.Join(quoted, ", ") + ") values " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+	row := "(" + placeholders(len(cols)) + ")"
+	return c.d.rebind("insert into " + c.d.quote(table) + " (" + quoteAll(c.d, cols) + ") values " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
 }
 
 // chunks yields s in slices of at most n.
@@ -212,4 +176,29 @@ func chunks[T any](s []T, n int) func(func([]T) bool) {
 			s = s[k:]
 		}
 	}
+}
+
+// pulseSQL is what Laravel Pulse's tables differ in between dialects.
+type pulseSQL struct {
+	// keyHashSQL reads (table name, "" or a generation expression) for the key_hash columns of the
+	// two tables named by its ? placeholders, in the current database or schema.
+	keyHashSQL string
+	// addSQL and maxSQL end an insert into pulse_aggregates so that an existing row adds the new
+	// value, or keeps the greater one, as Pulse's DatabaseStorage upserts do.
+	addSQL, maxSQL string
+	// keyHash is the value key_hash holds for a key whose MD5 is sum.
+	keyHash func(sum [16]byte) any
+	// ddl creates the tables as Pulse's migration does (see CreatePulseTables).
+	ddl []string
+}
+
+// conflictUpdate is the portable ON CONFLICT clause of pulse_aggregates' upserts; fn combines the
+// stored and the new value.
+func conflictUpdate(fn string) string {
+	stored, excluded := `"pulse_aggregates"."value"`, `excluded."value"`
+	expr := stored + " + " + excluded
+	if fn != "" {
+		expr = fn + "(" + stored + ", " + excluded + ")"
+	}
+	return ` on conflict ("bucket", "period", "type", "aggregate", "key_hash") do update set "value" = ` + expr
 }
