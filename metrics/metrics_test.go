@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/artisan-go/artisan-go/dispatch"
@@ -41,7 +44,7 @@ type env struct {
 	disp  *dispatch.Dispatcher
 }
 
-func newEnv(t *testing.T, db testenv.Database) *env {
+func newEnv(t testing.TB, db testenv.Database) *env {
 	t.Helper()
 	p := queuetest.OpenParams(db)
 	p.Tables = laravel.Tables{} // Laravel's names: the database is the test's own
@@ -61,7 +64,7 @@ func newEnv(t *testing.T, db testenv.Database) *env {
 }
 
 // push enqueues n jobs of class on queue, available at availableAt, with the job's $tries.
-func (e *env) push(t *testing.T, class, queue string, n int, availableAt int64, tries int) {
+func (e *env) push(t testing.TB, class, queue string, n int, availableAt int64, tries int) {
 	t.Helper()
 	for range n {
 		p, _, err := e.disp.Payload(dispatch.Job{Command: payload.NewObject(class), Queue: queue, Tries: tries})
@@ -273,12 +276,53 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 		if calls, batches := value(fams, "artisan_go_claims_total", nil), value(fams, "artisan_go_claim_batch_size", nil); calls != batches || calls == 0 {
 			t.Errorf("claims_total %v, claim_batch_size count %v: want one batch per claim call", calls, batches)
 		}
+		checkDocumented(t, c)
 		for name := range fams {
 			if strings.HasPrefix(name, "artisan_go_") && strings.Contains(name, "left_for_php") && value(fams, name, map[string]string{"class": phpClass}) != 0 {
 				t.Errorf("%s has a series for %s, which is not in the allow-list", name, phpClass)
 			}
 		}
 	})
+}
+
+// checkDocumented checks that the README and the Grafana dashboard name only metrics the collector
+// serves, and that the README lists every one.
+func checkDocumented(t *testing.T, c *metrics.Collector) {
+	t.Helper()
+	fams := map[string]bool{}
+	descs := make(chan *prometheus.Desc, 100)
+	go func() { c.Describe(descs); close(descs) }()
+	fqName := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	for d := range descs {
+		fams[fqName.FindStringSubmatch(d.String())[1]] = true
+	}
+	names := regexp.MustCompile(`artisan_go_[a-z_]+[a-z]`)
+	for _, doc := range []string{"../README.md", "../docs/grafana-dashboard.json"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, n := range names.FindAllString(string(b), -1) {
+			base := n
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if _, ok := fams[n]; !ok {
+					base = strings.TrimSuffix(base, suffix)
+				}
+			}
+			seen[base] = true
+			if !fams[base] {
+				t.Errorf("%s names %s, which is not served", doc, n)
+			}
+		}
+		if doc == "../README.md" {
+			for name := range fams {
+				if strings.HasPrefix(name, "artisan_go_") && !seen[name] {
+					t.Errorf("README does not list %s", name)
+				}
+			}
+		}
+	}
 }
 
 func histogramSum(fams map[string]*dto.MetricFamily, name string) float64 {
