@@ -87,6 +87,7 @@ type observed struct {
 	threw   bool          // the handler threw or timed out
 	ctx     context.Context
 	started time.Time
+	ev      *JobEvent // built at the start, completed at the finish
 }
 
 // outcomeOf maps a completion's counter to its outcome.
@@ -110,14 +111,19 @@ func (w *Worker) outcomeOf(counter *atomic.Int64) Outcome {
 	return OutcomeNone
 }
 
-// event describes r for the observer.
+// event describes r for the observer, in the one JobEvent the job's hooks share.
 func (w *Worker) event(r *jobRun) *JobEvent {
-	j := r.rj.job
-	return &JobEvent{
+	j, e := r.rj.job, r.rj.obs.ev
+	if e == nil {
+		e = &JobEvent{}
+		r.rj.obs.ev = e
+	}
+	*e = JobEvent{
 		ID: j.ID, Connection: w.cfg.Connection, Queue: j.Queue, Class: r.class, DisplayName: r.displayName,
 		Attempts: j.Attempts, AvailableAt: j.AvailableAt, Claimed: r.rj.started, Started: r.rj.obs.started,
 		Envelope: r.env,
 	}
+	return e
 }
 
 // observeStart tells the observer that r starts, and returns the handler's context.
