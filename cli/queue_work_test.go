@@ -147,3 +147,29 @@ func TestQueueWorkServesMetrics(t *testing.T) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 }
+
+func TestQueueWorkWritesPulseRows(t *testing.T) {
+	conn, env := newSQLiteApp(t, "podcast")
+	if err := laravel.CreatePulseTables(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Jobs\\ProcessPodcast'\n    builtin: noop\npulse:\n  slow_job_threshold: 0s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "writing Laravel Pulse's queue and slow job rows") {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
+	}
+	var processed, slow int
+	if err := conn.DB().QueryRow(`select cast(value as integer) from pulse_aggregates where type = 'processed' and "key" = 'database:emails' and period = 60`).Scan(&processed); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.DB().QueryRow(`select count(*) from pulse_entries where type = 'slow_job'`).Scan(&slow); err != nil {
+		t.Fatal(err)
+	}
+	if processed != 1 || slow != 1 {
+		t.Fatalf("Pulse rows: %d processed, %d slow_job entries; want the job's, written when the worker stopped", processed, slow)
+	}
+}
