@@ -166,23 +166,34 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return r.conn.PulseRecord(ctx, &laravel.PulseRecordParams{Schema: r.schema, Entries: entries, Aggregates: rows})
 }
 
-// Run flushes every interval until ctx ends, then once more.
+// Run flushes every interval until ctx ends, then once more. A failing write is logged as a warning
+// once, and again only after a write worked, so that a missing grant does not fill the log.
 func (r *Recorder) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	failing := false
+	// A write is not cut short by the stop: the rows it carries would be lost.
+	flush := func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err := r.Flush(fctx)
+		switch {
+		case err == nil:
+			failing = false
+		case !failing:
+			failing = true
+			r.log.Warn("write Pulse rows; they are dropped, as Pulse drops what it cannot store", "error", err)
+		default:
+			r.log.Debug("write Pulse rows", "error", err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if err := r.Flush(fctx); err != nil {
-				r.log.Warn("write Pulse rows", "error", err)
-			}
+			flush()
 			return
 		case <-t.C:
-			if err := r.Flush(ctx); err != nil && ctx.Err() == nil {
-				r.log.Warn("write Pulse rows", "error", err)
-			}
+			flush()
 		}
 	}
 }
