@@ -89,7 +89,7 @@ func New(p Params) *Collector {
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "job_wait_seconds",
 			Help: "Time from available_at (whole seconds) to the start of processing.", Buckets: WaitBuckets}, jobLabels[:2]),
 		claims: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "claims_total",
-			Help: "Claim calls on a queue."}, []string{"queue"}),
+			Help: "Claim calls on a queue (the batch strategy answers some from rows it already holds)."}, []string{"queue"}),
 		claimErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "claim_errors_total",
 			Help: "Claim calls that failed (deadlock victims and busy databases included)."}, []string{"queue"}),
 		claimBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "claim_batch_size",
