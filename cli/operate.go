@@ -55,7 +55,11 @@ func newOperating(ctx context.Context, cfg *config.Config, conn *laravel.Conn, r
 	if ln != nil {
 		classes := cfg.Metrics.Classes
 		if len(classes) == 0 {
+			// The routes are registered with the worker, after this.
 			classes = reg.Classes()
+			for _, r := range cfg.Routes {
+				classes = append(classes, r.Class)
+			}
 		}
 		o.collector = metrics.New(metrics.Params{Classes: classes})
 	}
