@@ -55,6 +55,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	entries []laravel.PulseEntry
 	aggs    map[aggKey]*laravel.PulseAggregate
+	keys    map[[2]string]string // "connection:queue" by connection and queue, built once
 }
 
 type aggKey struct {
@@ -66,7 +67,7 @@ type aggKey struct {
 func New(p Params) *Recorder {
 	r := &Recorder{
 		conn: p.Conn, schema: p.Schema, threshold: p.SlowJobThreshold.Milliseconds(), clock: p.Clock,
-		log: p.Logger, aggs: map[aggKey]*laravel.PulseAggregate{},
+		log: p.Logger, aggs: map[aggKey]*laravel.PulseAggregate{}, keys: map[[2]string]string{},
 	}
 	if r.clock == nil {
 		r.clock = time.Now
@@ -84,7 +85,7 @@ func (r *Recorder) Claimed(string, int, error) {}
 func (r *Recorder) JobStarted(ctx context.Context, e *worker.JobEvent) context.Context {
 	ts := r.clock().Unix()
 	r.mu.Lock()
-	r.add(ts, "processing", "count", queueKey(e), 1)
+	r.add(ts, "processing", "count", r.queueKey(e), 1)
 	r.mu.Unlock()
 	return ctx
 }
@@ -116,9 +117,9 @@ func (r *Recorder) JobFinished(_ context.Context, e *worker.JobEvent) {
 	}
 	ts := r.clock().Unix()
 	ms := e.Finished.Sub(e.Started).Milliseconds()
-	key := queueKey(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	key := r.queueKey(e)
 	for _, t := range types {
 		r.add(ts, t, "count", key, 1)
 	}
@@ -129,8 +130,16 @@ func (r *Recorder) JobFinished(_ context.Context, e *worker.JobEvent) {
 	}
 }
 
-// queueKey is the Queues recorder's key.
-func queueKey(e *worker.JobEvent) string { return e.Connection + ":" + e.Queue }
+// queueKey is the Queues recorder's key; r.mu is held.
+func (r *Recorder) queueKey(e *worker.JobEvent) string {
+	k := [2]string{e.Connection, e.Queue}
+	key, ok := r.keys[k]
+	if !ok {
+		key = e.Connection + ":" + e.Queue
+		r.keys[k] = key
+	}
+	return key
+}
 
 // add folds one value into the aggregate of each period's bucket; r.mu is held.
 func (r *Recorder) add(ts int64, typ, aggregate, key string, v int64) {
