@@ -106,14 +106,7 @@ func (o *operating) start(ctx context.Context, w *worker.Worker, wc worker.Confi
 	if err != nil {
 		return err
 	}
-	stuck := o.cfg.Metrics.StuckAfter
-	h := metrics.Handler(metrics.ServerParams{Gatherer: reg, Ready: func(ctx context.Context) error {
-		if err := conn.Ping(ctx); err != nil {
-			return err
-		}
-		busy, total := w.Slots()
-		return o.collector.Ready(busy, total, stuck)
-	}})
+	h := metrics.Handler(metrics.ServerParams{Gatherer: reg, Ready: o.collector.ReadyCheck(w, conn, o.cfg.Metrics.StuckAfter)})
 	o.wg.Add(2)
 	go func() {
 		defer o.wg.Done()

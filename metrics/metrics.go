@@ -256,3 +256,15 @@ func (c *Collector) Ready(busy, total int, stuckAfter time.Duration) error {
 	}
 	return nil
 }
+
+// ReadyCheck returns /readyz's check for a worker on conn: the database answers a ping, and claiming
+// is not stuck (see Ready).
+func (c *Collector) ReadyCheck(w *worker.Worker, conn *laravel.Conn, stuckAfter time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := conn.Ping(ctx); err != nil {
+			return err
+		}
+		busy, total := w.Slots()
+		return c.Ready(busy, total, stuckAfter)
+	}
+}

@@ -207,13 +207,7 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Watch(w, e.conn)
-		base := serve(t, c, func(ctx context.Context) error {
-			if err := e.conn.Ping(ctx); err != nil {
-				return err
-			}
-			busy, total := w.Slots()
-			return c.Ready(busy, total, time.Minute)
-		})
+		base := serve(t, c, c.ReadyCheck(w, e.conn, time.Minute))
 
 		ran := make(chan error, 1)
 		go func() {
@@ -431,5 +425,29 @@ func TestReadyz(t *testing.T) {
 	}
 	if err := c.Ready(4, 4, 0); err != nil {
 		t.Fatalf("every slot busy: not ready: %v", err)
+	}
+}
+
+// TestReadyzDatabaseGone: /readyz fails, saying why, once the database does not answer.
+func TestReadyzDatabaseGone(t *testing.T) {
+	e := newEnv(t, testenv.SQLite(t))
+	c := metrics.New(metrics.Params{})
+	w, err := worker.New(worker.Params{Queue: e.queue, Conn: e.conn, Registry: handlers.NewRegistry(), Config: worker.Defaults(), Observer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serve(t, c, c.ReadyCheck(w, e.conn, time.Minute))
+	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz: %d %s", code, body)
+	}
+	if err := e.conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, base+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "ping sqlite database") {
+		t.Fatalf("/readyz with the database closed: %d %q, want 503 naming the database", code, body)
+	}
+	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz with the database closed: %d, want 200: the process is alive", code)
 	}
 }
