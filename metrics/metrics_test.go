@@ -451,3 +451,32 @@ func TestReadyzDatabaseGone(t *testing.T) {
 		t.Fatalf("/healthz with the database closed: %d, want 200: the process is alive", code)
 	}
 }
+
+// TestTimedOutJob counts a job that runs past its timeout, applied by the worker's timeout watcher,
+// once as timed out and once as failed, and times it.
+func TestTimedOutJob(t *testing.T) {
+	e := newEnv(t, testenv.SQLite(t))
+	e.push(t, okClass, "default", 1, time.Now().Unix(), 1)
+	reg := handlers.NewRegistry()
+	reg.Register(okClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	c := metrics.New(metrics.Params{Classes: []string{okClass}})
+	cfg := worker.Defaults()
+	cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = true, 0, 50*time.Millisecond
+	w, err := worker.New(worker.Params{Queue: e.queue, Conn: e.conn, Registry: reg, Config: cfg, Observer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Watch(w, e.conn)
+	if _, err := w.Run(bg); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, serve(t, c, nil))
+	for name, want := range map[string]float64{"artisan_go_jobs_timed_out_total": 1, "artisan_go_jobs_failed_total": 1, "artisan_go_job_duration_seconds": 1, "artisan_go_jobs_processed_total": 0} {
+		if got := value(fams, name, nil); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
