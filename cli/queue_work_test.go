@@ -11,6 +11,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // newSQLiteApp creates a Laravel-like SQLite database with the queue tables and the given fixtures on
@@ -63,7 +64,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	}
 	var attempts int
 	var reserved *int64
-	if err := conn.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
 		t.Fatal(err)
 	}
 	if attempts != 0 || reserved != nil {
@@ -83,7 +84,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 		t.Errorf("start log does not show claim_batch=2:\n%s", errb.String())
 	}
 	var reserved int
-	if err := conn.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
 		t.Fatal(err)
 	}
 	if reserved != 0 {
@@ -119,7 +120,7 @@ func TestQueueWorkRoutes(t *testing.T) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var n int
-	if err := conn.DB().QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
 	}
 }
@@ -163,10 +164,10 @@ func TestQueueWorkWritesPulseRows(t *testing.T) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var processed, slow int
-	if err := conn.DB().QueryRow(`select cast(value as integer) from pulse_aggregates where type = 'processed' and "key" = 'database:emails' and period = 60`).Scan(&processed); err != nil {
+	if err := queuetest.DB(conn).QueryRow(`select cast(value as integer) from pulse_aggregates where type = 'processed' and "key" = 'database:emails' and period = 60`).Scan(&processed); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.DB().QueryRow(`select count(*) from pulse_entries where type = 'slow_job'`).Scan(&slow); err != nil {
+	if err := queuetest.DB(conn).QueryRow(`select count(*) from pulse_entries where type = 'slow_job'`).Scan(&slow); err != nil {
 		t.Fatal(err)
 	}
 	if processed != 1 || slow != 1 {

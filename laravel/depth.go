@@ -43,8 +43,8 @@ func (c *Conn) QueueDepth(ctx context.Context, p *QueueDepthParams) ([]QueueDept
 		limit = DefaultDepthLimit
 	}
 	avail := " where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?)"
-	count := c.d.rebind(fmt.Sprintf("select count(*) from (select 1 as one from %s%s limit %d) capped", c.d.quote(c.tables.Jobs), avail, limit))
-	head := c.d.rebind("select available_at from " + c.d.quote(c.tables.Jobs) + avail + " order by id asc limit 1")
+	count := c.rebind(fmt.Sprintf("select count(*) from (select 1 as one from %s%s limit %d) capped", c.quote(c.tables.Jobs), avail, limit))
+	head := c.rebind("select available_at from " + c.quote(c.tables.Jobs) + avail + " order by id asc limit 1")
 	out := make([]QueueDepth, 0, len(p.Queues))
 	for _, q := range p.Queues {
 		args := []any{q, p.Now, p.Now - p.RetryAfter}

@@ -29,7 +29,7 @@ type PulseSchema struct {
 // PulseInspect reads whether the app has Pulse's tables and how key_hash is filled.
 func (c *Conn) PulseInspect(ctx context.Context) (PulseSchema, error) {
 	var s PulseSchema
-	q := c.d.rebind(c.d.pulse().keyHashSQL)
+	q := c.rebind(c.d.pulse().keyHashSQL)
 	rows, err := c.db.QueryContext(ctx, q, PulseEntries, PulseAggregates)
 	if err != nil {
 		return s, fmt.Errorf("inspect Pulse's tables: %w", c.translate(err))
@@ -162,7 +162,7 @@ func (c *Conn) pulseKeyHash(key string) any {
 // insertRowsSQL returns an insert of n rows of cols into table, rebound.
 func (c *Conn) insertRowsSQL(table string, cols []string, n int) string {
 	row := "(" + placeholders(len(cols)) + ")"
-	return c.d.rebind("insert into " + c.d.quote(table) + " (" + quoteAll(c.d, cols) + ") values " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+	return c.rebind("insert into " + c.quote(table) + " (" + quoteAll(c.d, cols) + ") values " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
 }
 
 // chunks yields s in slices of at most n.
