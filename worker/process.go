@@ -132,6 +132,14 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	action, delay, actionErr := hj.Action()
 	switch action {
 	case handlers.ActionDelete:
+		if herr == nil {
+			// CallQueuedHandler treats a job its handler deleted as done: only a released or failed job
+			// skips the next chain link, the batch's success and the unique lock's release.
+			w.succeed(ctx, r, limits, &w.stats.deleted)
+			return
+		}
+		// The handler threw after deleting its job: PHP's exception path finds the job deleted and
+		// does nothing more, so neither the success path nor a failure follows.
 		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
 		if w.logs(slog.LevelInfo) {
 			w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
@@ -151,7 +159,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			w.exception(ctx, r, limits, herr)
 			return
 		}
-		w.succeed(ctx, r, limits)
+		w.succeed(ctx, r, limits, &w.stats.processed)
 	}
 }
 
@@ -418,9 +426,10 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 	w.queueFailedHooks(ctx, r, cause)
 }
 
-// succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,
-// then the batch records the success and the unique lock is released.
-func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
+// succeed completes a job whose handler returned nil (or deleted it): the next chain link is pushed
+// with the delete, then the batch records the success and the unique lock is released. counter counts
+// the completion.
+func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter *atomic.Int64) {
 	j := r.rj.job
 	next, err := w.nextInChain(r)
 	if err != nil {
@@ -428,7 +437,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.exception(ctx, r, limits, err)
 		return
 	}
-	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, &w.stats.processed) {
+	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, counter) {
 		return
 	}
 	if next != nil {

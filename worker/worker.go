@@ -142,7 +142,7 @@ type Stats struct {
 	Processed       int64 // handlers that completed successfully
 	Released        int64 // jobs released back with a delay
 	Failed          int64 // jobs written to failed_jobs (or deleted with the null failer)
-	Deleted         int64 // jobs the handler deleted without the success path
+	Deleted         int64 // jobs the handler deleted (done, as Laravel counts them, but not in Processed)
 	LeftForPHP      int64 // unhandled jobs handed back
 	Moved           int64 // unhandled jobs moved to another queue
 	ChainDispatched int64 // next chain links pushed
