@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -184,6 +185,30 @@ type ExecError struct {
 	ExitCode int    // -1 when the command was killed by a signal
 	Stderr   string // trimmed, at most about 4 KiB: the start and the end
 	Killed   bool   // the job's or the route's timeout passed and the command was killed
+	// Class is the PHP exception class the command named on the first line of its standard error
+	// ("php-exception: App\Exceptions\UpstreamDown"); that line is not part of Stderr.
+	Class string
+}
+
+// PHPClass returns the class the command named, or "" for the worker's default.
+func (e *ExecError) PHPClass() string { return e.Class }
+
+// execClassLine is the prefix of the first standard error line by which an exec route names the PHP
+// class its failure is recorded under.
+const execClassLine = "php-exception:"
+
+// phpClassPattern matches a PHP class name, namespaced or not.
+var phpClassPattern = regexp.MustCompile(`^\\?[A-Za-z_][A-Za-z0-9_]*(\\[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// splitClassLine takes a leading "php-exception: Class" line off an exec route's standard error.
+func splitClassLine(stderr string) (class, rest string) {
+	first, rest, _ := strings.Cut(stderr, "\n")
+	name, ok := strings.CutPrefix(first, execClassLine)
+	name = strings.TrimSpace(name)
+	if !ok || !phpClassPattern.MatchString(name) {
+		return "", stderr
+	}
+	return strings.TrimPrefix(name, `\`), strings.TrimSpace(rest)
 }
 
 // Error implements error.
@@ -244,11 +269,13 @@ func (h *ExecHandler) Handle(ctx context.Context, job *Job) error {
 		}
 		return fmt.Errorf("exec %s: %w", h.Argv[0], err)
 	}
+	class, text := splitClassLine(message(&stderr))
 	return &ExecError{
 		Program:  h.Argv[0],
 		ExitCode: ee.ExitCode(),
-		Stderr:   message(&stderr),
+		Stderr:   text,
 		Killed:   ctx.Err() != nil,
+		Class:    class,
 	}
 }
 
@@ -257,6 +284,24 @@ type HTTPError struct {
 	URL    string
 	Status int    // the response's status code
 	Body   string // the response body, trimmed, at most about 4 KiB
+	// Class is the PHP exception class named by a JSON answer {"exception": "...", "message": "..."};
+	// Body is then the message.
+	Class string
+}
+
+// PHPClass returns the class the endpoint named, or "" for the worker's default.
+func (e *HTTPError) PHPClass() string { return e.Class }
+
+// namedException reads a JSON answer that names a PHP exception class and its message.
+func namedException(body string) (class, msg string, ok bool) {
+	var v struct {
+		Exception string `json:"exception"`
+		Message   string `json:"message"`
+	}
+	if json.Unmarshal([]byte(body), &v) != nil || !phpClassPattern.MatchString(v.Exception) {
+		return "", "", false
+	}
+	return strings.TrimPrefix(v.Exception, `\`), v.Message, true
 }
 
 // Error implements error.
@@ -316,6 +361,9 @@ func (h *HTTPHandler) Handle(ctx context.Context, job *Job) error {
 		return nil
 	}
 	herr := &HTTPError{URL: h.URL, Status: resp.StatusCode, Body: message(&body)}
+	if class, msg, ok := namedException(herr.Body); ok {
+		herr.Class, herr.Body = class, msg
+	}
 	if err != nil && herr.Body == "" {
 		herr.Body = "reading the body: " + err.Error()
 	}

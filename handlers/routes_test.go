@@ -155,6 +155,7 @@ func TestExecRouteFailure(t *testing.T) {
 		{"stderr is the message", `cat >/dev/null; printf '  order 991 has no items\n\n' >&2; exit 3`, 3, "order 991 has no items (sh: exit status 3)"},
 		{"no stderr", `exit 1`, 1, "sh: exit status 1"},
 		{"stdout is not the message", `echo progress; echo broken >&2; exit 2`, 2, "broken (sh: exit status 2)"},
+		{"class named", `printf 'php-exception: App\\Exceptions\\UpstreamDown\nupstream returned 503\n' >&2; exit 4`, 4, "upstream returned 503 (sh: exit status 4)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +169,9 @@ func TestExecRouteFailure(t *testing.T) {
 			}
 			if err.Error() != tt.want {
 				t.Errorf("message %q, want %q", err.Error(), tt.want)
+			}
+			if want := map[bool]string{true: `App\Exceptions\UpstreamDown`}[tt.name == "class named"]; ee.PHPClass() != want {
+				t.Errorf("PHP class %q, want %q", ee.PHPClass(), want)
 			}
 			if a, _, _ := job.Action(); a != ActionNone {
 				t.Errorf("action %v: a failing command is an exception, not a failure", a)
@@ -256,6 +260,11 @@ func endpoint(t *testing.T) (*httptest.Server, chan []byte) {
 	mux.HandleFunc("POST /moved", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ok", http.StatusFound)
 	})
+	mux.HandleFunc("POST /named", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(`{"exception": "App\\Exceptions\\UpstreamDown", "message": "upstream returned 503"}`))
+	})
 	mux.HandleFunc("POST /down", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 	})
@@ -287,6 +296,7 @@ func TestHTTPRoute(t *testing.T) {
 		{"/busy", 0, 429, ActionNone, "429 Too Many Requests: slow down"},
 		{"/moved", 0, 302, ActionNone, "302 Found"},
 		{"/down", 0, 503, ActionNone, "503 Service Unavailable: database unavailable"},
+		{"/named", 0, 502, ActionNone, "502 Bad Gateway: upstream returned 503"},
 		{"/slow", 200 * time.Millisecond, 0, ActionNone, "deadline exceeded"},
 	}
 	for _, tt := range tests {
@@ -314,6 +324,9 @@ func TestHTTPRoute(t *testing.T) {
 			}
 			if tt.path == "/unprocessable" && failure.Error() != "POST "+srv.URL+"/unprocessable: 422 Unprocessable Entity: order 991 is cancelled" {
 				t.Errorf("failure %q", failure)
+			}
+			if want := map[bool]string{true: `App\Exceptions\UpstreamDown`}[tt.path == "/named"]; he != nil && he.PHPClass() != want {
+				t.Errorf("PHP class %q, want %q", he.PHPClass(), want)
 			}
 			if tt.path == "/ok" {
 				checkDocument(t, <-bodies)
