@@ -305,5 +305,10 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
 	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis"
+	wc.DBConnection = cfg.DB.Driver
+	wc.Models = map[string]worker.Model{}
+	for _, m := range cfg.Models {
+		wc.Models[strings.TrimPrefix(m.Class, `\`)] = worker.Model{Table: m.Table, Key: m.Key, Connection: m.Connection}
+	}
 	return wc, nil
 }

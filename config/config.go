@@ -58,6 +58,9 @@ type Config struct {
 	Unhandled string `mapstructure:"unhandled"`
 	// Routes bind job classes to external commands, HTTP endpoints or built-in handlers. YAML only.
 	Routes []Route `mapstructure:"routes"`
+	// Models say where model classes keep their rows when Eloquent's default table name (the
+	// snake-case plural of the class basename) is not theirs. YAML only.
+	Models []Model `mapstructure:"models"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 
@@ -252,6 +255,19 @@ type Route struct {
 	Builtin string `mapstructure:"builtin"`
 	// Timeout bounds one run of the route, within the job's own timeout; 0 means the job's timeout.
 	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// Model names the table (and key column, and database connection) of a model class whose rows the
+// worker looks up before running a SerializesModels job.
+type Model struct {
+	// Class is the model class, e.g. App\Models\Person.
+	Class string `mapstructure:"class"`
+	// Table is the model's table ($table in PHP).
+	Table string `mapstructure:"table"`
+	// Key is the primary key column ($primaryKey); empty is id.
+	Key string `mapstructure:"key"`
+	// Connection is the model's connection name ($connection), when the job does not carry one.
+	Connection string `mapstructure:"connection"`
 }
 
 // Log configures the worker's own log.

@@ -118,6 +118,19 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
 		return
 	}
+	if r.cmd != nil && w.cfg.CheckModels && w.conn != nil {
+		missing, err := w.checkModels(ctx, r)
+		if err != nil {
+			// The models cannot be checked (a missing table, a lost connection): PHP workers can run it.
+			w.log.Error("check the job's models", "class", r.displayName, "id", j.ID, "error", err)
+			w.leave(r, "its models could not be checked")
+			return
+		}
+		if missing != nil {
+			w.modelNotFound(ctx, r, missing)
+			return
+		}
+	}
 
 	if untilProcessing(h) {
 		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
@@ -392,6 +405,21 @@ func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
 // fail deletes the job and writes its failed_jobs row, then does what Laravel's failed() path does:
 // release the unique lock and record the failure in the job's batch.
 func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
+	if !w.failRow(ctx, r, cause) || r.env == nil {
+		return
+	}
+	if r.cmd == nil && !r.env.IsRaw() {
+		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
+			r.cmd = cmd
+		}
+	}
+	w.releaseUniqueLock(ctx, r)
+	w.recordBatchFailure(ctx, r, cause)
+	w.queueFailedHooks(ctx, r, cause)
+}
+
+// failRow deletes the job and writes its failed_jobs row, and reports whether it did.
+func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
@@ -409,21 +437,11 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 		})
 	}
 	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
-		return
+		return false
 	}
 	w.log.Error("Failed", "class", r.displayName, "id", j.ID, "uuid", uuid, "attempt", j.Attempts,
 		"duration", time.Since(r.rj.started), "error", cause.Error())
-	if r.env == nil {
-		return
-	}
-	if r.cmd == nil && !r.env.IsRaw() {
-		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
-			r.cmd = cmd
-		}
-	}
-	w.releaseUniqueLock(ctx, r)
-	w.recordBatchFailure(ctx, r, cause)
-	w.queueFailedHooks(ctx, r, cause)
+	return true
 }
 
 // succeed completes a job whose handler returned nil (or deleted it): the next chain link is pushed

@@ -89,6 +89,14 @@ type Config struct {
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
 	FailedCompanion string
+	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
+	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
+	CheckModels bool
+	// Models says where model classes keep their rows when Eloquent's default naming does not.
+	Models map[string]Model
+	// DBConnection is the name of the worker's database connection (DB_CONNECTION); models on other
+	// connections are checked only when Models names them.
+	DBConnection string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -98,7 +106,7 @@ func Defaults() Config {
 		Sleep: 3 * time.Second, Tries: 1, Timeout: 60 * time.Second, Backoff: []int{0}, MemoryMB: 128,
 		Concurrency: 1, RetryAfter: 90 * time.Second, ShutdownGrace: 30 * time.Second,
 		AbandonAfter: 5 * time.Second, Unhandled: UnhandledLeave, FailedDriver: "database-uuids",
-		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024,
+		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024, CheckModels: true,
 	}
 }
 
@@ -170,6 +178,8 @@ type Worker struct {
 	excluded *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
+	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
+	modelWarned onceSet
 	paused      atomic.Bool
 
 	slots chan struct{} // one token per job in flight

@@ -102,6 +102,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
 	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis"
+	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
 	}
