@@ -274,7 +274,7 @@ func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, 
 func addRoutes(reg *handlers.Registry, rs []config.Route) error {
 	routes := make([]handlers.Route, 0, len(rs))
 	for _, r := range rs {
-		routes = append(routes, handlers.Route{Class: r.Class, Exec: r.Exec, HTTP: r.HTTP, Builtin: r.Builtin, Timeout: r.Timeout})
+		routes = append(routes, handlers.Route(r))
 	}
 	return handlers.AddRoutes(reg, routes)
 }

@@ -255,6 +255,11 @@ type Route struct {
 	Builtin string `mapstructure:"builtin"`
 	// Timeout bounds one run of the route, within the job's own timeout; 0 means the job's timeout.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// UniqueID computes the uniqueId of a ShouldBeUnique class whose uniqueId() is a PHP method from
+	// the command's properties, e.g. "{reportId}", so that the worker releases the lock PHP took.
+	UniqueID string `mapstructure:"unique_id"`
+	// UniqueUntilProcessing marks a ShouldBeUniqueUntilProcessing class.
+	UniqueUntilProcessing bool `mapstructure:"unique_until_processing"`
 }
 
 // Model names the table (and key column, and database connection) of a model class whose rows the

@@ -238,7 +238,7 @@ func toInts(raw any) ([]int, error) {
 }
 
 // routeKeys are the keys of one route in YAML.
-var routeKeys = []string{"builtin", "class", "exec", "http", "timeout"}
+var routeKeys = []string{"builtin", "class", "exec", "http", "timeout", "unique_id", "unique_until_processing"}
 
 // toRoutes reads the routes list: a YAML sequence of mappings with the keys in routeKeys.
 func toRoutes(raw any) ([]Route, error) {
@@ -276,6 +276,13 @@ func toRoutes(raw any) ([]Route, error) {
 				r.Builtin, err = scalarString(v)
 			case "timeout":
 				r.Timeout, err = toDuration(v)
+			case "unique_id":
+				r.UniqueID, err = scalarString(v)
+			case "unique_until_processing":
+				var b any
+				if b, err = convert(reflect.TypeFor[bool](), v); err == nil {
+					r.UniqueUntilProcessing = b.(bool)
+				}
 			default:
 				hint := ""
 				if c := closest(strings.ToLower(k), routeKeys); c != "" {

@@ -508,7 +508,7 @@ func TestExampleFile(t *testing.T) {
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}
-	if len(cfg.Routes) != 3 || cfg.Routes[0].Timeout != 30*time.Second {
+	if len(cfg.Routes) != 4 || cfg.Routes[0].Timeout != 30*time.Second || cfg.Routes[3].UniqueID != "{reportId}" {
 		t.Errorf("routes %+v", cfg.Routes)
 	}
 	if len(cfg.Models) != 1 || cfg.Models[0] != (Model{Class: `App\Models\Person`, Table: "people"}) {

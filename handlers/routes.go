@@ -32,7 +32,76 @@ type Route struct {
 	Builtin string
 	// Timeout bounds one run of the route, within the job's own timeout; 0 leaves only the job's.
 	Timeout time.Duration
+	// UniqueID computes the uniqueId of a ShouldBeUnique class whose uniqueId() is a PHP method, from
+	// the command's properties: "{reportId}", "{tenant}-{reportId}". The worker needs it to release the
+	// unique lock PHP took at dispatch. Empty: the id comes from the payload or a uniqueId property.
+	UniqueID string
+	// UniqueUntilProcessing marks a ShouldBeUniqueUntilProcessing class: its lock is released as the
+	// job starts.
+	UniqueUntilProcessing bool
 }
+
+// uniqueRoute is a route's handler with the unique-id template of its class.
+type uniqueRoute struct {
+	Handler
+	parts           []string // literal text at even indexes, property names at odd ones
+	untilProcessing bool
+}
+
+// UniqueID expands the template with the command's properties, cast to strings as PHP casts them.
+func (u uniqueRoute) UniqueID(job *Job) string {
+	var b strings.Builder
+	for i, p := range u.parts {
+		if i%2 == 0 {
+			b.WriteString(p)
+			continue
+		}
+		v, _ := job.Command.Get(p)
+		b.WriteString(payload.StringCast(v))
+	}
+	return b.String()
+}
+
+// UniqueUntilProcessing reports whether the lock goes as the job starts.
+func (u uniqueRoute) UniqueUntilProcessing() bool { return u.untilProcessing }
+
+// untilProcessingRoute is the handler of a ShouldBeUniqueUntilProcessing route whose unique id comes
+// from the payload or a uniqueId property.
+type untilProcessingRoute struct{ Handler }
+
+// UniqueUntilProcessing reports that the lock goes as the job starts.
+func (untilProcessingRoute) UniqueUntilProcessing() bool { return true }
+
+// parseUniqueID splits a unique-id template into literal text and {property} names.
+func parseUniqueID(tmpl string) ([]string, error) {
+	var parts []string
+	rest := tmpl
+	for {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			if strings.IndexByte(rest, '}') >= 0 {
+				return nil, fmt.Errorf("unique_id %q has a } without {", tmpl)
+			}
+			return append(parts, rest), nil
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return nil, fmt.Errorf("unique_id %q has a { without }", tmpl)
+		}
+		name := rest[open+1 : open+end]
+		if !propertyName.MatchString(name) {
+			return nil, fmt.Errorf("unique_id %q: {%s} is not a property name", tmpl, name)
+		}
+		if strings.IndexByte(rest[:open], '}') >= 0 {
+			return nil, fmt.Errorf("unique_id %q has a } without {", tmpl)
+		}
+		parts = append(parts, rest[:open], name)
+		rest = rest[open+end+1:]
+	}
+}
+
+// propertyName matches a PHP property name.
+var propertyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ErrRoute is wrapped by the errors AddRoutes returns for a route it cannot add.
 var ErrRoute = errors.New("invalid route")
@@ -94,6 +163,20 @@ func AddRoutes(r *Registry, routes []Route) error {
 				continue
 			}
 			hs[i] = h
+		}
+	}
+	for i, rt := range routes {
+		switch {
+		case hs[i] == nil:
+		case rt.UniqueID != "":
+			parts, err := parseUniqueID(rt.UniqueID)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("route %d (%s): %w: %w", i, rt.Class, ErrRoute, err))
+				continue
+			}
+			hs[i] = uniqueRoute{Handler: hs[i], parts: parts, untilProcessing: rt.UniqueUntilProcessing}
+		case rt.UniqueUntilProcessing:
+			hs[i] = untilProcessingRoute{hs[i]}
 		}
 	}
 	if len(errs) > 0 {

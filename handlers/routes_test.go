@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 func TestAddRoutesRejects(t *testing.T) {
@@ -365,5 +366,38 @@ func TestRoutesMirrorConfig(t *testing.T) {
 	}
 	if len(builtins) != len(config.Builtins) {
 		t.Errorf("handlers has %d builtins, config accepts %d", len(builtins), len(config.Builtins))
+	}
+}
+
+func TestRouteUniqueID(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	err := AddRoutes(r, []Route{
+		{Class: `App\Jobs\BuildReport`, Builtin: "noop", UniqueID: "{tenant}-{reportId}", UniqueUntilProcessing: true},
+		{Class: `App\Jobs\Plain`, Builtin: "noop", UniqueUntilProcessing: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := r.Lookup(`App\Jobs\BuildReport`)
+	u, ok := h.(interface {
+		UniqueID(*Job) string
+		UniqueUntilProcessing() bool
+	})
+	if !ok {
+		t.Fatalf("route handler %T does not compute unique ids", h)
+	}
+	job := &Job{Command: payload.NewObject(`App\Jobs\BuildReport`).Set("tenant", "acme").Set("reportId", int64(42))}
+	if got := u.UniqueID(job); got != "acme-42" || !u.UniqueUntilProcessing() {
+		t.Errorf("UniqueID = %q (until processing %v), want acme-42 (true)", got, u.UniqueUntilProcessing())
+	}
+	h, _ = r.Lookup(`App\Jobs\Plain`)
+	if _, computes := h.(interface{ UniqueID(*Job) string }); computes {
+		t.Errorf("a route without unique_id computes ids, hiding a uniqueId property")
+	}
+	for _, tmpl := range []string{"{reportId", "reportId}", "{}", "{report id}", "a}{b"} {
+		if err := AddRoutes(NewRegistry(), []Route{{Class: "X", Builtin: "noop", UniqueID: tmpl}}); !errors.Is(err, ErrRoute) {
+			t.Errorf("unique_id %q: err %v, want ErrRoute", tmpl, err)
+		}
 	}
 }

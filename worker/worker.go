@@ -180,7 +180,9 @@ type Worker struct {
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
 	modelWarned onceSet
-	paused      atomic.Bool
+	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
+	uniqueWarned onceSet
+	paused       atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed

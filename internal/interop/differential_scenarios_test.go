@@ -116,6 +116,10 @@ var diffScenarios = []diffScenario{
 	{name: "unique-failed", steps: []diffStep{dispatchJobs(job("a", "throw").class("ScenarioUnique")), work(diffWork{})}},
 	{name: "unique-released", steps: []diffStep{dispatchJobs(job("a", "release:30").class("ScenarioUnique")), work(diffWork{tries: 2})}},
 	{name: "unique-deleted", steps: []diffStep{dispatchJobs(job("a", "delete").class("ScenarioUnique")), work(diffWork{})}},
+	{name: "unique-routed", steps: []diffStep{
+		dispatchJobs(job("a").class("ScenarioUniqueRouted").with("key", "r1")), dispatchJobs(job("b").class("ScenarioUniqueRouted").with("key", "r1")),
+		work(diffWork{}), dispatchJobs(job("c").class("ScenarioUniqueRouted").with("key", "r1")), work(diffWork{}),
+	}},
 	{name: "unique-until-processing", steps: []diffStep{
 		dispatchJobs(job("a", "throw", "ok").class("ScenarioUniqueUntilProcessing")), work(diffWork{tries: 2, once: true}),
 		dispatchJobs(job("b").class("ScenarioUniqueUntilProcessing")), work(diffWork{tries: 2}),

@@ -306,6 +306,10 @@ func (s *side) registerScenarios() {
 	}
 	s.reg.Register(ns+"ScenarioUnique", uniqueHandler{h})
 	s.reg.Register(ns+"ScenarioUniqueUntilProcessing", untilProcessingHandler{uniqueHandler{h}})
+	// A route, as the YAML configuration makes one: its unique_id computes what uniqueId() returns.
+	if err := handlers.AddRoutes(s.reg, []handlers.Route{{Class: ns + "ScenarioUniqueRouted", Builtin: "noop", UniqueID: "{key}"}}); err != nil {
+		panic(err)
+	}
 }
 
 // Handle runs one attempt.
