@@ -59,7 +59,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
-	jsonLog := fs.Bool("json", false, "log JSON lines (Laravel 11's --json)")
+	jsonLog := fs.Bool("json", false, "print each job's events as JSON lines on standard output, as Laravel 11.27+ does; the log becomes JSON too")
 	configFile := fs.String("config", "", "a YAML configuration file")
 	values := map[string]*string{}
 	bools := map[string]*bool{}
@@ -112,7 +112,11 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	defer conn.Close()
 	_, queueFlag := overrides["worker.queues"]
-	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
+	var events func(worker.JobEvent)
+	if *jsonLog {
+		events = jsonEvents(stdout, cfg.App.Timezone)
+	}
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag, events)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
@@ -176,13 +180,13 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, events func(worker.JobEvent)) (int, error) {
 	rc, err := openRedisCache(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
 	defer rc.Close()
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc)
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc, events)
 	if err != nil {
 		return 1, err
 	}
@@ -222,7 +226,7 @@ func claimBatch(w config.Worker) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store, events func(worker.JobEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
@@ -246,7 +250,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log, Events: events}
 	switch {
 	case rc != nil:
 		p.Locks, p.Cache = rc.Locks, rc.Values

@@ -139,6 +139,7 @@ func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
 	if deleteWhenMissingModels(r) {
 		if w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
 			w.log.Info("Deleted: a model is missing (deleteWhenMissingModels)", "class", r.displayName, "id", j.ID, "error", e.Message)
+			w.report(r, EventSuccess, "deleted", nil)
 		}
 		return
 	}

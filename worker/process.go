@@ -109,9 +109,11 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
 	}
 
+	w.report(r, EventStarting, "", nil)
 	limits := w.limits(env)
 	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
 		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
+		w.report(r, EventSuccess, "deleted", nil) // PHP raises JobProcessed for the job it just failed
 		return
 	}
 	if decodeErr != nil {
@@ -159,6 +161,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 	case handlers.ActionRelease:
 		w.releaseJob(r, delay)
+		w.report(r, EventSuccess, "released", nil)
 	case handlers.ActionFail:
 		if actionErr == nil {
 			actionErr = herr
@@ -167,6 +170,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			actionErr = newException(ManuallyFailedClass, "", nil)
 		}
 		w.fail(ctx, r, actionErr)
+		w.report(r, EventSuccess, "deleted", nil)
 	default:
 		if herr != nil {
 			w.exception(ctx, r, limits, herr)
@@ -340,6 +344,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 	}
 	w.log.Warn("Exception", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "error", err.Error())
 	w.releaseJob(r, time.Duration(BackoffDelay(r.env.BackoffSpec(), r.env.BackoffSpec() != "", w.cfg.Backoff, j.Attempts))*time.Second)
+	w.report(r, EventReleased, "released", nil)
 }
 
 // maxExceptionsReached counts one exception under job-exceptions:<uuid> and reports whether the job's
@@ -441,6 +446,7 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
 	}
 	w.log.Error("Failed", "class", r.displayName, "id", j.ID, "uuid", uuid, "attempt", j.Attempts,
 		"duration", time.Since(r.rj.started), "error", cause.Error())
+	w.report(r, EventFailed, "deleted", cause)
 	return true
 }
 
@@ -466,6 +472,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 		w.releaseUniqueLock(ctx, r)
 	}
 	w.recordBatchSuccess(ctx, r)
+	w.report(r, EventSuccess, "deleted", nil)
 	if w.logs(slog.LevelInfo) {
 		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
 	}

@@ -119,6 +119,9 @@ type Params struct {
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
+	// Events receives each job's events (queue:work --json prints them); nil drops them. It is called
+	// from the jobs' goroutines, so it must be safe for concurrent use.
+	Events func(JobEvent)
 	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
 	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
 	Locks LockReleaser
@@ -175,6 +178,7 @@ type Worker struct {
 	version  Version
 	log      *slog.Logger
 	clock    func() time.Time
+	events   func(JobEvent)
 	excluded *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
@@ -266,7 +270,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
+		log: logger(p.Logger), clock: clock, events: p.Events, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
