@@ -27,7 +27,7 @@ func (c *Conn) ModelKeys(ctx context.Context, p *ModelKeysParams) (map[string]bo
 		key = "id"
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(p.IDs)), ", ")
-	q := c.Rebind("select " + c.Q(key) + " from " + c.Q(p.Table) + " where " + c.Q(key) + " in (" + marks + ")")
+	q := c.d.rebind("select " + c.d.quote(key) + " from " + c.d.quote(p.Table) + " where " + c.d.quote(key) + " in (" + marks + ")")
 	rows, err := c.db.QueryContext(ctx, q, p.IDs...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s keys: %w", p.Table, c.translate(err))
