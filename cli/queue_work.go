@@ -303,7 +303,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
-	wc.ShutdownGrace, wc.Force = w.ShutdownGrace, w.Force
+	wc.ShutdownGrace, wc.Force, wc.MaintenanceFile = w.ShutdownGrace, w.Force, w.MaintenanceFile
 	wc.BatchCompanion, wc.FailedCompanion = w.BatchCompanion, w.FailedCompanion
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver

@@ -181,6 +181,10 @@ type Worker struct {
 	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
 	// Default "": those hooks do not run.
 	FailedCompanion string `mapstructure:"failed_companion"`
+	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
+	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
+	// storage/framework/down next to the .env file given with --env-file; "" without one.
+	MaintenanceFile string `mapstructure:"maintenance_file"`
 }
 
 // App holds the Laravel application settings the worker needs.

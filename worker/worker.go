@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/metrics"
 	"sort"
 	"strings"
@@ -66,6 +67,9 @@ type Config struct {
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
 	Force          bool          // --force: work while the application is in maintenance mode
+	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
+	// claims nothing unless Force; "" does not look.
+	MaintenanceFile string
 	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
 	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
 	// the callbacks are skipped.
@@ -321,7 +325,7 @@ func (w *Worker) Stats() Stats {
 // returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
 // backoff; they never stop the worker. Like Laravel's worker it claims nothing while the application is
-// in maintenance mode (the cache maintenance driver's key) unless Force is set, and skips queues paused
+// in maintenance mode (MaintenanceFile, or the cache maintenance driver's key) unless Force is set, and skips queues paused
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
@@ -354,9 +358,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		}
 		w.readSignals(ctx, st)
 		if (st.down && !w.cfg.Force) || w.paused.Load() {
-			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
+			// Maintenance mode or paused (SIGUSR2): claim nothing, as Laravel's worker. Its pauseWorker
+			// checks the stop conditions with no job, so --stop-when-empty stops it here.
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
-			if status, stop := w.shouldStop(ctx, st, false); stop {
+			if status, stop := w.shouldStop(ctx, st, true); stop {
 				return w.finish(ctx, cancelJobs, status), nil
 			}
 			continue
@@ -437,21 +442,33 @@ type stopState struct {
 	jobs        int
 }
 
+// setDown records whether the application is in maintenance mode, logging when it goes down.
+func (w *Worker) setDown(st *stopState, down bool) {
+	if down && !st.down {
+		w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
+	}
+	st.down = down
+}
+
 // readSignals reads the cache signals when signalsEvery has passed since the last read.
 func (w *Worker) readSignals(ctx context.Context, st *stopState) {
-	if !w.cfg.CacheEnabled || time.Since(st.signalsRead) < signalsEvery {
+	if time.Since(st.signalsRead) < signalsEvery {
 		return
 	}
 	st.signalsRead = time.Now()
+	if w.cfg.MaintenanceFile != "" && !w.cfg.Force {
+		_, err := os.Stat(w.cfg.MaintenanceFile)
+		w.setDown(st, err == nil)
+	}
+	if !w.cfg.CacheEnabled {
+		return
+	}
 	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
 		st.restart = true
 	}
 	if !w.cfg.Force && w.version.AtLeast(9, 0) {
 		if _, down, err := w.cache.CacheGet(ctx, maintenanceKey); err == nil {
-			if down && !st.down {
-				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
-			}
-			st.down = down
+			w.setDown(st, down || st.down && w.cfg.MaintenanceFile != "")
 		}
 	}
 	if w.version.AtLeast(12, 40) {

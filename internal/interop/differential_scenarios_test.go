@@ -143,7 +143,9 @@ var diffScenarios = []diffScenario{
 
 	// Restart and maintenance.
 	{name: "restart-signal", steps: []diffStep{dispatchJobs(job("a")), {artisan: []string{"queue:restart"}}, work(diffWork{})}},
-	{name: "maintenance", steps: []diffStep{dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{})},
-		differs: "Laravel 8's file maintenance driver (storage/framework/down) is not read; only the cache driver's key (9.x+) is"},
+	{name: "maintenance", steps: []diffStep{dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{})}},
+	{name: "maintenance-up-again", steps: []diffStep{
+		dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{}), {artisan: []string{"up"}}, work(diffWork{}),
+	}},
 	{name: "maintenance-forced", steps: []diffStep{dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{force: true})}},
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,9 +30,8 @@ import (
 // own `queue:work`, once with artisan-go (Go handlers that do what the PHP jobs' handle() does), and
 // compares jobs, failed_jobs, job_batches, cache, cache_locks, users and interop_log after every step.
 //
-// Steps before the first work step run on the PHP copy only; its tables are then copied, row for
-// row, to the Go copy, so both workers start from the same bytes. Later dispatches, statements and
-// artisan commands run on both copies. Snapshots are normalized only where two correct runs must
+// Dispatches before any other step run on the PHP copy only; its tables are then copied, row for row,
+// to the Go copy, so both workers start from the same bytes. Every later step runs on both copies. Snapshots are normalized only where two correct runs must
 // differ: row ids and uuids (numbered in order of appearance), times (a row's delay is kept, the
 // instant is not), lock owners, and exception traces (the first line, "Class: message", is kept; file
 // and line are PHP's or Go's own). Everything else must be equal.
@@ -166,7 +166,7 @@ func runDifferential(t *testing.T, sc diffScenario, mk func(testing.TB) testenv.
 	copied := false
 	for i, st := range sc.steps {
 		what := stepName(st)
-		if !copied && st.work == nil {
+		if !copied && st.dispatch != nil {
 			php.diffApply(t, ctx, st, false)
 			continue
 		}
@@ -180,7 +180,7 @@ func runDifferential(t *testing.T, sc diffScenario, mk func(testing.TB) testenv.
 		if want != got {
 			t.Fatalf("step %d (%s): tables differ\n--- PHP's worker\n%s\n--- artisan-go\n%s\n--- difference\n%s", i+1, what, want, got, lineDiff(want, got))
 		}
-		if testing.Verbose() {
+		if testing.Verbose() && st.work != nil {
 			t.Logf("step %d (%s): equal\n%s", i+1, what, want)
 		}
 	}
@@ -266,6 +266,7 @@ func (s *side) goWork(t *testing.T, ctx context.Context, w diffWork) {
 		c.Concurrency = 1
 		c.Once = w.once
 		c.Force = w.force
+		c.MaintenanceFile = filepath.Join(s.app.StoragePath(), "framework", "down") // APP_STORAGE moves it
 		if w.phpFinishes {
 			c.BatchCompanion = `App\Jobs\RunBatchCallbacks`
 			c.FailedCompanion = `App\Jobs\RunFailedHooks`
