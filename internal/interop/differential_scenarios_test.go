@@ -55,6 +55,9 @@ var diffScenarios = []diffScenario{
 	{name: "timeout-retried", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3)), work(diffWork{phpExits: true}),
 	}},
+	{name: "timeout-once", steps: []diffStep{
+		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3)), work(diffWork{once: true}),
+	}, differs: "PHP's worker sets no timeout under --once (only its daemon loop does) and runs the job to its end; artisan-go applies the job's timeout there too"},
 	{name: "timeout-fail-on-timeout", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3).with("failOnTimeout", true)), work(diffWork{phpExits: true}),
 	}},
