@@ -40,9 +40,14 @@ import (
 type diffScenario struct {
 	name  string
 	steps []diffStep
-	// differs names a known difference from PHP that is not fixed yet (and is listed in the README);
-	// the scenario is skipped with that reason until it is.
+	// differs names a known difference from PHP (listed in the README); the scenario is skipped with
+	// that reason.
 	differs string
+	// env sets more variables of both copies' Laravel application. Not CACHE_DRIVER=redis: the copies
+	// share a cache prefix, which only the database store (one cache table per copy) keeps apart.
+	env []string
+	// goConfig changes the Go worker's configuration for every work step (middleware limits, say).
+	goConfig func(*worker.Config)
 }
 
 // diffStep is one step; exactly one of its fields is set.
@@ -156,9 +161,10 @@ func runDifferential(t *testing.T, sc diffScenario, mk func(testing.TB) testenv.
 		t.Fatal(err)
 	}
 	// Both copies share APP_KEY (encrypted jobs) and the cache prefix (lock and counter keys).
-	env := phpapp.WithEnv("APP_KEY=base64:"+base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX="+testenv.Name("cache"))
+	env := phpapp.WithEnv(append([]string{"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX=" + testenv.Name("cache")}, sc.env...)...)
 	php := newSide(t, mk(t), env)
 	gos := newSide(t, mk(t), env)
+	gos.goConfig = sc.goConfig
 	for _, s := range []*side{php, gos} {
 		s.app.DB().SetMaxOpenConns(2) // snapshots and copies read one table at a time
 	}
@@ -270,6 +276,9 @@ func (s *side) goWork(t *testing.T, ctx context.Context, w diffWork) {
 		if w.phpFinishes {
 			c.BatchCompanion = `App\Jobs\RunBatchCallbacks`
 			c.FailedCompanion = `App\Jobs\RunFailedHooks`
+		}
+		if s.goConfig != nil {
+			s.goConfig(c)
 		}
 	})
 	if st.LeftForPHP != 0 && !w.phpFinishes {

@@ -38,6 +38,8 @@ type side struct {
 	// locks releases unique locks, and cache reads and counts cache values, when the app's cache
 	// store is Redis.
 	locks, cache *redislock.Locks
+	// goConfig changes the worker configuration of every differential work step (differential_test.go).
+	goConfig func(*worker.Config)
 }
 
 func testContext(t *testing.T) context.Context {
