@@ -130,45 +130,90 @@ func TestDifferential(t *testing.T) {
 	}
 	sem := make(chan struct{}, diffParallel)
 	var wg sync.WaitGroup
-	for _, sc := range diffScenarios {
-		if only != nil && !only.MatchString(sc.name) {
-			continue
-		}
-		for _, d := range []struct {
-			name string
-			make func(testing.TB) testenv.Database
-		}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
+	for _, d := range []struct {
+		name string
+		make func(testing.TB) testenv.Database
+	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
+		pairs := &diffPairs{t: t, mk: d.make, free: make(chan *diffPair, len(diffScenarios))}
+		for _, sc := range diffScenarios {
+			if only != nil && !only.MatchString(sc.name) {
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				t.Run(sc.name+"/"+d.name, func(t *testing.T) { runDifferential(t, sc, d.make) })
+				t.Run(sc.name+"/"+d.name, func(t *testing.T) { runDifferential(t, sc, pairs) })
 			}()
 		}
 	}
 	wg.Wait()
 }
 
-// runDifferential runs one scenario on two fresh databases of one kind.
-func runDifferential(t *testing.T, sc diffScenario, mk func(testing.TB) testenv.Database) {
-	if sc.differs != "" {
-		t.Skip("known difference from PHP: " + sc.differs)
+// diffPair is the two copies a scenario runs on: PHP's and artisan-go's.
+type diffPair struct{ php, gos *side }
+
+// diffPairs hands out pairs of copies of one database kind. Creating the tables costs seconds on
+// MariaDB, so a pair is emptied and used again by the next scenario.
+type diffPairs struct {
+	t    *testing.T // the suite's test, which owns the databases
+	mk   func(testing.TB) testenv.Database
+	free chan *diffPair
+}
+
+// get returns an empty pair: a used one when there is one (and the scenario sets no environment of
+// its own), a new one otherwise.
+func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *diffPair {
+	if len(sc.env) == 0 {
+		select {
+		case pr := <-p.free:
+			for _, s := range []*side{pr.php, pr.gos} {
+				for _, table := range diffTables {
+					if _, err := s.app.DB().ExecContext(ctx, "DELETE FROM "+table); err != nil {
+						t.Fatalf("empty %s: %v", table, err)
+					}
+				}
+				if err := os.Remove(filepath.Join(s.app.StoragePath(), "framework", "down")); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				s.goConfig = nil
+			}
+			return pr
+		default:
+		}
 	}
-	ctx := testContext(t)
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
 	// Both copies share APP_KEY (encrypted jobs) and the cache prefix (lock and counter keys).
 	env := phpapp.WithEnv(append([]string{"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX=" + testenv.Name("cache")}, sc.env...)...)
-	php := newSide(t, mk(t), env)
-	gos := newSide(t, mk(t), env)
-	gos.goConfig = sc.goConfig
-	for _, s := range []*side{php, gos} {
+	pr := &diffPair{php: newSide(p.t, p.mk(p.t), env), gos: newSide(p.t, p.mk(p.t), env)}
+	for _, s := range []*side{pr.php, pr.gos} {
 		s.app.DB().SetMaxOpenConns(2) // snapshots and copies read one table at a time
 	}
-	gos.registerScenarios()
+	pr.gos.registerScenarios()
+	return pr
+}
+
+// put gives a pair back for another scenario.
+func (p *diffPairs) put(sc diffScenario, pr *diffPair) {
+	if len(sc.env) == 0 {
+		p.free <- pr
+	}
+}
+
+// runDifferential runs one scenario on a pair of copies.
+func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
+	if sc.differs != "" {
+		t.Skip("known difference from PHP: " + sc.differs)
+	}
+	ctx := testContext(t)
+	pr := pairs.get(t, ctx, sc)
+	defer pairs.put(sc, pr)
+	php, gos := pr.php, pr.gos
+	gos.goConfig = sc.goConfig
 	copied := false
 	for i, st := range sc.steps {
 		what := stepName(st)
