@@ -540,11 +540,25 @@ func (n *normalizer) id(s string) string {
 	return "id#?" + s
 }
 
-// exceptionHead keeps the first line of an exception without its place: "Class: message".
+// exceptionHead keeps the first line of an exception without its place ("Class: message"), and marks
+// a text that is not in the shape of PHP's Throwable::__toString: "Class: message in file:line",
+// "Stack trace:", numbered frames ending with {main}, and previous exceptions after "Next ".
 func exceptionHead(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
-	return throwLocation.ReplaceAllString(first, "")
+	head := throwLocation.ReplaceAllString(first, "")
+	for i, line := range strings.Split(s, "\n") {
+		if !throwableLine.MatchString(line) {
+			return fmt.Sprintf("%s [line %d is not PHP's shape: %q]", head, i+1, line)
+		}
+	}
+	if !strings.HasSuffix(s, " {main}") {
+		return head + " [no {main} frame at the end]"
+	}
+	return head
 }
+
+// throwableLine matches each line of a Throwable's text with one-line messages.
+var throwableLine = regexp.MustCompile(`^((Next )?[A-Za-z_\\][A-Za-z0-9_\\()., -]*: .* in [^ ]+:\d+|Stack trace:|#\d+ (\[internal function\]|[^ ]+\(\d+\)): .+|#\d+ \{main\}|)$`)
 
 func cell(v any) string {
 	switch x := v.(type) {
