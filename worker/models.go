@@ -45,7 +45,7 @@ func (e *ModelTableError) Unwrap() error { return e.Err }
 // the command holds. A single model whose row is gone is returned as the ModelNotFoundException PHP
 // throws; a collection keeps only the models that still exist, as Eloquent's restoreCollection does, so
 // the handler sees the ids PHP's handle() would. Models on another connection than the worker's
-// database, not named in Config.Models, are not checked (logged once per class).
+// database (Config.DBConnection) are not checked (logged once per class).
 func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error) {
 	for i := range r.cmd.Props {
 		id, ok := r.cmd.Props[i].Value.(*payload.Object)
@@ -57,14 +57,18 @@ func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error)
 		ids, _ := id.Get("id")
 		conn, _ := id.Get("connection")
 		connName, _ := conn.(string)
-		m, configured := w.cfg.Models[className]
+		m := w.cfg.Models[className]
 		if connName == "" {
 			connName = m.Connection
 		}
-		if className == "" || connName != "" && connName != w.cfg.DBConnection && !configured {
+		if className == "" {
+			continue
+		}
+		if connName != "" && w.cfg.DBConnection != "" && connName != w.cfg.DBConnection {
+			// This worker reaches one database; PHP loads the model from its own connection.
 			if w.modelWarned.add(className) {
-				w.log.Warn("model on another database connection: not checked before the job runs; name it under models to check it here",
-					"model", className, "connection", connName)
+				w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
+					"model", className, "connection", connName, "worker_connection", w.cfg.DBConnection)
 			}
 			continue
 		}

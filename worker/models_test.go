@@ -76,3 +76,26 @@ func TestMissingModels(t *testing.T) {
 		}
 	})
 }
+
+// TestModelsOnAnotherConnection leaves models of other connections unchecked: the worker reaches
+// one database, and PHP loads such a model from its own.
+func TestModelsOnAnotherConnection(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(`App\Jobs\Greet`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		w := f.worker(t, func(c *Config) {
+			c.DBConnection = "mysql"
+			c.Models = map[string]Model{`App\Models\Archived`: {Connection: "archive"}}
+		})
+		reports := modelID(`App\Models\Report`, int64(1)).Set("connection", "reports")
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"report": reports}))
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"old": modelID(`App\Models\Archived`, int64(1))}))
+		runOnce(t, w)
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if s := w.Stats(); s.Processed != 2 {
+			t.Errorf("stats %+v, want both jobs run: their models live on other connections", s)
+		}
+	})
+}

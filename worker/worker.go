@@ -99,7 +99,7 @@ type Config struct {
 	// Models says where model classes keep their rows when Eloquent's default naming does not.
 	Models map[string]Model
 	// DBConnection is the name of the worker's database connection (DB_CONNECTION); models on other
-	// connections are checked only when Models names them.
+	// connections are not checked. "" checks every model on the worker's database.
 	DBConnection string
 }
 
