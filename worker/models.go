@@ -136,12 +136,19 @@ func deleteWhenMissingModels(r *jobRun) bool {
 
 // modelNotFound applies CallQueuedHandler::handleModelNotFound: delete the job when it asks for that,
 // otherwise fail it with the exception. As in PHP (whose failed() path unserializes the command again
-// and throws the same exception), the failure writes failed_jobs and nothing more: no unique lock
-// release, batch failure or failed() hooks.
+// and throws the same exception), the failure writes failed_jobs and nothing more: no batch failure or
+// failed() hooks. From 11.39 the unique lock named in the payload's context is released first; from
+// 12.51 a deleted job of a batch counts as the batch's success.
 func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
 	j := r.rj.job
+	if _, ok := hiddenContext(r.env, "laravel_unique_job_key"); ok && w.version.AtLeast(11, 39) {
+		w.releaseUniqueLock(ctx, r)
+	}
 	if deleteWhenMissingModels(r) {
 		if w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
+			if r.env.BatchID != nil && *r.env.BatchID != "" && r.env.UUID != "" && w.version.AtLeast(12, 51) {
+				w.recordBatchSuccess(ctx, r)
+			}
 			w.log.Info("Deleted: a model is missing (deleteWhenMissingModels)", "class", r.displayName, "id", j.ID, "error", e.Message)
 			w.report(r, EventSuccess, "deleted", nil)
 		}

@@ -99,3 +99,30 @@ func TestModelsOnAnotherConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestMissingModelReleasesContextLock releases, from Laravel 11.39, the unique lock the payload's
+// context names when a job fails for a missing model; 8.x keeps it (its failed() path throws first).
+func TestMissingModelReleasesContextLock(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.exec(t, "create table people (id integer primary key)")
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		const key = `laravel_unique_job:App\Jobs\Work:42`
+		ctxKey := `"illuminate:log:context":{"data":[],"hidden":{"laravel_unique_job_cache_store":"s:8:\"database\";","laravel_unique_job_key":"s:` +
+			itoa(int64(len(key))) + `:\"` + strings.ReplaceAll(key, `\`, `\\`) + `\";"}}`
+		for _, tc := range []struct {
+			version string
+			kept    int
+		}{{"8.83", 1}, {"11.40", 0}} {
+			f.insertLock(t, "laravel_cache"+key)
+			f.push(t, "default", envelope(t, jobClass, ctxKey, map[string]payload.Value{"person": modelID(`App\Models\Person`, int64(5))}))
+			runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = tc.version }))
+			if n := f.lockCount(t, "laravel_cache"+key); n != tc.kept {
+				t.Errorf("Laravel %s: %d locks left after a missing model, want %d", tc.version, n, tc.kept)
+			}
+			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().CacheLocks))
+		}
+		f.wantRows(t, 0, 2)
+	})
+}
