@@ -83,6 +83,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if r.displayName == "" {
 		r.displayName = r.class
 	}
+	if env.Command != "" && env.CommandEncrypted() {
+		w.encryptedClasses.Store(r.class, true) // its class is ShouldBeEncrypted: so are its chain links of that class
+	}
 	h, ok := w.lookup(r)
 	if !ok {
 		w.unhandled(ctx, r)

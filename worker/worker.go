@@ -190,7 +190,9 @@ type Worker struct {
 	modelWarned onceSet
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
-	paused       atomic.Bool
+	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
+	encryptedClasses sync.Map
+	paused           atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
