@@ -88,6 +88,15 @@ var diffScenarios = []diffScenario{
 		{dispatch: &scenarioSpec{Mode: "chain", Jobs: []sjob{job("a", "fail"), job("b")}}}, work(diffWork{}),
 	}},
 
+	{name: "chain-link-queue-and-delay", steps: []diffStep{
+		{dispatch: &scenarioSpec{Mode: "chain", Jobs: []sjob{job("a"), job("b").with("queue", "other").with("delay", 30), job("c")}}},
+		work(diffWork{queue: "default,other"}), passTime, work(diffWork{queue: "default,other"}),
+	}},
+	{name: "chain-encrypted", steps: []diffStep{
+		{dispatch: &scenarioSpec{Mode: "chain", Jobs: []sjob{job("a").class("ScenarioSecret"), job("b", "throw").class("ScenarioSecret")}}},
+		work(diffWork{}),
+	}},
+
 	// Batches.
 	{name: "batch", steps: []diffStep{{dispatch: &scenarioSpec{Mode: "batch", Jobs: []sjob{job("a"), job("b")}}}, work(diffWork{})}},
 	{name: "batch-failure", steps: []diffStep{
@@ -101,6 +110,9 @@ var diffScenarios = []diffScenario{
 	}},
 	{name: "batch-released-member", steps: []diffStep{
 		{dispatch: &scenarioSpec{Mode: "batch", Jobs: []sjob{job("a", "release:0", "ok"), job("b")}}}, work(diffWork{tries: 2}),
+	}},
+	{name: "batch-all-failed-allowed", steps: []diffStep{
+		{dispatch: &scenarioSpec{Mode: "batch", AllowFailures: true, Jobs: []sjob{job("a", "fail"), job("b", "throw")}}}, work(diffWork{}),
 	}},
 	{name: "batch-callbacks", steps: []diffStep{
 		{dispatch: &scenarioSpec{Mode: "batch", Callbacks: true, Jobs: []sjob{job("a"), job("b")}}}, work(diffWork{phpFinishes: true}),

@@ -227,7 +227,7 @@ func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
 		}
 		php.diffApply(t, ctx, st, false)
 		gos.diffApply(t, ctx, st, true)
-		want, got := snapshot(t, ctx, php.app), snapshot(t, ctx, gos.app)
+		want, got := snapshot(t, ctx, php), snapshot(t, ctx, gos)
 		if want != got {
 			t.Fatalf("step %d (%s): tables differ\n--- PHP's worker\n%s\n--- artisan-go\n%s\n--- difference\n%s", i+1, what, want, got, lineDiff(want, got))
 		}
@@ -512,13 +512,29 @@ var (
 	closureIdentity = regexp.MustCompile(`s:4:\\"self\\";s:32:\\"[0-9a-f]{32}\\";|s:4:\\"hash\\";s:44:\\"[A-Za-z0-9+=/\\]+?\\";`)
 )
 
-// normalizer numbers uuids and job ids in order of appearance.
+// normalizer numbers uuids and job ids in order of appearance, and decrypts encrypted commands.
 type normalizer struct {
-	uuids map[string]string
-	ids   map[string]string
+	uuids   map[string]string
+	ids     map[string]string
+	keyring *payload.Keyring
 }
 
+// encryptedCommand matches an encrypted command in a payload: base64 of Laravel's JSON envelope, with
+// json_encode's escaped slashes.
+var encryptedCommand = regexp.MustCompile(`"command":"(eyJ[A-Za-z0-9+=\\/]*)"`)
+
 func (n *normalizer) text(s string) string {
+	// Each encryption draws a new IV, so PHP and Go encrypt the same command differently: compare
+	// what they encrypted.
+	s = encryptedCommand.ReplaceAllStringFunc(s, func(m string) string {
+		b64 := strings.ReplaceAll(encryptedCommand.FindStringSubmatch(m)[1], `\/`, "/")
+		plain, err := n.keyring.Decrypt(b64)
+		if err != nil {
+			return `"command":"undecryptable: ` + err.Error() + `"`
+		}
+		q, _ := json.Marshal("decrypted:" + string(plain))
+		return `"command":` + string(q)
+	})
 	s = closureIdentity.ReplaceAllString(s, "closure-identity;")
 	return uuidPattern.ReplaceAllStringFunc(s, func(u string) string {
 		if v, ok := n.uuids[u]; ok {
@@ -580,10 +596,10 @@ func setOrNull(v any) string {
 }
 
 // snapshot renders the compared tables of one copy, normalized.
-func snapshot(t *testing.T, ctx context.Context, app *phpapp.App) string {
+func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	t.Helper()
-	db := app.DB()
-	n := &normalizer{uuids: map[string]string{}, ids: map[string]string{}}
+	db := s.app.DB()
+	n := &normalizer{uuids: map[string]string{}, ids: map[string]string{}, keyring: s.keyring}
 	data := map[string][]map[string]any{}
 	for _, table := range diffTables {
 		order := ""
