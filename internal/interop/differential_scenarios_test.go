@@ -44,6 +44,12 @@ var diffScenarios = []diffScenario{
 	{name: "release-delayed", steps: []diffStep{dispatchJobs(job("a", "release:30", "ok")), work(diffWork{tries: 3})}},
 	{name: "release-exceeds-tries", steps: []diffStep{dispatchJobs(job("a", "release:0")), work(diffWork{tries: 2})}},
 	{name: "fail", steps: []diffStep{dispatchJobs(job("a", "fail")), work(diffWork{tries: 3})}},
+	{name: "failed-hook-on-exception", steps: []diffStep{
+		dispatchJobs(job("a", "throw").class("ScenarioWithFailedHook")), work(diffWork{phpFinishes: true}),
+	}},
+	{name: "failed-hook-on-fail", steps: []diffStep{
+		dispatchJobs(job("a", "fail").class("ScenarioWithFailedHook")), work(diffWork{phpFinishes: true}),
+	}},
 	{name: "fail-then-throw", steps: []diffStep{dispatchJobs(job("a", "fail-throw")), work(diffWork{tries: 3})}},
 	{name: "delete", steps: []diffStep{dispatchJobs(job("a", "delete")), work(diffWork{tries: 3})}},
 	{name: "delete-then-throw", steps: []diffStep{dispatchJobs(job("a", "delete-throw")), work(diffWork{tries: 3})}},

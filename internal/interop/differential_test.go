@@ -356,7 +356,7 @@ func (untilProcessingHandler) UniqueUntilProcessing() bool { return true }
 func (s *side) registerScenarios() {
 	h := scenarioHandler{s}
 	const ns = `App\Jobs\Scenario\`
-	for _, c := range []string{"Scenario", "ScenarioSecret", "ScenarioModel", "ScenarioModelDeleteWhenMissing"} {
+	for _, c := range []string{"Scenario", "ScenarioSecret", "ScenarioModel", "ScenarioModelDeleteWhenMissing", "ScenarioWithFailedHook"} {
 		s.reg.Register(ns+c, h)
 	}
 	s.reg.Register(ns+"ScenarioUnique", uniqueHandler{h})
@@ -622,7 +622,7 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 		ids = append(ids, id)
 	}
 	for _, r := range data["interop_log"] {
-		if !strings.Contains(cell(r["class"]), `\`) {
+		if isCallback(cell(r["class"])) {
 			continue // a callback, run by a companion job on Go's side
 		}
 		if id, err := strconv.ParseInt(cell(r["job_id"]), 10, 64); err == nil {
@@ -662,8 +662,8 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	var callbacks []string
 	for _, r := range data["interop_log"] {
 		class := cell(r["class"])
-		if !strings.Contains(class, `\`) {
-			// A batch or chain callback: Go has it run by a companion job queued behind the jobs
+		if isCallback(class) {
+			// A batch or chain callback or a failed() hook: Go has it run by a companion job queued behind the jobs
 			// already waiting, so it runs later and in another job. What it saw (props), and the
 			// order of the callbacks, must be the same.
 			callbacks = append(callbacks, fmt.Sprintf("%s queue=%s props=%s", class, cell(r["queue"]), n.text(cell(r["props"]))))
@@ -701,6 +701,12 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	}
 	emit("users", lines, false)
 	return b.String()
+}
+
+// isCallback reports whether an interop_log row is a callback's (batch.then, chain.catch) or a
+// failed() hook's (Class@failed) rather than a job's.
+func isCallback(class string) bool {
+	return !strings.Contains(class, `\`) || strings.HasSuffix(class, "@failed")
 }
 
 // lineDiff lists the lines only one side has.
