@@ -191,7 +191,11 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 	env := phpapp.WithEnv(append([]string{"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX=" + testenv.Name("cache")}, sc.env...)...)
 	pr := &diffPair{php: newSide(p.t, p.mk(p.t), env), gos: newSide(p.t, p.mk(p.t), env)}
 	for _, s := range []*side{pr.php, pr.gos} {
-		s.app.DB().SetMaxOpenConns(2) // snapshots and copies read one table at a time
+		// Pairs live until the suite ends, on database servers other tests share: they keep one idle
+		// connection each. Snapshots and copies read one table at a time.
+		s.app.DB().SetMaxOpenConns(2)
+		s.app.DB().SetMaxIdleConns(1)
+		s.conn.DB().SetMaxIdleConns(1)
 	}
 	pr.gos.registerScenarios()
 	return pr
