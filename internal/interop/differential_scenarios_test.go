@@ -26,6 +26,9 @@ var diffScenarios = []diffScenario{
 		dispatchJobs(job("a", "throw", "throw", "ok").with("tries", 3).with("backoff", []int{3, 7})),
 		work(diffWork{}), passTime, work(diffWork{}), passTime, work(diffWork{}),
 	}},
+	{name: "job-backoff-zero-over-worker", steps: []diffStep{
+		dispatchJobs(job("a", "throw", "ok").with("tries", 2).with("backoff", 0)), work(diffWork{backoff: 5, once: true}),
+	}},
 	{name: "max-exceptions", steps: []diffStep{
 		dispatchJobs(job("a", "throw").with("tries", 5).with("maxExceptions", 2)),
 		work(diffWork{once: true}), work(diffWork{}),
@@ -64,6 +67,9 @@ var diffScenarios = []diffScenario{
 	{name: "timeout-once", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3)), work(diffWork{once: true}),
 	}, differs: "PHP's worker sets no timeout under --once (only its daemon loop does) and runs the job to its end; artisan-go applies the job's timeout there too"},
+	{name: "timeout-max-exceptions", steps: []diffStep{
+		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3).with("maxExceptions", 1)), work(diffWork{phpExits: true}),
+	}},
 	{name: "timeout-fail-on-timeout", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3).with("failOnTimeout", true)), work(diffWork{phpExits: true}),
 	}},
@@ -140,6 +146,10 @@ var diffScenarios = []diffScenario{
 	{name: "unique-routed", steps: []diffStep{
 		dispatchJobs(job("a").class("ScenarioUniqueRouted").with("key", "r1")), dispatchJobs(job("b").class("ScenarioUniqueRouted").with("key", "r1")),
 		work(diffWork{}), dispatchJobs(job("c").class("ScenarioUniqueRouted").with("key", "r1")), work(diffWork{}),
+	}},
+	{name: "unique-until-processing-released", steps: []diffStep{
+		dispatchJobs(job("a", "release:30").class("ScenarioUniqueUntilProcessing")), work(diffWork{tries: 2}),
+		dispatchJobs(job("b").class("ScenarioUniqueUntilProcessing")), work(diffWork{tries: 2}),
 	}},
 	{name: "unique-until-processing", steps: []diffStep{
 		dispatchJobs(job("a", "throw", "ok").class("ScenarioUniqueUntilProcessing")), work(diffWork{tries: 2, once: true}),
