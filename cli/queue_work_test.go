@@ -11,6 +11,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // newSQLiteApp creates a Laravel-like SQLite database with the queue tables and the given fixtures on
@@ -63,7 +64,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	}
 	var attempts int
 	var reserved *int64
-	if err := conn.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
 		t.Fatal(err)
 	}
 	if attempts != 0 || reserved != nil {
@@ -83,7 +84,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 		t.Errorf("start log does not show claim_batch=2:\n%s", errb.String())
 	}
 	var reserved int
-	if err := conn.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
 		t.Fatal(err)
 	}
 	if reserved != 0 {
@@ -119,7 +120,7 @@ func TestQueueWorkRoutes(t *testing.T) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var n int
-	if err := conn.DB().QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
 	}
 	// --json prints Laravel 11.27+'s job lines on standard output: starting and success for each job.

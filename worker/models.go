@@ -20,6 +20,15 @@ type Model struct {
 	Connection string
 }
 
+// ModelFinder looks up which keys of a model exist. *laravel.Conn is one; a Params.Conn that is not
+// one leaves models unchecked.
+type ModelFinder interface {
+	ModelKeys(ctx context.Context, p *laravel.ModelKeysParams) (map[string]bool, error)
+}
+
+// The database finds models.
+var _ ModelFinder = (*laravel.Conn)(nil)
+
 // ModelNotFoundClass is the exception PHP throws when a SerializesModels job's model is gone.
 const ModelNotFoundClass = `Illuminate\Database\Eloquent\ModelNotFoundException`
 
@@ -47,6 +56,10 @@ func (e *ModelTableError) Unwrap() error { return e.Err }
 // the handler sees the ids PHP's handle() would. Models on another connection than the worker's
 // database (Config.DBConnection) are not checked (logged once per class).
 func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error) {
+	finder, ok := w.conn.(ModelFinder)
+	if !ok {
+		return nil, nil
+	}
 	for i := range r.cmd.Props {
 		id, ok := r.cmd.Props[i].Value.(*payload.Object)
 		if !ok || id.Class != modelIdentifierClass {
@@ -85,7 +98,7 @@ func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error)
 		} else if ids != nil {
 			keys = []any{ids}
 		}
-		found, err := w.conn.ModelKeys(ctx, &laravel.ModelKeysParams{Table: table, Key: m.Key, IDs: keys})
+		found, err := finder.ModelKeys(ctx, &laravel.ModelKeysParams{Table: table, Key: m.Key, IDs: keys})
 		if errors.Is(err, laravel.ErrMissingTable) {
 			return nil, &ModelTableError{Model: className, Table: table, Err: err}
 		}

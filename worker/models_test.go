@@ -7,6 +7,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -121,7 +122,7 @@ func TestMissingModelReleasesContextLock(t *testing.T) {
 			if n := f.lockCount(t, "laravel_cache"+key); n != tc.kept {
 				t.Errorf("Laravel %s: %d locks left after a missing model, want %d", tc.version, n, tc.kept)
 			}
-			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().CacheLocks))
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
 		}
 		f.wantRows(t, 0, 2)
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/worker"
 )
@@ -195,7 +196,7 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 		// connection each. Snapshots and copies read one table at a time.
 		s.app.DB().SetMaxOpenConns(2)
 		s.app.DB().SetMaxIdleConns(1)
-		s.conn.DB().SetMaxIdleConns(1)
+		queuetest.DB(s.conn).SetMaxIdleConns(1)
 	}
 	pr.gos.registerScenarios()
 	return pr
