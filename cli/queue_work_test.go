@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -122,6 +123,23 @@ func TestQueueWorkRoutes(t *testing.T) {
 	var n int
 	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
+	}
+	// --json prints Laravel 11.27+'s job lines on standard output: starting and success for each job.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("stdout has %d lines, want 4 (starting and success for 2 jobs):\n%s", len(lines), out.String())
+	}
+	for i, line := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		status := map[bool]string{true: "starting", false: "success"}[i%2 == 0]
+		if e["status"] != status || e["level"] != "info" || e["job"] != `App\Handlers\Legacy` || e["queue"] != "emails" ||
+			e["connection"] != "database" || e["attempts"] != 1.0 || e["id"] == nil || (status == "success") != (e["result"] == "deleted") ||
+			(status == "success") != (e["duration"] != nil) || e["timestamp"] == nil {
+			t.Errorf("line %d: %s", i+1, line)
+		}
 	}
 }
 

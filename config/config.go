@@ -58,6 +58,9 @@ type Config struct {
 	Unhandled string `mapstructure:"unhandled"`
 	// Routes bind job classes to external commands, HTTP endpoints or built-in handlers. YAML only.
 	Routes []Route `mapstructure:"routes"`
+	// Models say where model classes keep their rows when Eloquent's default table name (the
+	// snake-case plural of the class basename) is not theirs. YAML only.
+	Models []Model `mapstructure:"models"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 	// Metrics configures the Prometheus metrics and health endpoints of `queue:work`.
@@ -184,6 +187,10 @@ type Worker struct {
 	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
 	// Default "": those hooks do not run.
 	FailedCompanion string `mapstructure:"failed_companion"`
+	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
+	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
+	// storage/framework/down next to the .env file given with --env-file; "" without one.
+	MaintenanceFile string `mapstructure:"maintenance_file"`
 }
 
 // App holds the Laravel application settings the worker needs.
@@ -258,6 +265,24 @@ type Route struct {
 	Builtin string `mapstructure:"builtin"`
 	// Timeout bounds one run of the route, within the job's own timeout; 0 means the job's timeout.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// UniqueID computes the uniqueId of a ShouldBeUnique class whose uniqueId() is a PHP method from
+	// the command's properties, e.g. "{reportId}", so that the worker releases the lock PHP took.
+	UniqueID string `mapstructure:"unique_id"`
+	// UniqueUntilProcessing marks a ShouldBeUniqueUntilProcessing class.
+	UniqueUntilProcessing bool `mapstructure:"unique_until_processing"`
+}
+
+// Model names the table (and key column, and database connection) of a model class whose rows the
+// worker looks up before running a SerializesModels job.
+type Model struct {
+	// Class is the model class, e.g. App\Models\Person.
+	Class string `mapstructure:"class"`
+	// Table is the model's table ($table in PHP).
+	Table string `mapstructure:"table"`
+	// Key is the primary key column ($primaryKey); empty is id.
+	Key string `mapstructure:"key"`
+	// Connection is the model's connection name ($connection), when the job does not carry one.
+	Connection string `mapstructure:"connection"`
 }
 
 // Log configures the worker's own log.

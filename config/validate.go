@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 	c.validateCacheAndFailed(v)
 	c.validateRoutes(v)
 	c.validateOperating(v)
+	c.validateModels(v)
 	return errors.Join(v.errs...)
 }
 
@@ -275,6 +276,26 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 	default:
 		v.add("failed.driver", fmt.Sprintf("unknown failed-job driver %q", c.Failed.Driver),
 			`use "database-uuids" (Laravel 8+), "database" or "null", as config/queue.php's failed.driver says`)
+	}
+}
+
+func (c *Config) validateModels(v *validator) {
+	seen := map[string]int{}
+	for i, m := range c.Models {
+		field := fmt.Sprintf("models[%d]", i)
+		class := strings.TrimPrefix(m.Class, `\`)
+		switch {
+		case !classRE.MatchString(m.Class):
+			v.add(field+".class", fmt.Sprintf("%q is not a PHP class name", m.Class), `name the model class as PHP does, e.g. App\Models\Person`)
+		default:
+			if j, dup := seen[class]; dup {
+				v.add(field+".class", fmt.Sprintf("%s is named twice (also models[%d])", class, j), "keep one entry per model class")
+			}
+			seen[class] = i
+		}
+		if m.Table == "" && m.Key == "" && m.Connection == "" {
+			v.add(field, "names no table, key or connection", "set table (and key, connection) as the model's $table, $primaryKey and $connection")
+		}
 	}
 }
 
