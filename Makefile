@@ -9,11 +9,17 @@ help: ## List the tasks
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
 	go test $(TAGS) -count=1 $(PKGS)
+	go test -tags otlp -count=1 ./tracing
+
+build: ## Build bin/artisan-go; bin/artisan-go-otlp also exports traces over OTLP
+	go build -o bin/artisan-go ./cmd/artisan-go
+	go build -tags otlp -o bin/artisan-go-otlp ./cmd/artisan-go
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet $(PKGS)
 	go vet $(TAGS) $(PKGS)
+	go vet -tags otlp ./tracing
 
 bench: ## Run the Go benchmarks
 	go test $(TAGS) -run '^$$' -bench . -benchmem $(PKGS)
@@ -43,4 +49,4 @@ bench-steady: ## Five minutes per row at each of RATES jobs/s, dispatched by 4 P
 	$(BUILD_BENCH)
 	for r in $(RATES); do tmp/artisan-go-bench queue:bench --work-binary tmp/artisan-go --db mysql,pgsql --rate $$r --jobs $$((r * 300)) --php-producers 4 --php --workers 1 --strategies batch --bare=false --work-concurrency 0 || exit 1; done
 
-.PHONY: help test lint bench demo bench-docs bench-long bench-steady
+.PHONY: help test build lint bench demo bench-docs bench-long bench-steady

@@ -79,6 +79,8 @@ type dialect interface {
 	// cleanup reads what holds back the removal of deleted rows (see CleanupStatus); nil where
 	// nothing can (SQLite).
 	cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error)
+	// pulse is what Laravel Pulse's tables are in this dialect.
+	pulse() pulseSQL
 }
 
 // capabilities are the facts about a server that strategies choose by.

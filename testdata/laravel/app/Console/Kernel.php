@@ -12,5 +12,6 @@ class Kernel extends ConsoleKernel
         Commands\InteropBatch::class,
         Commands\InteropBenchEnqueue::class,
         Commands\InteropBenchProduce::class,
+        Commands\InteropScenario::class,
     ];
 }
