@@ -305,6 +305,7 @@ const DefaultConcurrency = 256
 
 // DefaultLogFlush is log.flush when nothing sets it.
 const DefaultLogFlush = 200 * time.Millisecond
+
 // Metrics configures the HTTP endpoints `queue:work` serves: /metrics (Prometheus text format),
 // /healthz and /readyz.
 type Metrics struct {
