@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// adminCommand describes one of Laravel's queue management commands: the Laravel version that
+// introduced it and the versions that introduced each of its options, so that a command or option the
+// configured laravel_version does not have is refused as artisan refuses it.
+type adminCommand struct {
+	name, summary, usage string
+	// since is the Laravel version that has the command, e.g. {8, 53} for queue:monitor.
+	since [2]int
+	// optionSince maps an option (without dashes) to the version that added it.
+	optionSince map[string][2]int
+	// flags declares the command's options on fs.
+	flags func(fs *flag.FlagSet)
+	// run runs the command once its arguments are parsed and the configuration is loaded.
+	run func(ctx context.Context, a *adminRun) int
+}
+
+// adminRun is one run of an admin command: its parsed arguments, configuration, console and, once
+// conn is called, its database.
+type adminRun struct {
+	cfg     *config.Config
+	version payload.Version
+	args    []string
+	set     map[string]bool // options given on the command line
+	con     *console
+	stdin   io.Reader
+	stderr  io.Writer
+	name    string
+	fs      *flag.FlagSet
+	db      *laravel.Conn
+}
+
+// registerAdmin registers an admin command (and its aliases).
+func registerAdmin(c adminCommand, aliases ...string) {
+	for _, name := range append([]string{c.name}, aliases...) {
+		register(command{name: name, summary: c.summary, run: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+			return c.exec(ctx, name, args, stdin, stdout, stderr)
+		}})
+	}
+}
+
+func (c adminCommand) exec(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tf := newTableFlags(fs)
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: artisan-go %s %s\n", name, c.usage)
+		fs.PrintDefaults()
+	}
+	var positional []string
+	if err := parseWithPositional(fs, args, func(s string) { positional = append(positional, s) }); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 1
+	}
+	cfg, err := loadConfig(*tf.envFile, *tf.configFile, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go %s: %v\n", name, err)
+		return 1
+	}
+	v, err := payload.ParseVersion(cfg.LaravelVersion)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go %s: laravel_version: %v\n", name, err)
+		return 1
+	}
+	if !v.AtLeast(c.since[0], c.since[1]) {
+		fmt.Fprintf(stderr, "artisan-go %s: Command %q is not defined in Laravel %s (laravel_version); it came in %d.%d.\n",
+			name, name, cfg.LaravelVersion, c.since[0], c.since[1])
+		return 1
+	}
+	a := &adminRun{cfg: cfg, version: v, args: positional, set: map[string]bool{}, stdin: stdin, stderr: stderr, name: name, fs: fs,
+		con: newConsole(cfg.LaravelVersion, stdout, stderr)}
+	var refused []string
+	fs.Visit(func(f *flag.Flag) {
+		a.set[f.Name] = true
+		if s, ok := c.optionSince[f.Name]; ok && !v.AtLeast(s[0], s[1]) {
+			refused = append(refused, fmt.Sprintf("The \"--%s\" option does not exist in Laravel %s (laravel_version); it came in %d.%d.", f.Name, cfg.LaravelVersion, s[0], s[1]))
+		}
+	})
+	if len(refused) > 0 {
+		fmt.Fprintf(stderr, "artisan-go %s: %s\n", name, strings.Join(refused, " "))
+		return 1
+	}
+	defer func() {
+		if a.db != nil {
+			a.db.Close()
+		}
+	}()
+	return c.run(ctx, a)
+}
+
+// conn opens the configured database once.
+func (a *adminRun) conn(ctx context.Context) (*laravel.Conn, error) {
+	if a.db != nil {
+		return a.db, nil
+	}
+	db, err := openConn(ctx, a.cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.db = db
+	return db, nil
+}
+
+// failure reports an error that stops the command as one line on stderr and returns exit status 1.
+func (a *adminRun) failure(err error) int {
+	fmt.Fprintf(a.stderr, "artisan-go %s: %v\n", a.name, err)
+	return 1
+}
+
+// at reports whether the configured Laravel version is major.minor or newer.
+func (a *adminRun) at(major, minor int) bool { return a.version.AtLeast(major, minor) }
+
+// option returns the value of an option, its default when not given.
+func (a *adminRun) option(name string) string { return a.fs.Lookup(name).Value.String() }

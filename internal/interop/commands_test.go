@@ -1,0 +1,164 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/cli"
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/phpapp"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// goArtisan runs one of artisan-go's commands on the app (its .env) and returns stdout, stderr and
+// the exit status.
+func goArtisan(ctx context.Context, app *phpapp.App, stdin string, args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = cli.Do(ctx, append(args, "--env-file", app.EnvFile()), strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// failSome fails jobs under Go (two queues) and under PHP, so failed_jobs holds rows both wrote.
+func (s *side) failSome(t *testing.T, ctx context.Context) {
+	t.Helper()
+	s.reg.Register(`App\Jobs\Failing`, s.record(func(job *handlers.Job) error {
+		return errors.New("go says no")
+	}))
+	s.app.MustDispatch(ctx, "failing", phpapp.Count(2), phpapp.OnQueue("critical"))
+	s.app.MustDispatch(ctx, "failing")
+	if st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"critical", "default"} }); st.Failed != 3 {
+		t.Fatalf("Go failed %d jobs, want 3", st.Failed)
+	}
+	s.app.MustDispatch(ctx, "failing", phpapp.OnQueue("php"))
+	s.phpDrain(t, ctx, "--queue=php")
+	if n := len(s.failed(t, ctx)); n != 4 {
+		t.Fatalf("failed_jobs has %d rows, want 4", n)
+	}
+}
+
+// TestQueueFailedSameAsPHP lists the same failed_jobs rows with php artisan queue:failed and with
+// artisan-go queue:failed, with both failed-job providers: the output is the same byte for byte.
+func TestQueueFailedSameAsPHP(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		s := newSide(t, db)
+		out, _, code := goArtisan(ctx, s.app, "", "queue:failed")
+		if php := s.artisan(t, ctx, "queue:failed"); code != 0 || out != php {
+			t.Fatalf("empty table: artisan-go (exit %d)\n%q\nphp\n%q", code, out, php)
+		}
+		s.failSome(t, ctx)
+		for _, driver := range []string{"database-uuids", "database"} {
+			app := s.app
+			if driver == "database" {
+				app = phpapp.New(t, db, phpapp.WithoutSchema(), phpapp.WithEnv("QUEUE_FAILED_DRIVER=database",
+					"CACHE_PREFIX="+s.app.Getenv("CACHE_PREFIX")))
+			}
+			php, err := app.Artisan(ctx, "queue:failed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := goArtisan(ctx, app, "", "queue:failed")
+			if code != 0 || out != php {
+				t.Errorf("%s provider: artisan-go (exit %d, stderr %q)\n%s\nphp\n%s", driver, code, errOut, out, php)
+			}
+		}
+	})
+}
+
+// TestQueueRetryWritesWhatPHPWrites retries one failed job with PHP and a twin of it with
+// artisan-go: the jobs rows are the same (payload byte for byte, attempts 0, queue, available now);
+// then PHP runs the job Go retried and Go the one PHP retried.
+func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		s := newSide(t, db)
+		// Go fails every job on its first run: a plain job, an encrypted one and one with retryUntil.
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		fail := s.record(func(job *handlers.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if seen[job.UUID] {
+				return nil
+			}
+			seen[job.UUID] = true
+			job.Fail(errors.New("first run fails"))
+			return nil
+		})
+		classes := []string{`App\Jobs\Plain`, `App\Jobs\Secret`, `App\Jobs\RetryUntil`}
+		for _, class := range classes {
+			s.reg.Register(class, fail)
+		}
+		s.app.MustDispatch(ctx, "plain", phpapp.Count(2))
+		s.app.MustDispatch(ctx, "encrypted", phpapp.Count(2))
+		s.app.MustDispatch(ctx, "retry-until", phpapp.Count(2), phpapp.Seconds(600))
+		if st := s.drain(t, ctx, nil); st.Failed != 6 {
+			t.Fatalf("Go failed %d jobs, want 6", st.Failed)
+		}
+		byClass := map[string][]phpapp.FailedRow{}
+		for _, f := range s.failed(t, ctx) {
+			var env struct {
+				DisplayName string `json:"displayName"`
+			}
+			_ = json.Unmarshal([]byte(f.Payload), &env)
+			byClass[env.DisplayName] = append(byClass[env.DisplayName], f)
+		}
+		for _, class := range classes {
+			rows := byClass[class]
+			if len(rows) != 2 {
+				t.Fatalf("%d failed %s rows, want 2", len(rows), class)
+			}
+			gos, php := rows[0], rows[1]
+			out, errOut, code := goArtisan(ctx, s.app, "", "queue:retry", gos.UUID)
+			if code != 0 || out != "The failed job ["+gos.UUID+"] has been pushed back onto the queue!\n" {
+				t.Fatalf("artisan-go queue:retry %s: exit %d\n%s%s", class, code, out, errOut)
+			}
+			if note := strings.Contains(errOut, "retryUntil kept at"); note != (class == `App\Jobs\RetryUntil`) {
+				t.Errorf("artisan-go queue:retry %s: stderr %q", class, errOut)
+			}
+			s.artisan(t, ctx, "queue:retry", php.UUID)
+			jobs := s.jobs(t, ctx)
+			if len(jobs) != 2 || jobs[0].UUID() != gos.UUID || jobs[1].UUID() != php.UUID {
+				t.Fatalf("after retrying %s: jobs %+v", class, jobs)
+			}
+			gj, pj := jobs[0], jobs[1]
+			// What Go writes for PHP's twin is what PHP wrote, byte for byte.
+			want, _, err := worker.RetryPayload(worker.RetryParams{Payload: []byte(php.Payload), Keyring: s.keyring})
+			if err != nil || string(want) != pj.Payload {
+				t.Errorf("%s: for PHP's failed row Go would push (%v)\n%s\nPHP pushed\n%s", class, err, want, pj.Payload)
+			}
+			if gj.Attempts != 0 || gj.ReservedAt != nil || gj.Queue != pj.Queue || gj.AvailableAt != gj.CreatedAt || pj.AvailableAt != pj.CreatedAt {
+				t.Errorf("%s: Go's row %+v, PHP's %+v", class, gj, pj)
+			}
+			// PHP runs the job Go retried (the lower id), then Go the one PHP retried.
+			if out, err := s.app.Artisan(ctx, "queue:work", "database", "--once"); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if st := s.drain(t, ctx, nil); st.Processed != 1 {
+				t.Errorf("Go ran %d jobs after PHP's retry of %s, want 1", st.Processed, class)
+			}
+			var phpRan, goRan bool
+			for _, e := range s.log(t, ctx) {
+				phpRan = phpRan || e.Runner == "php" && e.UUID == gos.UUID
+				goRan = goRan || e.Runner == "go" && e.UUID == php.UUID && e.Attempts == 1
+			}
+			if !phpRan || !goRan {
+				t.Errorf("%s: PHP ran Go's retry %v, Go ran PHP's retry %v", class, phpRan, goRan)
+			}
+		}
+		if rows := s.jobs(t, ctx); len(rows) != 0 {
+			t.Errorf("%d jobs left", len(rows))
+		}
+		if rows := s.failed(t, ctx); len(rows) != 0 {
+			t.Errorf("failed_jobs = %+v, want empty: every retried job ran", rows)
+		}
+	})
+}
