@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/cli"
 	"github.com/artisan-go/artisan-go/handlers"
@@ -159,6 +161,103 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 		}
 		if rows := s.failed(t, ctx); len(rows) != 0 {
 			t.Errorf("failed_jobs = %+v, want empty: every retried job ran", rows)
+		}
+	})
+}
+
+// cacheStores runs fn on every database, with the app's cache store in the database and in Redis,
+// and artisan-go set to Laravel 12.40, which has queue:pause.
+func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
+	for _, store := range []string{"database", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				// Laravel 11+ names the cache store CACHE_STORE (the 8.83 app reads CACHE_DRIVER), and
+				// 12.20+ derives another Redis prefix than 8.83's: both are set for both versions.
+				opts := []phpapp.Option{phpapp.WithEnv("ARTISAN_GO_LARAVEL_VERSION=12.40", "CACHE_STORE="+store, "REDIS_PREFIX=laravel_database_")}
+				if store == "redis" {
+					opts = append(opts, phpapp.WithRedisCache())
+				}
+				fn(t, newSide(t, db, opts...))
+			})
+		})
+	}
+}
+
+// TestQueueRestartStopsPHPWorker stops PHP's queue:work with artisan-go queue:restart, with the
+// database and the Redis cache store; PHP then reads the signal as the number it wrote itself.
+func TestQueueRestartStopsPHPWorker(t *testing.T) {
+	t.Parallel()
+	cacheStores(t, func(t *testing.T, s *side) {
+		{
+			ctx, app := testContext(t), s.app
+			w := app.StartWorker(ctx, "--sleep=1")
+			// Once the worker has run a job, it has read the restart signal it starts from.
+			app.MustDispatch(ctx, "plain")
+			if _, err := app.WaitLog(ctx, func(e []phpapp.LogEntry) bool { return len(e) == 1 }); err != nil {
+				t.Fatalf("%v\n%s", err, w.Output())
+			}
+			before := time.Now().Unix()
+			out, errOut, code := goArtisan(ctx, app, "", "queue:restart")
+			if code != 0 || out != "\n  INFO  Broadcasting queue restart signal.\n\n" {
+				t.Fatalf("queue:restart: exit %d\n%s%s", code, out, errOut)
+			}
+			select {
+			case <-w.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatalf("PHP's worker did not stop after artisan-go queue:restart\n%s", w.Output())
+			}
+			if err := w.Wait(); err != nil {
+				t.Errorf("PHP's worker: %v", err)
+			}
+			// RedisStore keeps numbers unserialized and reads them back as strings, as it does PHP's own.
+			got := strings.Trim(strings.TrimSpace(app.MustArtisan(ctx, "interop:cache", "get", "illuminate:queue:restart")), `"`)
+			if n, err := strconv.ParseInt(got, 10, 64); err != nil || n < before || n > time.Now().Unix() {
+				t.Errorf("PHP reads the restart signal as %q, want the time as an integer", got)
+			}
+		}
+	})
+}
+
+// TestQueuePauseBothWays pauses a queue the way PHP 12.40's queue:pause does (Cache::forever(key,
+// true)) and sees artisan-go's worker leave it alone until artisan-go queue:resume; and pauses with
+// artisan-go queue:pause and reads it back through PHP's cache, as PHP's worker would.
+func TestQueuePauseBothWays(t *testing.T) {
+	t.Parallel()
+	cacheStores(t, func(t *testing.T, s *side) {
+		{
+			ctx, app := testContext(t), s.app
+			s.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+			key := "illuminate:queue:paused:database:low"
+			app.MustArtisan(ctx, "interop:cache", "forever", key)
+			app.MustDispatch(ctx, "noop", phpapp.OnQueue("low"))
+			app.MustDispatch(ctx, "noop", phpapp.OnQueue("high"))
+			run := func() { s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"high", "low"} }) }
+			run()
+			jobs, err := app.Jobs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 1 || jobs[0].Queue != "low" || jobs[0].Attempts != 0 {
+				t.Fatalf("with low paused by PHP, jobs left = %+v, want the low job untouched", jobs)
+			}
+			out, errOut, code := goArtisan(ctx, app, "", "queue:resume", "low")
+			if code != 0 || out != "\n  INFO  Job processing on queue [database:low] has been resumed.\n\n" {
+				t.Fatalf("queue:resume: exit %d\n%q%s", code, out, errOut)
+			}
+			if got := strings.TrimSpace(app.MustArtisan(ctx, "interop:cache", "get", key)); got != "null" {
+				t.Errorf("after queue:resume PHP reads %s", got)
+			}
+			run()
+			if jobs, _ := app.Jobs(ctx); len(jobs) != 0 {
+				t.Fatalf("after queue:resume, jobs left = %+v", jobs)
+			}
+
+			if _, errOut, code := goArtisan(ctx, app, "", "queue:pause", "low"); code != 0 {
+				t.Fatalf("queue:pause: exit %d\n%s", code, errOut)
+			}
+			if got := strings.TrimSpace(app.MustArtisan(ctx, "interop:cache", "get", key)); got != "true" {
+				t.Errorf("after artisan-go queue:pause PHP reads %s, want true", got)
+			}
 		}
 	})
 }
