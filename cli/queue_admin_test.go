@@ -260,3 +260,68 @@ func TestQueueRetryManyIsInterruptible(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueCommandsNewerLaravel runs the commands as a newer laravel_version has them: the options
+// those versions added (queue:failed --json from 13.10, queue:monitor --json from 12.16 with the
+// pending, delayed, reserved and oldest counts from 12.19, queue:pause --all from 13.25) and the
+// components output of 9.21+.
+func TestQueueCommandsNewerLaravel(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newAdminEnv(t, db, true, "ARTISAN_GO_LARAVEL_VERSION=13.25", "CACHE_STORE=database")
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		uuids := e.failJobs(t, "a", 1, at)
+		out, errOut, code := e.run(ctx, "", "queue:failed", "--json")
+		want := `[{"id":"` + uuids[0] + `","connection":"database","queue":"a","class":"App\\Jobs\\Noop","failed_at":"2026-01-02 03:04:05"}]` + "\n"
+		if code != 0 || out != want {
+			t.Errorf("queue:failed --json: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
+		}
+		out, _, code = e.run(ctx, "", "queue:failed")
+		if code != 0 || !strings.Contains(out, "  2026-01-02 03:04:05 "+uuids[0]+" ") || !strings.HasSuffix(out, " database@a App\\Jobs\\Noop\n\n") {
+			t.Errorf("queue:failed in the components style: exit %d\n%q", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:retry", uuids[0]); code != 0 || !strings.HasPrefix(out, "\n  INFO  Pushing failed queue jobs back onto the queue.\n\n  "+uuids[0]+" .") || !strings.HasSuffix(out, " DONE\n\n") {
+			t.Errorf("queue:retry in the components style: exit %d\n%q", code, out)
+		}
+		out, _, code = e.run(ctx, "", "queue:monitor", "a,b", "--json", "--max=1")
+		if want := `[{"connection":"database","queue":"a","size":1,"pending":1,"delayed":0,"reserved":0,"oldest_pending":`; code != 1 || !strings.HasPrefix(out, want) ||
+			!strings.HasSuffix(out, `"status":"ALERT"},{"connection":"database","queue":"b","size":0,"pending":0,"delayed":0,"reserved":0,"oldest_pending":null,"status":"OK"}]`+"\n") {
+			t.Errorf("queue:monitor --json: exit %d\n%s", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:pause", "--all"); code != 0 || out != "\n  INFO  Job processing on all queues across all connections has been paused.\n\n" {
+			t.Errorf("queue:pause --all: exit %d, %q", code, out)
+		}
+		if v, ok, err := e.conn.CacheGet(ctx, "illuminate:queues:paused"); err != nil || !ok || v != "b:1;" {
+			t.Errorf("after queue:pause --all the cache holds %q, %v, %v; want b:1;", v, ok, err)
+		}
+		// A worker of the same version leaves every queue alone while they are all paused.
+		e.failJobs(t, "a", 1, at)
+		if _, _, code = e.run(ctx, "", "queue:retry", "all"); code != 0 {
+			t.Fatalf("queue:retry all: exit %d", code)
+		}
+		work := func() string {
+			_, errOut, code := e.run(ctx, "", "queue:work", "--queue=a", "--stop-when-empty", "--sleep=0.05")
+			if code != 0 {
+				t.Fatalf("queue:work: exit %d\n%s", code, errOut)
+			}
+			return errOut
+		}
+		if log := work(); !strings.Contains(log, "left_for_php=0") {
+			t.Errorf("queue:work took a job while every queue was paused:\n%s", log)
+		}
+		if _, errOut, code = e.run(ctx, "", "queue:pause"); code != 1 || !strings.Contains(errOut, "A queue name is required unless the --all option is used.") {
+			t.Errorf("queue:pause without a queue: exit %d, %q", code, errOut)
+		}
+		if _, _, code = e.run(ctx, "", "queue:continue", "--all"); code != 0 {
+			t.Errorf("queue:continue --all: exit %d", code)
+		}
+		if _, ok, err := e.conn.CacheGet(ctx, "illuminate:queues:paused"); err != nil || ok {
+			t.Errorf("after queue:continue --all the key is still there (%v)", err)
+		}
+		if log := work(); strings.Contains(log, "left_for_php=0") {
+			t.Errorf("queue:work did not take the job once the queues were resumed:\n%s", log)
+		}
+	})
+}

@@ -261,3 +261,56 @@ func TestQueuePauseBothWays(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueRetryBatchAndPruneBatches retries the failed job of a PHP batch with artisan-go
+// queue:retry-batch (and its twin batch's with PHP's), then prunes finished and unfinished batches
+// with artisan-go queue:prune-batches, which PHP's Bus::findBatch no longer finds.
+func TestQueueRetryBatchAndPruneBatches(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		s := newSide(t, db)
+		ok := s.app.MustDispatch(ctx, "batch", phpapp.Count(2))
+		goBatch := s.app.MustDispatch(ctx, "batch", phpapp.Count(3), phpapp.Fail(2), phpapp.AllowFailures())
+		phpBatch := s.app.MustDispatch(ctx, "batch", phpapp.Count(3), phpapp.Fail(2), phpapp.AllowFailures())
+		s.phpDrain(t, ctx)
+		failedOf := func(d *phpapp.Dispatched) string {
+			b, err := s.app.FindBatch(ctx, d.Batch)
+			if err != nil || b == nil || len(b.FailedJobIDs) != 1 {
+				t.Fatalf("batch %s: %+v, %v; want one failed job", d.Batch, b, err)
+			}
+			return b.FailedJobIDs[0]
+		}
+		goFailed, phpFailed := failedOf(goBatch), failedOf(phpBatch)
+
+		out, errOut, code := goArtisan(ctx, s.app, "", "queue:retry-batch", goBatch.Batch)
+		php := s.artisan(t, ctx, "queue:retry-batch", phpBatch.Batch)
+		if code != 0 || out != strings.ReplaceAll(php, phpFailed, goFailed) {
+			t.Errorf("queue:retry-batch: artisan-go (exit %d)\n%s%s\nphp\n%s", code, out, errOut, php)
+		}
+		jobs := s.jobs(t, ctx)
+		if len(jobs) != 2 || jobs[0].UUID() != goFailed || jobs[1].UUID() != phpFailed || jobs[0].Attempts != 0 {
+			t.Fatalf("after queue:retry-batch, jobs = %+v", jobs)
+		}
+		if rows := s.failed(t, ctx); len(rows) != 0 {
+			t.Errorf("failed_jobs still has %d rows", len(rows))
+		}
+		s.phpDrain(t, ctx)
+
+		// Age the batches by three days, then prune: the finished one goes with --hours, the two
+		// unfinished ones (their member failed again) with --unfinished.
+		if _, err := s.app.DB().ExecContext(ctx, "update job_batches set created_at = created_at - 259200, "+
+			"finished_at = case when finished_at is null then null else finished_at - 259200 end"); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code = goArtisan(ctx, s.app, "", "queue:prune-batches", "--unfinished=48")
+		if code != 0 || out != "1 entries deleted!\n2 unfinished entries deleted!\n" {
+			t.Errorf("queue:prune-batches: exit %d\n%s%s", code, out, errOut)
+		}
+		for _, d := range []*phpapp.Dispatched{ok, goBatch, phpBatch} {
+			if b, err := s.app.FindBatch(ctx, d.Batch); err != nil || b != nil {
+				t.Errorf("PHP still finds batch %s after pruning: %+v, %v", d.Batch, b, err)
+			}
+		}
+	})
+}
