@@ -106,7 +106,7 @@ func runQueueFailed(ctx context.Context, a *adminRun) int {
 		return 0
 	}
 	if len(rows) == 0 {
-		if a.con.modern {
+		if a.at(9, 5) {
 			a.con.info("No failed jobs found.")
 		} else {
 			a.con.info("No failed jobs!")
@@ -233,7 +233,7 @@ func runQueueForget(ctx context.Context, a *adminRun) int {
 		a.con.fail("No failed job matches the given ID.")
 		return 1
 	}
-	if a.con.modern {
+	if a.at(9, 5) {
 		a.con.info("Failed job deleted successfully.")
 	} else {
 		a.con.info("Failed job deleted successfully!")
@@ -331,7 +331,7 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 		a.con.info(fmt.Sprintf("%d entries deleted!", deleted))
 	case hours > 0:
 		a.con.info(fmt.Sprintf("All jobs that failed more than %d hours ago have been deleted successfully.", hours))
-	case a.con.modern:
+	case a.at(9, 5):
 		a.con.info("All failed jobs deleted successfully.")
 	default:
 		a.con.info("All failed jobs deleted successfully!")

@@ -35,7 +35,7 @@ func init() {
 	registerAdmin(adminCommand{
 		name: "queue:prune-batches", summary: "Prune stale entries from the batches database, as php artisan queue:prune-batches",
 		usage: "[--hours=24] [--unfinished=N] [--cancelled=N]", since: [2]int{8, 21},
-		optionSince: map[string][2]int{"unfinished": {8, 21}, "cancelled": {9, 41}},
+		optionSince: map[string][2]int{"unfinished": {8, 36}, "cancelled": {9, 41}},
 		flags: func(fs *flag.FlagSet) {
 			fs.String("hours", "24", "the number of hours to retain batch data")
 			fs.String("unfinished", "", "the number of hours to retain unfinished batch data")
