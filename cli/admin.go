@@ -130,3 +130,13 @@ func (a *adminRun) at(major, minor int) bool { return a.version.AtLeast(major, m
 
 // option returns the value of an option, its default when not given.
 func (a *adminRun) option(name string) string { return a.fs.Lookup(name).Value.String() }
+
+// exitInterrupted is the exit status of a command stopped by SIGINT between two steps, as a shell
+// reports a process ended by it.
+const exitInterrupted = 130
+
+// interrupted reports where SIGINT stopped a long command and returns exitInterrupted.
+func (a *adminRun) interrupted(format string, args ...any) int {
+	fmt.Fprintf(a.stderr, "artisan-go %s: interrupted after %s\n", a.name, fmt.Sprintf(format, args...))
+	return exitInterrupted
+}

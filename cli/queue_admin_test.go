@@ -325,3 +325,25 @@ func TestQueueCommandsNewerLaravel(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueRetryRange retries numeric ids by --range with the database provider (ids, not uuids):
+// ids of the range that are not failed jobs are reported as PHP reports them, the others retried.
+func TestQueueRetryRange(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newAdminEnv(t, db, true, "QUEUE_FAILED_DRIVER=database")
+		e.failJobs(t, "a", 3, time.Now().UTC())
+		out, errOut, code := e.run(ctx, "", "queue:retry", "--range=2-4", "1")
+		want := "The failed job [1] has been pushed back onto the queue!\n" +
+			"The failed job [2] has been pushed back onto the queue!\n" +
+			"The failed job [3] has been pushed back onto the queue!\n"
+		if code != 0 || out != want || errOut != "Unable to find failed job with ID [4].\n" {
+			t.Errorf("queue:retry --range=2-4 1: exit %d\n%s%s", code, out, errOut)
+		}
+		if jobs, failed := e.counts(t); jobs != 3 || failed != 0 {
+			t.Errorf("after the range: %d jobs, %d failed", jobs, failed)
+		}
+	})
+}

@@ -309,9 +309,9 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 		for {
 			if ctx.Err() != nil {
 				bar.end()
-				return a.failure(fmt.Errorf("interrupted after deleting %d of %d failed jobs; the rest are still there", deleted, total))
+				return a.interrupted("deleting %d of %d failed jobs; the others are still there", deleted, total)
 			}
-			n, err := conn.FailedJobDelete(ctx, p)
+			n, err := conn.FailedJobDelete(context.WithoutCancel(ctx), p)
 			if err != nil {
 				bar.end()
 				return a.failure(err)

@@ -296,9 +296,9 @@ func runQueuePruneBatches(ctx context.Context, a *adminRun) int {
 		var total int64
 		for {
 			if ctx.Err() != nil {
-				return a.failure(fmt.Errorf("interrupted after deleting %d %sbatches", total, p.word))
+				return a.interrupted("deleting %d %sbatches", total, p.word)
 			}
-			n, err := db.BatchPrune(ctx, &laravel.BatchPruneParams{Kind: p.kind, Before: cutoffs[i]})
+			n, err := db.BatchPrune(context.WithoutCancel(ctx), &laravel.BatchPruneParams{Kind: p.kind, Before: cutoffs[i]})
 			if err != nil {
 				return a.failure(err)
 			}

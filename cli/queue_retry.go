@@ -163,9 +163,7 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 	for _, id := range ids {
 		if ctx.Err() != nil {
 			bar.end()
-			fmt.Fprintf(r.a.stderr, "artisan-go %s: interrupted after retrying %d of %d failed jobs; the others are still in %s\n",
-				r.a.name, retried, len(ids), r.conn.Tables().FailedJobs)
-			return 130
+			return r.a.interrupted("retrying %d of %d failed jobs; the others are still in %s", retried, len(ids), r.conn.Tables().FailedJobs)
 		}
 		f, err := r.conn.FailedJobFind(ctx, r.prov.ref(id))
 		if errors.Is(err, laravel.ErrFailedJobNotFound) {
@@ -177,7 +175,8 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 			bar.end()
 			return r.a.failure(err)
 		}
-		if err := r.one(ctx, f); err != nil {
+		// A move that has started finishes (it is one short transaction); SIGINT is seen before the next.
+		if err := r.one(context.WithoutCancel(ctx), f); err != nil {
 			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
 			status = 1
 			bar.add(1)
@@ -261,7 +260,7 @@ func runQueueRetryBatch(ctx context.Context, a *adminRun) int {
 		if st := r.retry(ctx, b.FailedJobIDs, false); st != 0 {
 			status = st
 		}
-		if status == 130 {
+		if status == exitInterrupted {
 			break
 		}
 	}
