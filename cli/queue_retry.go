@@ -104,7 +104,7 @@ func runQueueRetry(ctx context.Context, a *adminRun) int {
 	return r.retry(ctx, ids, explicit)
 }
 
-// retrier puts failed jobs back on their queue, as queue:retry does, one transaction per job.
+// retrier puts failed jobs back on their queue, as queue:retry does.
 type retrier struct {
 	a    *adminRun
 	conn *laravel.Conn
@@ -160,10 +160,42 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 	}
 	bar := newProgress(r.a.stderr, "retried", int64(len(ids)), bulkRetry)
 	status, retried := 0, 0
+	stop := func() int {
+		bar.end()
+		return r.a.interrupted("retrying %d of %d failed jobs; the others are still in %s", retried, len(ids), r.conn.Tables().FailedJobs)
+	}
+	// Jobs are moved in groups, each group one transaction, so a large retry costs one commit per
+	// group; a group that has started is finished, and SIGINT is seen between two groups.
+	var group []*laravel.FailedJobRetryParams
+	var groupIDs []string
+	move := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		newIDs, err := r.conn.FailedJobRetry(context.WithoutCancel(ctx), group)
+		if err != nil {
+			return err
+		}
+		for i, id := range groupIDs {
+			bar.add(1)
+			switch {
+			case newIDs[i] == 0:
+				con.fail(fmt.Sprintf("Unable to find failed job with ID [%s].", id))
+				continue
+			case bulk:
+			case con.modern:
+				con.detail(id, "DONE")
+			default:
+				con.info(fmt.Sprintf("The failed job [%s] has been pushed back onto the queue!", id))
+			}
+			retried++
+		}
+		group, groupIDs = group[:0], groupIDs[:0]
+		return nil
+	}
 	for _, id := range ids {
 		if ctx.Err() != nil {
-			bar.end()
-			return r.a.interrupted("retrying %d of %d failed jobs; the others are still in %s", retried, len(ids), r.conn.Tables().FailedJobs)
+			return stop()
 		}
 		f, err := r.conn.FailedJobFind(ctx, r.prov.ref(id))
 		if errors.Is(err, laravel.ErrFailedJobNotFound) {
@@ -172,25 +204,30 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 			continue
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return stop()
+			}
 			bar.end()
 			return r.a.failure(err)
 		}
-		// A move that has started finishes (it is one short transaction); SIGINT is seen before the next.
-		if err := r.one(context.WithoutCancel(ctx), f); err != nil {
+		p, err := r.prepare(f)
+		if err != nil {
 			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
 			status = 1
 			bar.add(1)
 			continue
 		}
-		retried++
-		bar.add(1)
-		switch {
-		case bulk:
-		case con.modern:
-			con.detail(id, "DONE")
-		default:
-			con.info(fmt.Sprintf("The failed job [%s] has been pushed back onto the queue!", id))
+		group, groupIDs = append(group, p), append(groupIDs, id)
+		if len(group) == retryGroup {
+			if err := move(); err != nil {
+				bar.end()
+				return r.a.failure(err)
+			}
 		}
+	}
+	if err := move(); err != nil {
+		bar.end()
+		return r.a.failure(err)
 	}
 	bar.end()
 	switch {
@@ -205,27 +242,29 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 	return status
 }
 
-// one pushes a failed job back onto the queue it failed on, with the payload queue:retry writes, and
-// deletes it from failed_jobs in the same transaction.
-func (r *retrier) one(ctx context.Context, f *laravel.FailedJob) error {
+// retryGroup is how many jobs one transaction moves back onto the queue.
+const retryGroup = 100
+
+// prepare checks that a failed job can be pushed back by artisan-go and writes the payload
+// queue:retry pushes.
+func (r *retrier) prepare(f *laravel.FailedJob) (*laravel.FailedJobRetryParams, error) {
 	if f.Connection != r.a.cfg.Connection {
-		return fmt.Errorf("it failed on the queue connection [%s], and artisan-go pushes onto [%s] only (QUEUE_CONNECTION); retry it with php artisan queue:retry", f.Connection, r.a.cfg.Connection)
+		return nil, fmt.Errorf("it failed on the queue connection [%s], and artisan-go pushes onto [%s] only (QUEUE_CONNECTION); retry it with php artisan queue:retry", f.Connection, r.a.cfg.Connection)
 	}
 	out, note, err := worker.RetryPayload(worker.RetryParams{
 		Payload: f.Payload, Connection: f.Connection, Queue: f.Queue, Registry: handlers.Default(), Keyring: r.kr,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if note != "" {
 		fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%d]: %s\n", r.a.name, f.ID, note)
 	}
 	queue := f.Queue
-	if queue == "" && len(r.a.cfg.Worker.Queues) > 0 {
-		queue = r.a.cfg.Worker.Queues[0]
+	if queue == "" {
+		queue = r.a.defaultQueue()
 	}
-	_, err = r.conn.FailedJobRetry(ctx, &laravel.FailedJobRetryParams{ID: f.ID, Queue: queue, Payload: out, Now: time.Now().Unix()})
-	return err
+	return &laravel.FailedJobRetryParams{ID: f.ID, Queue: queue, Payload: out, Now: time.Now().Unix()}, nil
 }
 
 func runQueueRetryBatch(ctx context.Context, a *adminRun) int {

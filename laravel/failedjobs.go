@@ -281,30 +281,36 @@ type FailedJobRetryParams struct {
 	Now int64
 }
 
-// FailedJobRetry inserts the payload as a new jobs row (attempts 0, available now, as DatabaseQueue's
-// pushRaw writes it) and deletes the failed row, in one transaction, and returns the new job's id.
-// Laravel pushes and then forgets in two steps; here a retry interrupted half way leaves neither a
-// duplicate nor a lost job. ErrFailedJobNotFound means the row was gone (retried or forgotten by
-// someone else meanwhile) and nothing was pushed.
-func (c *Conn) FailedJobRetry(ctx context.Context, p *FailedJobRetryParams) (int64, error) {
-	var id int64
+// FailedJobRetry moves failed jobs back onto the queue: for each, it deletes the failed row and
+// inserts the payload as a new jobs row (attempts 0, available now, as DatabaseQueue's pushRaw writes
+// it), all in one transaction, and returns the new jobs' ids, 0 for a failed row that was already
+// gone (retried or forgotten by someone else meanwhile), for which nothing is pushed. Laravel pushes
+// and then forgets in two steps; here every job is either still failed or queued, never both or
+// neither, and a group of jobs costs one commit.
+func (c *Conn) FailedJobRetry(ctx context.Context, jobs []*FailedJobRetryParams) ([]int64, error) {
+	ids := make([]int64, len(jobs))
 	err := c.retry(ctx, DefaultDeleteRetries, func() error {
+		clear(ids)
 		return c.InTx(ctx, func(tx *sqlx.Tx) error {
-			n, err := c.deleteIDs(ctx, tx, c.tables.FailedJobs, []any{p.ID})
-			if err != nil {
-				return err
+			for i, p := range jobs {
+				n, err := c.deleteIDs(ctx, tx, c.tables.FailedJobs, []any{p.ID})
+				if err != nil {
+					return err
+				}
+				if n != 1 {
+					continue
+				}
+				if ids[i], err = c.insertJob(ctx, tx, &JobPushParams{Queue: p.Queue, Payload: p.Payload, Now: p.Now, AvailableAt: p.Now}); err != nil {
+					return err
+				}
 			}
-			if n != 1 {
-				return ErrFailedJobNotFound
-			}
-			id, err = c.insertJob(ctx, tx, &JobPushParams{Queue: p.Queue, Payload: p.Payload, Now: p.Now, AvailableAt: p.Now})
-			return err
+			return nil
 		})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("retry failed job %d: %w", p.ID, err)
+		return nil, fmt.Errorf("retry failed jobs: %w", err)
 	}
-	return id, nil
+	return ids, nil
 }
 
 // failedColumns lists the columns scanFailedJob reads, with the given payload and exception columns.
