@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,6 +313,36 @@ func TestQueueRetryBatchAndPruneBatches(t *testing.T) {
 			if b, err := s.app.FindBatch(ctx, d.Batch); err != nil || b != nil {
 				t.Errorf("PHP still finds batch %s after pruning: %+v, %v", d.Batch, b, err)
 			}
+		}
+	})
+}
+
+// TestQueueClearAsksAsPHPDoes answers no to queue:clear in production, with PHP and with artisan-go:
+// the same warning, question and cancellation, the same exit status, and nothing deleted; --force
+// clears without asking.
+func TestQueueClearAsksAsPHPDoes(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		app := phpapp.New(t, db, phpapp.WithEnv("APP_ENV=production"))
+		app.MustDispatch(ctx, "plain", phpapp.Count(2))
+		cmd := exec.CommandContext(ctx, app.PHP(), "artisan", "queue:clear")
+		cmd.Dir, cmd.Env, cmd.Stdin = app.Dir(), append(os.Environ(), app.Env()...), strings.NewReader("no\n")
+		php, err := cmd.Output()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("php artisan queue:clear answered no: %v\n%s", err, php)
+		}
+		out, errOut, code := goArtisan(ctx, app, "no\n", "queue:clear")
+		if code != 1 || out != string(php) {
+			t.Errorf("artisan-go queue:clear answered no: exit %d\n%q%s\nphp\n%q", code, out, errOut, php)
+		}
+		if jobs, _ := app.Jobs(ctx); len(jobs) != 2 {
+			t.Fatalf("%d jobs left after two cancelled clears, want 2", len(jobs))
+		}
+		out, _, code = goArtisan(ctx, app, "", "queue:clear", "--force")
+		if code != 0 || out != "Cleared 2 jobs from the [default] queue \n" {
+			t.Errorf("queue:clear --force: exit %d, %q", code, out)
 		}
 	})
 }
