@@ -346,3 +346,42 @@ func TestQueueClearAsksAsPHPDoes(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueCommandsPrintWhatPHPPrints runs the same commands with PHP and with artisan-go on the
+// same tables and compares what they print: queue:forget (of twin jobs), queue:prune-failed,
+// queue:flush, queue:monitor (artisan-go also exits 1 over --max), queue:restart and queue:retry of
+// an unknown id (which artisan-go prints on stderr and exits 1 for).
+func TestQueueCommandsPrintWhatPHPPrints(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		s := newSide(t, db)
+		d := s.app.MustDispatch(ctx, "failing", phpapp.Count(2))
+		s.phpDrain(t, ctx)
+		s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("high"))
+		s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("low"))
+		same := func(goArgs, phpArgs []string, wantCode int, stream string) {
+			t.Helper()
+			php := s.artisan(t, ctx, phpArgs...)
+			out, errOut, code := goArtisan(ctx, s.app, "", goArgs...)
+			got := out
+			if stream == "stderr" {
+				// The line PHP prints, then the one saying nothing was done.
+				got, _, _ = strings.Cut(errOut, "\n")
+				got += "\n"
+			}
+			if code != wantCode || got != strings.ReplaceAll(php, "[low]", "[high]") {
+				t.Errorf("%v: artisan-go (exit %d)\n%q\nstderr %q\nphp %v\n%q", goArgs, code, out, errOut, phpArgs, php)
+			}
+		}
+		same([]string{"queue:forget", d.Jobs[0].UUID}, []string{"queue:forget", d.Jobs[1].UUID}, 0, "stdout")
+		same([]string{"queue:monitor", "default,database:high", "--max=3"}, []string{"queue:monitor", "default,database:high", "--max=3"}, 1, "stdout")
+		same([]string{"queue:monitor", "high"}, []string{"queue:monitor", "high"}, 0, "stdout")
+		same([]string{"queue:retry", "no-such-id"}, []string{"queue:retry", "no-such-id"}, 1, "stderr")
+		same([]string{"queue:prune-failed"}, []string{"queue:prune-failed"}, 0, "stdout")
+		same([]string{"queue:restart"}, []string{"queue:restart"}, 0, "stdout")
+		same([]string{"queue:flush"}, []string{"queue:flush"}, 0, "stdout")
+		same([]string{"queue:failed"}, []string{"queue:failed"}, 0, "stdout")
+		same([]string{"queue:clear", "--queue=high", "--force"}, []string{"queue:clear", "--queue=low", "--force"}, 0, "stdout")
+	})
+}
