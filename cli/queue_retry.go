@@ -253,6 +253,7 @@ func (r *retrier) prepare(f *laravel.FailedJob) (*laravel.FailedJobRetryParams, 
 	}
 	out, note, err := worker.RetryPayload(worker.RetryParams{
 		Payload: f.Payload, Connection: f.Connection, Queue: f.Queue, Registry: handlers.Default(), Keyring: r.kr,
+		LaravelVersion: r.a.cfg.LaravelVersion,
 	})
 	if err != nil {
 		return nil, err

@@ -25,11 +25,14 @@ type RetryParams struct {
 	Registry *handlers.Registry
 	// Keyring decrypts ShouldBeEncrypted commands; nil when APP_KEY is not set.
 	Keyring *payload.Keyring
+	// LaravelVersion is the configured version; retryUntil is refreshed from 8.21 on, as
+	// RetryCommand does. Empty means the newest.
+	LaravelVersion string
 }
 
 // RetryPayload returns the payload `php artisan queue:retry` would push for a failed job: attempts
 // reset and the JSON written again with json_encode's default flags (payload.RetryPayload), and
-// retryUntil refreshed from the handler's RetryUntiler. The command must decode (decrypt) as PHP's
+// (from Laravel 8.21) retryUntil refreshed from the handler's RetryUntiler. The command must decode (decrypt) as PHP's
 // refreshRetryUntil needs it to, else the error says why and nothing should be pushed. note is not
 // empty when the payload has a retryUntil that PHP would recompute with the class's retryUntil()
 // method and no Go handler can: the old value is kept, and note says so and how to fix it.
@@ -38,7 +41,7 @@ func RetryPayload(p RetryParams) (out []byte, note string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("unable to extract job payload: %w", err)
 	}
-	if env.IsRaw() {
+	if v, err := payload.ParseVersion(p.LaravelVersion); env.IsRaw() || err == nil && !v.AtLeast(8, 21) {
 		out, err := payload.RetryPayload(p.Payload, nil)
 		return out, "", err
 	}

@@ -62,4 +62,9 @@ func TestRetryPayloadRetryUntil(t *testing.T) {
 	if _, _, err := RetryPayload(RetryParams{Payload: build(`App\Jobs\Plain`, false, true), Registry: reg}); !errors.Is(err, payload.ErrNoKeyring) {
 		t.Errorf("encrypted command without APP_KEY: err = %v, want ErrNoKeyring", err)
 	}
+	// Before 8.21 RetryCommand only resets attempts: the command is not read, retryUntil is kept.
+	out, note, err := RetryPayload(RetryParams{Payload: build(`App\Jobs\WithDeadline`, false, true), Registry: reg, LaravelVersion: "8.20"})
+	if err != nil || note != "" || !strings.Contains(string(out), `"retryUntil":1700000000`) {
+		t.Errorf("Laravel 8.20: %s, note %q, %v; want retryUntil kept", out, note, err)
+	}
 }
