@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -13,33 +12,6 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 )
-
-func init() {
-	registerAdmin(adminCommand{
-		name: "queue:failed", summary: "List all of the failed queue jobs, as php artisan queue:failed",
-		usage: "[--json]", since: [2]int{5, 0}, optionSince: map[string][2]int{"json": {13, 10}},
-		flags: func(fs *flag.FlagSet) { fs.Bool("json", false, "output the failed jobs as JSON (Laravel 13.10+)") },
-		run:   runQueueFailed,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:forget", summary: "Delete a failed queue job, as php artisan queue:forget",
-		usage: "ID", since: [2]int{5, 0}, run: runQueueForget,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:flush", summary: "Flush all of the failed queue jobs, as php artisan queue:flush",
-		usage: "[--hours=N]", since: [2]int{5, 0}, optionSince: map[string][2]int{"hours": {9, 0}},
-		flags: func(fs *flag.FlagSet) {
-			fs.String("hours", "", "delete only jobs that failed more than this many hours ago (Laravel 9+)")
-		},
-		run: runQueueFlush,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:prune-failed", summary: "Prune stale entries from the failed jobs table, as php artisan queue:prune-failed",
-		usage: "[--hours=24]", since: [2]int{8, 48},
-		flags: func(fs *flag.FlagSet) { fs.String("hours", "24", "the number of hours to retain failed jobs data") },
-		run:   runQueuePruneFailed,
-	})
-}
 
 // failedProvider is the failed-job provider the configuration names (queue.failed.driver): whether
 // ids are uuids, and whether failed jobs are recorded at all.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,38 +11,6 @@ import (
 
 	"github.com/artisan-go/artisan-go/laravel"
 )
-
-func init() {
-	registerAdmin(adminCommand{
-		name: "queue:clear", summary: "Delete all of the jobs from the specified queue, as php artisan queue:clear",
-		usage: "[connection] [--queue=NAME] [--force]", since: [2]int{8, 4},
-		flags: func(fs *flag.FlagSet) {
-			fs.String("queue", "", "the name of the queue to clear (default: the connection's queue, DB_QUEUE)")
-			fs.Bool("force", false, "force the operation to run when in production")
-		},
-		run: runQueueClear,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:monitor", summary: "Monitor the size of the specified queues, as php artisan queue:monitor; exit 1 when one is at --max or above",
-		usage: "QUEUES [--max=1000] [--json]", since: [2]int{8, 53}, optionSince: map[string][2]int{"json": {12, 16}},
-		flags: func(fs *flag.FlagSet) {
-			fs.String("max", "1000", "the number of jobs on a queue from which it is reported (ALERT) and the exit status is 1")
-			fs.Bool("json", false, "output the queue sizes as JSON (Laravel 12.16+)")
-		},
-		run: runQueueMonitor,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:prune-batches", summary: "Prune stale entries from the batches database, as php artisan queue:prune-batches",
-		usage: "[--hours=24] [--unfinished=N] [--cancelled=N]", since: [2]int{8, 21},
-		optionSince: map[string][2]int{"unfinished": {8, 36}, "cancelled": {9, 41}},
-		flags: func(fs *flag.FlagSet) {
-			fs.String("hours", "24", "the number of hours to retain batch data")
-			fs.String("unfinished", "", "the number of hours to retain unfinished batch data")
-			fs.String("cancelled", "", "the number of hours to retain cancelled batch data (Laravel 9.41+)")
-		},
-		run: runQueuePruneBatches,
-	})
-}
 
 // connectionArg checks a queue connection named on the command line: artisan-go reaches the
 // configured database connection only.

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"regexp"
 	"slices"
@@ -16,23 +15,6 @@ import (
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/worker"
 )
-
-func init() {
-	registerAdmin(adminCommand{
-		name: "queue:retry", summary: "Retry a failed queue job, as php artisan queue:retry",
-		usage: "[ID...|all] [--queue=NAME] [--range=FROM-TO...]", since: [2]int{5, 0},
-		optionSince: map[string][2]int{"range": {7, 22}, "queue": {8, 37}},
-		flags: func(fs *flag.FlagSet) {
-			fs.String("queue", "", "retry all of the failed jobs for the specified queue")
-			fs.Var(&listFlag{}, "range", "range of job ids (numeric) to be retried, e.g. 1-5; repeatable")
-		},
-		run: runQueueRetry,
-	})
-	registerAdmin(adminCommand{
-		name: "queue:retry-batch", summary: "Retry the failed jobs for a batch, as php artisan queue:retry-batch",
-		usage: "ID", since: [2]int{8, 0}, run: runQueueRetryBatch,
-	})
-}
 
 // listFlag collects a repeatable option.
 type listFlag struct{ values []string }

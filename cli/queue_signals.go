@@ -12,24 +12,9 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-func init() {
-	registerAdmin(adminCommand{
-		name: "queue:restart", summary: "Restart queue worker daemons after their current job, as php artisan queue:restart",
-		since: [2]int{5, 0}, run: runQueueRestart,
-	})
-	pauseFlags := func(fs *flag.FlagSet) {
-		fs.Bool("all", false, "every queue on every connection (Laravel 13.25+)")
-	}
-	registerAdmin(adminCommand{
-		name: "queue:pause", summary: "Pause job processing for a specific queue, as php artisan queue:pause",
-		usage: "[connection:]queue | --all", since: [2]int{12, 40}, optionSince: map[string][2]int{"all": {13, 25}},
-		flags: pauseFlags, run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, true) },
-	})
-	registerAdmin(adminCommand{
-		name: "queue:resume", summary: "Resume job processing for a paused queue, as php artisan queue:resume",
-		usage: "[connection:]queue | --all", since: [2]int{12, 40}, optionSince: map[string][2]int{"all": {13, 25}},
-		flags: pauseFlags, run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, false) },
-	}, "queue:continue")
+// pauseFlags are the options of queue:pause and queue:resume.
+func pauseFlags(fs *flag.FlagSet) {
+	fs.Bool("all", false, "every queue on every connection (Laravel 13.25+)")
 }
 
 // Cache keys Laravel's commands write for its workers (and artisan-go's).

@@ -46,7 +46,7 @@ func (c *Conn) BatchPrune(ctx context.Context, p *BatchPruneParams) (int64, erro
 	if limit <= 0 {
 		limit = 1000
 	}
-	sel := c.d.rebind("select id from " + c.d.quote(c.tables.JobBatches) + " where " + cond + " order by created_at, id limit " + strconv.Itoa(limit))
+	sel := c.rebind("select id from " + c.quote(c.tables.JobBatches) + " where " + cond + " order by created_at, id limit " + strconv.Itoa(limit))
 	var n int64
 	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		var err error

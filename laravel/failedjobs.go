@@ -45,13 +45,13 @@ func (c *Conn) FailedJobList(ctx context.Context, p *FailedJobListParams) ([]*Fa
 	if p.WithoutPayload {
 		payload = "'', ''"
 	}
-	q := "select " + c.failedColumns(withUUID, payload) + " from " + c.d.quote(c.tables.FailedJobs)
+	q := "select " + c.failedColumns(withUUID, payload) + " from " + c.quote(c.tables.FailedJobs)
 	var args []any
 	if p.Queue != "" {
 		q += " where queue = ?"
 		args = append(args, p.Queue)
 	}
-	rows, err := c.db.QueryxContext(ctx, c.d.rebind(q+" order by id desc"), args...)
+	rows, err := c.db.QueryxContext(ctx, c.rebind(q+" order by id desc"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list failed jobs: %w", c.translate(err))
 	}
@@ -107,7 +107,7 @@ func (c *Conn) FailedJobFind(ctx context.Context, p *FailedJobRef) (*FailedJob, 
 	if !ok {
 		return nil, fmt.Errorf("find failed job %s: %w", p.ID, ErrFailedJobNotFound)
 	}
-	q := c.d.rebind("select " + c.failedColumns(withUUID, "payload, exception") + " from " + c.d.quote(c.tables.FailedJobs) + " where " + cond)
+	q := c.rebind("select " + c.failedColumns(withUUID, "payload, exception") + " from " + c.quote(c.tables.FailedJobs) + " where " + cond)
 	rows, err := c.db.QueryxContext(ctx, q, arg)
 	if err != nil {
 		return nil, fmt.Errorf("find failed job %s: %w", p.ID, c.translate(err))
@@ -132,7 +132,7 @@ func (c *Conn) FailedJobForget(ctx context.Context, p *FailedJobRef) (bool, erro
 	if !ok {
 		return false, nil
 	}
-	res, err := c.db.ExecContext(ctx, c.d.rebind("delete from "+c.d.quote(c.tables.FailedJobs)+" where "+cond), arg)
+	res, err := c.db.ExecContext(ctx, c.rebind("delete from "+c.quote(c.tables.FailedJobs)+" where "+cond), arg)
 	if err != nil {
 		return false, fmt.Errorf("forget failed job %s: %w", p.ID, c.translate(err))
 	}
@@ -167,7 +167,7 @@ func (p *FailedJobDeleteParams) where() (string, []any) {
 func (c *Conn) FailedJobCount(ctx context.Context, p *FailedJobDeleteParams) (int64, error) {
 	cond, args := p.where()
 	var n int64
-	if err := c.db.QueryRowxContext(ctx, c.d.rebind("select count(*) from "+c.d.quote(c.tables.FailedJobs)+cond), args...).Scan(&n); err != nil {
+	if err := c.db.QueryRowxContext(ctx, c.rebind("select count(*) from "+c.quote(c.tables.FailedJobs)+cond), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count failed jobs: %w", c.translate(err))
 	}
 	return n, nil
@@ -183,7 +183,7 @@ func (c *Conn) FailedJobDelete(ctx context.Context, p *FailedJobDeleteParams) (i
 	if limit <= 0 {
 		limit = 1000
 	}
-	sel := c.d.rebind("select id from " + c.d.quote(c.tables.FailedJobs) + cond + " order by id limit " + strconv.Itoa(limit))
+	sel := c.rebind("select id from " + c.quote(c.tables.FailedJobs) + cond + " order by id limit " + strconv.Itoa(limit))
 	var n int64
 	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
@@ -221,7 +221,7 @@ func (c *Conn) deleteChunk(ctx context.Context, tx *sqlx.Tx, table, sel string, 
 
 // deleteIDs deletes the rows of table whose id is in ids and returns how many it deleted.
 func (c *Conn) deleteIDs(ctx context.Context, ex sqlx.ExecerContext, table string, ids []any) (int64, error) {
-	q := c.d.rebind("delete from " + c.d.quote(table) + " where id in (" + placeholders(len(ids)) + ")")
+	q := c.rebind("delete from " + c.quote(table) + " where id in (" + placeholders(len(ids)) + ")")
 	res, err := ex.ExecContext(ctx, q, ids...)
 	if err != nil {
 		return 0, err
@@ -244,13 +244,13 @@ func (c *Conn) FailedJobIDs(ctx context.Context, p *FailedJobIDsParams) ([]strin
 	if p.UUIDs {
 		col = "uuid"
 	}
-	q := "select " + col + " from " + c.d.quote(c.tables.FailedJobs)
+	q := "select " + col + " from " + c.quote(c.tables.FailedJobs)
 	var args []any
 	if p.Queue != "" {
 		q += " where queue = ?"
 		args = append(args, p.Queue)
 	}
-	rows, err := c.db.QueryContext(ctx, c.d.rebind(q+" order by id desc"), args...)
+	rows, err := c.db.QueryContext(ctx, c.rebind(q+" order by id desc"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list failed job ids: %w", c.translate(err))
 	}
@@ -319,7 +319,7 @@ func (c *Conn) failedColumns(withUUID bool, payload string) string {
 	if withUUID {
 		uuid = "uuid"
 	}
-	return "id, " + uuid + ", " + c.d.quote("connection") + ", queue, " + payload + ", failed_at"
+	return "id, " + uuid + ", " + c.quote("connection") + ", queue, " + payload + ", failed_at"
 }
 
 func scanFailedJob(rows *sqlx.Rows, withUUID bool) (*FailedJob, error) {

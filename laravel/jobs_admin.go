@@ -14,7 +14,7 @@ type JobClearParams struct {
 // JobClear deletes every row of the queue, reserved ones included, in one statement, as
 // DatabaseQueue::clear does for queue:clear, and returns how many it deleted.
 func (c *Conn) JobClear(ctx context.Context, p *JobClearParams) (int64, error) {
-	res, err := c.db.ExecContext(ctx, c.d.rebind("delete from "+c.d.quote(c.tables.Jobs)+" where queue = ?"), p.Queue)
+	res, err := c.db.ExecContext(ctx, c.rebind("delete from "+c.quote(c.tables.Jobs)+" where queue = ?"), p.Queue)
 	if err != nil {
 		return 0, fmt.Errorf("clear queue %s: %w", p.Queue, c.translate(err))
 	}
@@ -38,12 +38,12 @@ type QueueSizes struct {
 
 // QueueSizes counts one queue in one statement.
 func (c *Conn) QueueSizes(ctx context.Context, p *QueueSizesParams) (*QueueSizes, error) {
-	q := c.d.rebind("select count(*)," +
+	q := c.rebind("select count(*)," +
 		" coalesce(sum(case when reserved_at is null and available_at <= ? then 1 else 0 end), 0)," +
 		" coalesce(sum(case when reserved_at is null and available_at > ? then 1 else 0 end), 0)," +
 		" coalesce(sum(case when reserved_at is not null then 1 else 0 end), 0)," +
 		" min(case when reserved_at is null and available_at <= ? then available_at end)" +
-		" from " + c.d.quote(c.tables.Jobs) + " where queue = ?")
+		" from " + c.quote(c.tables.Jobs) + " where queue = ?")
 	var s QueueSizes
 	var oldest sql.NullInt64
 	if err := c.db.QueryRowxContext(ctx, q, p.Now, p.Now, p.Now, p.Queue).Scan(&s.Size, &s.Pending, &s.Delayed, &s.Reserved, &oldest); err != nil {
