@@ -12,5 +12,6 @@ class Kernel extends ConsoleKernel
         Commands\InteropBatch::class,
         Commands\InteropBenchEnqueue::class,
         Commands\InteropCache::class,
+        Commands\InteropScenario::class,
     ];
 }
