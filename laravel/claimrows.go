@@ -267,7 +267,7 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 		_ = tx.Rollback()
 		return c.translate(err)
 	}
-	return c.translate(tx.Commit())
+	return c.translate(commitErr(tx.Commit()))
 }
 
 // casClaim claims without row locks: it reads a window of up to window available rows, then takes

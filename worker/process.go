@@ -487,7 +487,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	}
 	rj.done = true
 	ctx := w.completionCtx.get()
-	err := retryTransient(ctx, func() error { return op(ctx) })
+	err := w.applyCompletion(ctx, rj, what, op)
 	switch {
 	case err == nil:
 		counter.Add(1)
@@ -496,8 +496,10 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 		w.stats.lost.Add(1)
 		w.log.Warn("reservation lost", "action", what, "id", rj.job.ID, "queue", rj.job.Queue)
 	default:
-		// The row keeps its reservation and is claimed again after retry_after: nothing is lost.
-		w.log.Error("complete job", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
+		// The row keeps its reservation and is claimed again after retry_after: the job is not lost,
+		// but it runs again, so this is counted and reported.
+		w.stats.unapplied.Add(1)
+		w.log.Error("completion not applied; the job runs again after retry_after", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
 	}
 	return false
 }

@@ -150,6 +150,11 @@ type Stats struct {
 	Lost            int64 // completions skipped because the reservation was lost
 	Returned        int64 // claimed jobs returned or released at shutdown
 	Renewed         int64 // reservation renewals of long-running jobs
+	// Reapplied counts completions kept through a lost database connection and applied once it came
+	// back; Unapplied those that could not be applied at all (the job runs again after retry_after).
+	Reapplied, Unapplied int64
+	// Waiting is how many completions wait for the database connection now (not a counter).
+	Waiting int64
 }
 
 // ErrConfig is wrapped by the errors New returns for unusable options.
@@ -184,6 +189,7 @@ type Worker struct {
 
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
+		reapplied, unapplied, waiting                                                                          atomic.Int64
 	}
 }
 
@@ -297,6 +303,7 @@ func (w *Worker) Stats() Stats {
 		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.left.Load(), Moved: s.moved.Load(),
 		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
 		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
+		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Waiting: s.waiting.Load(),
 	}
 }
 

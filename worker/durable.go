@@ -1,0 +1,85 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// reconnectPause bounds the pause between two tries of a completion kept through a lost connection.
+const (
+	reconnectFirst = 50 * time.Millisecond
+	reconnectMax   = 2 * time.Second
+)
+
+// applyCompletion runs a fenced completion (delete, release, fail, return), retrying lost races at
+// once. When the connection is lost (the server was restarted, the network cut) the completion is kept:
+// it is tried again, still fenced, until it applies, its claim turns out gone, or the job's reservation
+// has expired and at least completionTimeout has passed. A job that finished is then not run again
+// because its delete was dropped, and with --tries 1 it does not land in failed_jobs as attempted too
+// many times.
+func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what string, op func(context.Context) error) error {
+	err := retryTransient(ctx, func() error { return op(ctx) })
+	if !laravel.ConnectionLost(err) {
+		return err
+	}
+	j := rj.job
+	limit := max(time.Unix(j.ReservedAt, 0).Add(w.cfg.RetryAfter).Sub(w.clock()), completionTimeout)
+	w.log.Warn("database connection lost; the completion is kept and tried again", "action", what, "id", j.ID, "queue", j.Queue, "error", err, "for_up_to", limit.Round(time.Second))
+	w.stats.waiting.Add(1)
+	defer w.stats.waiting.Add(-1)
+	rctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	pause := reconnectFirst
+	for {
+		sleepCtx(rctx, pause)
+		if rctx.Err() != nil {
+			return err
+		}
+		pause = min(2*pause, reconnectMax)
+		err = retryTransient(rctx, func() error { return op(rctx) })
+		switch {
+		case err == nil:
+		case errors.Is(err, laravel.ErrReservationLost):
+			// The try the connection broke under may have committed: then the row is gone.
+			gone, gerr := w.conn.JobGone(rctx, laravel.JobGoneParams{ID: j.ID})
+			if laravel.ConnectionLost(gerr) {
+				continue
+			}
+			if gerr != nil || !gone {
+				return err
+			}
+		case laravel.ConnectionLost(err):
+			continue
+		default:
+			return err
+		}
+		w.stats.reapplied.Add(1)
+		w.log.Info("completion applied after the connection came back", "action", what, "id", j.ID, "queue", j.Queue)
+		return nil
+	}
+}
+
+// retryDurable runs a bookkeeping step (batch counters, unique locks) as retryTransient does, and also
+// through a lost connection, for up to completionTimeout, unless the connection broke while its
+// COMMIT was under way: a counter change that may already have committed is not repeated.
+func retryDurable(ctx context.Context, fn func() error) error {
+	err := retryTransient(ctx, fn)
+	if !laravel.ConnectionLost(err) || errors.Is(err, laravel.ErrCommitUnknown) {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), completionTimeout)
+	defer cancel()
+	pause := reconnectFirst
+	for laravel.ConnectionLost(err) && !errors.Is(err, laravel.ErrCommitUnknown) {
+		sleepCtx(rctx, pause)
+		if rctx.Err() != nil {
+			return err
+		}
+		pause = min(2*pause, reconnectMax)
+		err = retryTransient(rctx, fn)
+	}
+	return err
+}
