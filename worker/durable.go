@@ -83,3 +83,17 @@ func retryDurable(ctx context.Context, fn func() error) error {
 	}
 	return err
 }
+
+// unapplied reports a completion that could not be applied. The row keeps its reservation, so
+// nothing is lost; when the database refused the completion itself (not the connection), this worker
+// stops claiming the row, which would otherwise fail the same way every retry_after.
+func (w *Worker) unapplied(rj *runningJob, what string, err error) {
+	w.stats.unapplied.Add(1)
+	j := rj.job
+	if laravel.ConnectionLost(err) {
+		w.log.Error("completion not applied: the database stayed unreachable; the job runs again after retry_after", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
+		return
+	}
+	w.excluded.add(j.ID)
+	w.log.Error("COMPLETION REFUSED: the row stays reserved and this worker no longer claims it; fix the cause, then retry or delete it by hand", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
+}

@@ -397,7 +397,7 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 		}
 		return w.queue.JobFail(ctx, j, &laravel.JobFailParams{
 			Connection: w.cfg.Connection, Queue: j.Queue, UUID: uuid, Exception: text,
-			FailedAt: w.clock().In(w.cfg.Location),
+			FailedAt: w.clock().In(w.cfg.Location), Rewritten: func(change string) { w.log.Warn("failed row rewritten", "id", j.ID, "change", change) },
 		})
 	}
 	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
@@ -496,10 +496,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 		w.stats.lost.Add(1)
 		w.log.Warn("reservation lost", "action", what, "id", rj.job.ID, "queue", rj.job.Queue)
 	default:
-		// The row keeps its reservation and is claimed again after retry_after: the job is not lost,
-		// but it runs again, so this is counted and reported.
-		w.stats.unapplied.Add(1)
-		w.log.Error("completion not applied; the job runs again after retry_after", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
+		w.unapplied(rj, what, err)
 	}
 	return false
 }
