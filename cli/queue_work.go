@@ -186,6 +186,10 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
+	// Checked before the first claim: jobs that run but can never complete would run again and again.
+	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{FailedJobs: cfg.Failed.Driver != "null"}); err != nil {
+		return 1, err
+	}
 	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR2, syscall.SIGCONT)
