@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -48,20 +47,12 @@ func (e *MissingGrantsError) Unwrap() error { return ErrMissingGrant }
 // CheckGrants checks, before any job is claimed, that the database user may do what every claim
 // strategy does: select, insert (releases, chain links), update (claims) and delete rows of the jobs
 // table, and select and insert into failed_jobs. A missing grant is a *MissingGrantsError naming each
-// privilege; a missing table is a *MissingTableError. SQLite has no privileges: only the tables are
-// looked for.
-//
-// PostgreSQL answers has_table_privilege. MySQL and MariaDB are asked by running each statement with
-// an impossible WHERE inside a transaction that is rolled back: the server checks privileges before it
-// looks at rows, so this covers roles, wildcards and column grants exactly as the real statements do.
+// privilege; a missing table is a *MissingTableError. On SQLite, which has no privileges, this finds
+// missing tables.
 func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 	want := []Grant{{c.tables.Jobs, "SELECT"}, {c.tables.Jobs, "INSERT"}, {c.tables.Jobs, "UPDATE"}, {c.tables.Jobs, "DELETE"}}
 	if p.FailedJobs {
 		want = append(want, Grant{c.tables.FailedJobs, "SELECT"}, Grant{c.tables.FailedJobs, "INSERT"})
-	}
-	if c.dialect == SQLite {
-		// No privileges: only that the tables exist.
-		want = slices.DeleteFunc(want, func(g Grant) bool { return g.Privilege != "SELECT" })
 	}
 	var missing []Grant
 	for _, g := range want {
@@ -91,17 +82,11 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; ")}
 }
 
-// hasGrant reports whether the connection's user holds g.
+// hasGrant reports whether the connection's user holds g, by running the statement that needs it with
+// an impossible WHERE in a transaction that is rolled back: the server checks privileges before it
+// looks at rows, so this covers roles, wildcards and column grants exactly as the real statements do.
 func (c *Conn) hasGrant(ctx context.Context, g Grant) (bool, error) {
-	if c.dialect == Postgres {
-		var ok bool
-		err := c.db.QueryRowxContext(ctx, "select has_table_privilege($1, $2)", g.Table, g.Privilege).Scan(&ok)
-		if err != nil {
-			return false, c.translate(err)
-		}
-		return ok, nil
-	}
-	t := c.Q(g.Table)
+	t := c.d.quote(g.Table)
 	probe := map[string]string{
 		"SELECT": "select 1 from " + t + " where 1 = 0",
 		"DELETE": "delete from " + t + " where 1 = 0",

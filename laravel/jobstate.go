@@ -17,7 +17,7 @@ type JobGoneParams struct {
 // gone and the row gone with it, the first one committed (or another worker completed the row).
 func (c *Conn) JobGone(ctx context.Context, p JobGoneParams) (bool, error) {
 	var one int
-	err := c.db.QueryRowxContext(ctx, c.Rebind("select 1 from "+c.Q(c.tables.Jobs)+" where id = ?"), p.ID).Scan(&one)
+	err := c.db.QueryRowxContext(ctx, c.d.rebind("select 1 from "+c.d.quote(c.tables.Jobs)+" where id = ?"), p.ID).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return true, nil

@@ -203,9 +203,6 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 		cols = append([]string{"uuid"}, cols...)
 		args = append([]any{uuid}, args...)
 	}
-	if f.C.dialect == Postgres {
-		args[len(args)-2] = strings.ReplaceAll(p.Exception, "\x00", "?") // text cannot hold NUL there
-	}
 	insert := f.C.insertSQL(f.C.tables.FailedJobs, cols)
 	write := func() error {
 		return f.C.retry(ctx, f.Tries, func() error {
