@@ -97,3 +97,18 @@ func (w *Worker) unapplied(rj *runningJob, what string, err error) {
 	w.excluded.add(j.ID)
 	w.log.Error("COMPLETION REFUSED: the row stays reserved and this worker no longer claims it; fix the cause, then retry or delete it by hand", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
 }
+
+// returnPrefetched gives back, as soon as the worker is told to stop, the rows a prefetching strategy
+// claimed that no job has started on, so that other workers take them now rather than after the
+// running jobs finish (or after retry_after, if this worker never finishes).
+func (w *Worker) returnPrefetched(ctx context.Context) {
+	p, ok := w.queue.(laravel.Prefetcher)
+	if !ok {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	if err := p.JobReturnPrefetched(rctx); err != nil {
+		w.log.Warn("give back claimed jobs not started", "error", err)
+	}
+}

@@ -740,6 +740,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
 // their handlers are cancelled and their rows released so that another worker runs them.
 func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
+	if ctx.Err() != nil {
+		w.returnPrefetched(ctx)
+	}
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	if ctx.Err() == nil || w.cfg.ShutdownGrace <= 0 {
