@@ -8,6 +8,9 @@ help: ## List the tasks
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
 	go test -count=1 $(PKGS)
 
+chaos: ## Run the long fault suite (own database servers killed, workers killed and stopped) and print its table
+	cd internal/faults && ARTISAN_GO_CHAOS=1 go test -count=1 -timeout 30m
+
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet $(PKGS)
@@ -18,4 +21,4 @@ bench: ## Run the Go benchmarks
 demo: ## Run the demo on embedded SQLite
 	go run ./cmd/artisan-go demo
 
-.PHONY: help test lint bench demo
+.PHONY: help test chaos lint bench demo

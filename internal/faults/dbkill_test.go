@@ -24,7 +24,7 @@ func TestDatabaseKilledMidDrain(t *testing.T) {
 				outage := []time.Duration{700 * time.Millisecond, 5 * time.Second, 2 * time.Second}[run]
 				jobs := size(600, 5000)
 				d := newDrain(t, srv.Database(), laravel.SchemaParams{}, jobs)
-				w := d.worker(t, func(c *worker.Config) { c.Tries = 1 })
+				w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
 				var once sync.Once
 				kill := make(chan struct{})
 				d.ledger.OnRecord(func(n int) {

@@ -23,6 +23,7 @@ import (
 var long = flag.Bool("chaos", os.Getenv("ARTISAN_GO_CHAOS") == "1", "run the long fault suite and print its table")
 
 func TestMain(m *testing.M) {
+	workerMain()
 	flag.Parse()
 	code := m.Run()
 	if *long {
@@ -71,19 +72,25 @@ func newDrain(t *testing.T, db testenv.Database, schema laravel.SchemaParams, n 
 // push adds n ledger jobs.
 func (d *drain) push(t *testing.T, n int) {
 	t.Helper()
-	now := time.Now().Unix()
 	for range n {
-		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(ledgerClass)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var env struct{ UUID string }
-		_ = json.Unmarshal(p, &env)
-		if _, err := d.Queue.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: p, Now: now, AvailableAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		d.uuids = append(d.uuids, env.UUID)
+		d.uuids = append(d.uuids, d.pushClass(t, ledgerClass))
 	}
+}
+
+// pushClass adds one job of class and returns its uuid.
+func (d *drain) pushClass(t *testing.T, class string) string {
+	t.Helper()
+	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(class)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct{ UUID string }
+	_ = json.Unmarshal(p, &env)
+	now := time.Now().Unix()
+	if _, err := d.Queue.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: p, Now: now, AvailableAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	return env.UUID
 }
 
 // registry returns handlers for the ledger jobs.
@@ -96,8 +103,9 @@ func (d *drain) registry() *handlers.Registry {
 	return reg
 }
 
-// worker returns an in-process worker over the drain's tables that stops when the queue is empty.
-func (d *drain) worker(t *testing.T, mod func(*worker.Config)) *worker.Worker {
+// worker returns an in-process worker over the drain's tables that stops when the queue is empty,
+// with reg's handlers (nil: the ledger jobs').
+func (d *drain) worker(t *testing.T, reg *handlers.Registry, mod func(*worker.Config)) *worker.Worker {
 	t.Helper()
 	cfg := worker.Defaults()
 	cfg.Sleep, cfg.Timeout, cfg.Concurrency, cfg.StopWhenEmpty = 50*time.Millisecond, 0, 16, true
@@ -105,7 +113,10 @@ func (d *drain) worker(t *testing.T, mod func(*worker.Config)) *worker.Worker {
 	if mod != nil {
 		mod(&cfg)
 	}
-	w, err := worker.New(worker.Params{Queue: d.Queue, Conn: d.Conn, Registry: d.registry(), Config: cfg, Logger: testLogger()})
+	if reg == nil {
+		reg = d.registry()
+	}
+	w, err := worker.New(worker.Params{Queue: d.Queue, Conn: d.Conn, Registry: reg, Config: cfg, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +144,13 @@ func testLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return nil
+}
+
+// env returns the environment that points a worker process at the drain's database and tables.
+func (d *drain) env() []string {
+	tb := d.Conn.Tables()
+	return append(d.DB.Env(),
+		"ARTISAN_GO_TABLES_JOBS="+tb.Jobs, "ARTISAN_GO_TABLES_FAILED_JOBS="+tb.FailedJobs,
+		"ARTISAN_GO_TABLES_JOB_BATCHES="+tb.JobBatches, "ARTISAN_GO_TABLES_CACHE="+tb.Cache,
+		"ARTISAN_GO_TABLES_CACHE_LOCKS="+tb.CacheLocks)
 }
