@@ -14,6 +14,7 @@ import (
 // lost, and no more jobs run twice or are failed than were in flight at the kills.
 func TestWorkerKilled(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
 		const concurrency, retryAfter = 8, 1
 		jobs := size(400, 3000)
 		kills := size(3, 8)
