@@ -190,6 +190,10 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{FailedJobs: cfg.Failed.Driver != "null"}); err != nil {
 		return 1, err
 	}
+	if skew, err := laravel.ClockSkew(ctx, conn, laravel.ClockSkewParams{}); err == nil && skew.Abs() >= laravel.MaxClockSkew {
+		log.Warn("this machine's clock is off the database server's: claims compare reserved_at and available_at with the worker's clock, as Laravel's do, so this worker takes jobs early (ahead) or late (behind) by that much, and may take a running job from another worker before retry_after; synchronise the clocks (NTP)",
+			"ahead_by", skew.Round(time.Millisecond))
+	}
 	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR2, syscall.SIGCONT)

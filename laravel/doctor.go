@@ -200,6 +200,10 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 			"retry_after (%v) is not longer than the longest job timeout (%v): a PHP worker takes a job that is still running and runs it twice", p.RetryAfter, p.Timeout)
 	}
 	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
+	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
+		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",
+			"this machine's clock is %v ahead of the database server's (negative: behind): workers compare reservations with their own clocks, so one ahead takes running jobs before retry_after", skew.Round(time.Millisecond))
+	}
 	return out, nil
 }
 
