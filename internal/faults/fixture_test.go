@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/faults"
@@ -25,6 +29,9 @@ var long = flag.Bool("chaos", os.Getenv("ARTISAN_GO_CHAOS") == "1", "run the lon
 func TestMain(m *testing.M) {
 	workerMain()
 	flag.Parse()
+	// Killed servers and cut connections are what these tests are about: the driver's own log of
+	// each broken packet is noise here.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	code := m.Run()
 	if *long {
 		fmt.Print("\n" + faults.Table())
