@@ -26,8 +26,12 @@ func TestStaleWorker(t *testing.T) {
 		ok, failing := d.pushClass(t, slowClass), d.pushClass(t, slowFailClass)
 		d.uuids = []string{ok, failing}
 		ledger := filepath.Join(t.TempDir(), "ledger")
-		stale := startWorker(t, d, ledger, "--concurrency", "2", "--tries", "1", "--retry-after", itoa(retryAfter),
-			"--sleep", "0.05", "--timeout", "0", "--stop-when-empty")
+		// The second worker's short retry_after lets it take the stale worker's jobs soon; the stale
+		// worker's long one keeps it from taking them back (its grouped delete may claim ahead) when
+		// a loaded machine delays the second worker's renewals. Once continued, it completes its two
+		// jobs and stops (--max-jobs 2).
+		stale := startWorker(t, d, ledger, "--concurrency", "2", "--tries", "1", "--retry-after", "60",
+			"--sleep", "0.05", "--timeout", "0", "--stop-when-empty", "--max-jobs", "2")
 		for ledgerLines(ledger) < 2 {
 			select {
 			case <-stale.done:
