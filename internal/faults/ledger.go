@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,14 +155,14 @@ func Report(t testing.TB, fault string, r Result) {
 	x.WronglyFailed += r.WronglyFailed
 }
 
-// Table returns the results reported so far as a Markdown table, in the order the faults were first
-// reported.
+// Table returns the results reported so far as a Markdown table, by fault.
 func Table() string {
 	report.Lock()
 	defer report.Unlock()
 	var b strings.Builder
 	b.WriteString("| fault | runs | jobs | lost | duplicated | wrongly failed |\n|---|---|---|---|---|---|\n")
-	for _, f := range report.order {
+	order := slices.Sorted(slices.Values(report.order))
+	for _, f := range order {
 		x := report.rows[f]
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", f, x.runs, x.Jobs, x.Lost, x.Duplicated, x.WronglyFailed)
 	}
