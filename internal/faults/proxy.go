@@ -66,7 +66,17 @@ func (p *Proxy) accept() {
 
 // pipe copies from src to dst, applying the faults; fromClient marks the worker-to-database side.
 func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
-	defer p.drop(src, dst)
+	cutHere := false
+	defer func() {
+		if cutHere {
+			// Only the client's side goes now: the server reads the statement and answers before
+			// it sees its connection close (a reset would make it drop the unread statement), and
+			// the answer then finds no client.
+			p.drop(src)
+			return
+		}
+		p.drop(src, dst)
+	}()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
@@ -89,7 +99,8 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 				return
 			}
 			if cut {
-				return // the statement reached the server; its answer never reaches the client
+				cutHere = true
+				return // the statement reaches the server; its answer never reaches the client
 			}
 		}
 		if err != nil {
@@ -98,13 +109,14 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 	}
 }
 
-// drop closes both ends with a reset.
-func (p *Proxy) drop(a, b net.Conn) {
+// drop closes connections with a reset.
+func (p *Proxy) drop(conns ...net.Conn) {
 	p.mu.Lock()
-	delete(p.conns, a)
-	delete(p.conns, b)
+	for _, c := range conns {
+		delete(p.conns, c)
+	}
 	p.mu.Unlock()
-	for _, c := range []net.Conn{a, b} {
+	for _, c := range conns {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
 		}
