@@ -42,7 +42,9 @@ func TestNetworkFaults(t *testing.T) {
 				func() { proxy.Latency(5 * time.Millisecond) },
 				func() { proxy.Latency(0); proxy.Reset() },
 				// PostgreSQL's grouped delete is a pipeline that commits at its Sync, without a COMMIT.
-				func() { proxy.CutAfter(map[string]string{"mysql": "\x03commit", "pgsql": "delete from"}[db.Dialect], 3) },
+				func() {
+					proxy.CutAfter(map[string]string{"mysql": "\x03commit", "pgsql": "delete from"}[db.Dialect], 3)
+				},
 				func() { proxy.Pause() },
 			}
 			d.ledger.OnRecord(func(n int) {
