@@ -187,7 +187,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	// Checked before the first claim: jobs that run but can never complete would run again and again.
-	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{FailedJobs: cfg.Failed.Driver != "null"}); err != nil {
+	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{
+		FailedJobs: cfg.Failed.Driver != "null", Cache: cfg.Cache.Store == "database", Batches: true,
+	}); err != nil {
 		return 1, err
 	}
 	if skew, err := laravel.ClockSkew(ctx, conn, laravel.ClockSkewParams{}); err == nil && skew.Abs() >= laravel.MaxClockSkew {

@@ -18,6 +18,10 @@ var ErrMissingGrant = errors.New("missing grant")
 type GrantsParams struct {
 	// FailedJobs says failed jobs are written to failed_jobs (every failed-job driver but null).
 	FailedJobs bool
+	// Cache says the database cache store is read and written (queue:restart, maintenance mode,
+	// maxExceptions counters, unique locks); Batches that job_batches counters are kept. Their tables
+	// are optional: a missing one is not checked (the features that need it warn when used).
+	Cache, Batches bool
 }
 
 // Grant is one privilege on one table.
@@ -46,7 +50,8 @@ func (e *MissingGrantsError) Unwrap() error { return ErrMissingGrant }
 
 // CheckGrants checks, before any job is claimed, that the database user may do what every claim
 // strategy does: select, insert (releases, chain links), update (claims) and delete rows of the jobs
-// table, and select and insert into failed_jobs. A missing grant is a *MissingGrantsError naming each
+// table, and select and insert into failed_jobs; with Cache and Batches, what the cache store and
+// batch counters need where those tables exist. A missing grant is a *MissingGrantsError naming each
 // privilege; a missing table is a *MissingTableError. On SQLite, which has no privileges, this finds
 // missing tables.
 func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
@@ -54,9 +59,27 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 	if p.FailedJobs {
 		want = append(want, Grant{c.tables.FailedJobs, "SELECT"}, Grant{c.tables.FailedJobs, "INSERT"})
 	}
+	optional := map[string]bool{}
+	if p.Cache {
+		optional[c.tables.Cache], optional[c.tables.CacheLocks] = true, true
+		want = append(want, Grant{c.tables.Cache, "SELECT"}, Grant{c.tables.Cache, "INSERT"}, Grant{c.tables.Cache, "UPDATE"},
+			Grant{c.tables.Cache, "DELETE"}, Grant{c.tables.CacheLocks, "DELETE"})
+	}
+	if p.Batches {
+		optional[c.tables.JobBatches] = true
+		want = append(want, Grant{c.tables.JobBatches, "SELECT"}, Grant{c.tables.JobBatches, "UPDATE"})
+	}
 	var missing []Grant
+	absent := map[string]bool{}
 	for _, g := range want {
+		if absent[g.Table] {
+			continue
+		}
 		ok, err := c.hasGrant(ctx, g)
+		if errors.Is(err, ErrMissingTable) && optional[g.Table] {
+			absent[g.Table] = true
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("check %s on %s: %w", g.Privilege, g.Table, err)
 		}
@@ -87,10 +110,14 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 // looks at rows, so this covers roles, wildcards and column grants exactly as the real statements do.
 func (c *Conn) hasGrant(ctx context.Context, g Grant) (bool, error) {
 	t := c.d.quote(g.Table)
+	col := "id" // jobs, failed_jobs and job_batches have one; the cache table is keyed by key
+	if g.Table == c.tables.Cache {
+		col = "expiration"
+	}
 	probe := map[string]string{
 		"SELECT": "select 1 from " + t + " where 1 = 0",
 		"DELETE": "delete from " + t + " where 1 = 0",
-		"UPDATE": "update " + t + " set id = id where 1 = 0",
+		"UPDATE": "update " + t + " set " + col + " = " + col + " where 1 = 0",
 		// Inserting the table's own columns: MySQL checks every column without a default otherwise.
 		"INSERT": "insert into " + t + " select * from " + t + " where 1 = 0",
 	}[g.Privilege]
