@@ -11,6 +11,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // leastPrivilegeApp creates the queue tables in db and a user that may select, insert and update the
@@ -98,7 +99,7 @@ func TestMissingGrant(t *testing.T) {
 // creates it, not at the first failure.
 func TestMissingFailedTable(t *testing.T) {
 	conn, env := newSQLiteApp(t, "welcome")
-	if _, err := conn.DB().Exec("drop table failed_jobs"); err != nil {
+	if _, err := queuetest.DB(conn).Exec("drop table failed_jobs"); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer

@@ -21,18 +21,8 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 		ctx, cancel := context.WithTimeout(context.Background(), unknownClaimWait)
 		defer cancel()
 		f := Fenced{C: c, Tries: DefaultDeleteRetries}
-		pause := 50 * time.Millisecond
-		for {
-			err := f.JobReturn(ctx, jobs)
-			if !ConnectionLost(err) || ctx.Err() != nil {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 2*time.Second)
-		}
+		// A return whose claim is gone (the COMMIT did not happen) stops the retries.
+		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: ConnectionLost}
+		_ = again.Do(ctx, func() error { return f.JobReturn(ctx, jobs) })
 	}()
 }

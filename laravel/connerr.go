@@ -28,7 +28,7 @@ func ConnectionLost(err error) bool {
 	if err == nil || errors.Is(err, ErrReservationLost) || errors.Is(err, context.Canceled) {
 		return false
 	}
-	if errors.Is(err, ErrConnLost) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return true

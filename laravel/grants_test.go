@@ -22,14 +22,14 @@ func TestCheckGrantsOptionalTables(t *testing.T) {
 		}
 		tb := s.Conn.Tables()
 		for _, table := range []string{tb.Cache, tb.CacheLocks, tb.JobBatches} {
-			if _, err := s.Conn.DB().Exec("drop table " + table); err != nil {
+			if _, err := queuetest.DB(s.Conn).Exec("drop table " + table); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if err := laravel.CheckGrants(ctx, s.Conn, all); err != nil {
 			t.Fatalf("without the optional tables: %v", err)
 		}
-		if _, err := s.Conn.DB().Exec("drop table " + tb.FailedJobs); err != nil {
+		if _, err := queuetest.DB(s.Conn).Exec("drop table " + tb.FailedJobs); err != nil {
 			t.Fatal(err)
 		}
 		if err := laravel.CheckGrants(ctx, s.Conn, all); !errors.Is(err, laravel.ErrMissingTable) {

@@ -44,7 +44,7 @@ func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what strin
 		case err == nil:
 		case errors.Is(err, laravel.ErrReservationLost):
 			// The try the connection broke under may have committed: then the row is gone.
-			gone, gerr := w.conn.JobGone(rctx, laravel.JobGoneParams{ID: j.ID})
+			gone, gerr := w.jobGone(rctx, j.ID)
 			if laravel.ConnectionLost(gerr) {
 				continue
 			}
@@ -67,21 +67,21 @@ func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what strin
 // COMMIT was under way: a counter change that may already have committed is not repeated.
 func retryDurable(ctx context.Context, fn func() error) error {
 	err := retryTransient(ctx, fn)
-	if !laravel.ConnectionLost(err) || errors.Is(err, laravel.ErrCommitUnknown) {
+	if !reconnectable(err) {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), completionTimeout)
 	defer cancel()
-	pause := reconnectFirst
-	for laravel.ConnectionLost(err) && !errors.Is(err, laravel.ErrCommitUnknown) {
-		sleepCtx(rctx, pause)
-		if rctx.Err() != nil {
-			return err
-		}
-		pause = min(2*pause, reconnectMax)
-		err = retryTransient(rctx, fn)
-	}
-	return err
+	return reconnectRetry.Do(rctx, func() error { return retryTransient(rctx, fn) })
+}
+
+// reconnectRetry tries a step again while the connection is lost, pausing twice as long each time;
+// the caller's context bounds it.
+var reconnectRetry = laravel.RetryPolicy{Tries: 16, Pause: reconnectFirst, Retry: reconnectable}
+
+// reconnectable reports whether err is a lost connection that left nothing half-done.
+func reconnectable(err error) bool {
+	return laravel.ConnectionLost(err) && !errors.Is(err, laravel.ErrCommitUnknown)
 }
 
 // unapplied reports a completion that could not be applied. The row keeps its reservation, so
@@ -111,4 +111,19 @@ func (w *Worker) returnPrefetched(ctx context.Context) {
 	if err := p.JobReturnPrefetched(rctx); err != nil {
 		w.log.Warn("give back claimed jobs not started", "error", err)
 	}
+}
+
+// jobGoner is implemented by queues that can say whether a jobs row is gone (every strategy, through
+// laravel.Fenced).
+type jobGoner interface {
+	JobGone(ctx context.Context, p laravel.JobGoneParams) (bool, error)
+}
+
+// jobGone reports whether the row of job id is gone; false when the queue cannot say.
+func (w *Worker) jobGone(ctx context.Context, id int64) (bool, error) {
+	g, ok := w.queue.(jobGoner)
+	if !ok {
+		return false, nil
+	}
+	return g.JobGone(ctx, laravel.JobGoneParams{ID: id})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // withUUID returns p with its uuid replaced.
@@ -29,7 +30,7 @@ func TestFailedRowRefusedUUID(t *testing.T) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
 		dup := testUUID()
-		f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().FailedJobs)+" (uuid, connection, queue, payload, exception, failed_at) values (?, 'database', 'default', '{}', 'earlier', '2026-01-01 00:00:00')", dup)
+		f.exec(t, "insert into "+queuetest.Q(f.Conn, f.Conn.Tables().FailedJobs)+" (uuid, connection, queue, payload, exception, failed_at) values (?, 'database', 'default', '{}', 'earlier', '2026-01-01 00:00:00')", dup)
 		f.push(t, "default", withUUID(t, envelope(t, jobClass, "", nil), dup))
 		long := strings.Repeat("u", 300)
 		f.push(t, "default", withUUID(t, envelope(t, jobClass, "", nil), long))
@@ -60,7 +61,7 @@ func TestFailedRowImpossible(t *testing.T) {
 		f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		w := f.worker(t, func(c *Config) { c.Tries = 1 })
-		f.exec(t, "drop table "+f.Conn.Q(f.Conn.Tables().FailedJobs))
+		f.exec(t, "drop table "+queuetest.Q(f.Conn, f.Conn.Tables().FailedJobs))
 		runOnce(t, w)
 		f.clock.Advance(2 * w.cfg.RetryAfter)
 		if runOnce(t, w) {

@@ -9,6 +9,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/faults"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -19,7 +20,7 @@ func TestBookkeepingThroughOutage(t *testing.T) {
 	srv := faults.StartMariaDB(t)
 	d := newDrain(t, srv.Database(), laravel.SchemaParams{}, 0)
 	const batchID = "a346ab68-af16-4dcc-adb9-10c0f54940f0" // the fixture's
-	if _, err := d.Conn.DB().Exec("insert into "+d.Conn.Tables().JobBatches+
+	if _, err := queuetest.DB(d.Conn).Exec("insert into "+d.Conn.Tables().JobBatches+
 		" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at) values (?, 'demo', 1, 1, 0, '[]', 'a:0:{}', ?)",
 		batchID, time.Now().Unix()); err != nil {
 		t.Fatal(err)

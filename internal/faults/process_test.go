@@ -26,8 +26,8 @@ const (
 
 // Environment of a worker process started from the test binary (see workerMain).
 const (
-	workerArgsEnv   = "ARTISAN_GO_FAULTS_WORKER_ARGS"   // JSON list of queue:work arguments
-	workerLedgerEnv = "ARTISAN_GO_FAULTS_WORKER_LEDGER" // the ledger file
+	workerArgsEnv   = "FAULTS_WORKER_ARGS"   // JSON list of queue:work arguments
+	workerLedgerEnv = "FAULTS_WORKER_LEDGER" // the ledger file
 )
 
 // workerMain runs this test binary as an artisan-go worker whose ledger jobs append their uuid to the
