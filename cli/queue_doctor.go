@@ -76,6 +76,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 	findings, err := laravel.Diagnose(ctx, conn, laravel.DoctorParams{
 		Strategy: cfg.Worker.Strategy, RetryAfter: cfg.Worker.RetryAfter, Timeout: cfg.Worker.Timeout,
 		LongTransaction: laravel.DefaultLongTransaction,
+		FailedJobs:      cfg.Failed.Driver != "null",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)

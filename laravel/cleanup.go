@@ -39,8 +39,15 @@ func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(cod
 		return nil
 	}
 	s, err := c.Cleanup(ctx)
-	if err != nil || s == nil || s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
-		return err
+	if err != nil {
+		// Reading other sessions' transactions takes a privilege a worker's user may lack (PROCESS on
+		// MySQL): say so, and go on with the other checks.
+		add("long-transaction-unknown", SeverityNote, "grant the user PROCESS (MySQL, MariaDB) or pg_read_all_stats (PostgreSQL) to see them",
+			"open transactions could not be read: %v", err)
+		return nil
+	}
+	if s == nil || s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
+		return nil
 	}
 	add("long-transaction", SeverityWarning, "end it ("+s.End+") and fix the client that leaves it open; a statement or idle-in-transaction timeout on the server bounds such transactions",
 		"a transaction (pid %d, %s) has been open for %v: deleted jobs rows cannot be removed while it runs, so claims scan more and more of them (%s: %d)",
