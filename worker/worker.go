@@ -167,7 +167,9 @@ type Worker struct {
 	version  Version
 	log      *slog.Logger
 	clock    func() time.Time
-	excluded *idRing
+	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
+	renewTicker tickerFunc
+	excluded    *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	paused      atomic.Bool
@@ -254,7 +256,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
+		log: logger(p.Logger), clock: clock, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
@@ -423,10 +425,10 @@ type stopState struct {
 
 // readSignals reads the cache signals when signalsEvery has passed since the last read.
 func (w *Worker) readSignals(ctx context.Context, st *stopState) {
-	if !w.cfg.CacheEnabled || time.Since(st.signalsRead) < signalsEvery {
+	if !w.cfg.CacheEnabled || w.clock().Sub(st.signalsRead) < signalsEvery {
 		return
 	}
-	st.signalsRead = time.Now()
+	st.signalsRead = w.clock()
 	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
 		st.restart = true
 	}
@@ -499,7 +501,9 @@ func memoryMB() float64 {
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	stopRenew := w.startRenewer()
 	defer stopRenew()
-	found, err := w.runOne(ctx, context.WithoutCancel(ctx))
+	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJob() // after the job: its runner ends
+	found, err := w.runOne(ctx, jobCtx)
 	w.wg.Wait()
 	return found, err
 }
@@ -632,11 +636,13 @@ func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	}
 }
 
-// runner runs js, then the jobs start hands it, until none comes for runnerIdle.
+// runner runs js, then the jobs start hands it, until none comes for runnerIdle or the Run (or
+// RunOnce) that started its last job has returned, so that no runner outlives the worker by long.
 func (w *Worker) runner(js jobStart) {
 	var t *time.Timer
 	for {
 		w.runJob(js)
+		over := js.jobCtx.Done()
 		js = jobStart{} // an idle runner holds no finished job's payload
 		if t == nil {
 			t = time.NewTimer(runnerIdle)
@@ -646,6 +652,9 @@ func (w *Worker) runner(js jobStart) {
 		select {
 		case js = <-w.idle:
 		case <-t.C:
+			return
+		case <-over:
+			t.Stop()
 			return
 		}
 	}
