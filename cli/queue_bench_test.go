@@ -18,6 +18,7 @@ import (
 // TestQueueBenchSmall runs the bench for real on SQLite and MariaDB with 200 jobs and checks its JSON:
 // every row ran every job once, and the plot was drawn.
 func TestQueueBenchSmall(t *testing.T) {
+	t.Parallel()
 	my := testenv.MySQL(t)
 	lite := testenv.SQLite(t)
 	plot := filepath.Join(t.TempDir(), "bench.svg")
@@ -57,6 +58,7 @@ func TestQueueBenchSmall(t *testing.T) {
 // TestQueueBenchPostgres checks PostgreSQL's rows: both bare loops (as PostgreSQL plans Laravel's
 // claim, and walking the primary key) and the batch strategy, each running every job once.
 func TestQueueBenchPostgres(t *testing.T) {
+	t.Parallel()
 	pg := testenv.Postgres(t)
 	var stdout, stderr bytes.Buffer
 	status := Do(context.Background(), []string{"queue:bench", "--db", "pgsql", "--pgsql-dsn", pg.DSN,
@@ -81,6 +83,7 @@ func TestQueueBenchPostgres(t *testing.T) {
 }
 
 func TestQueueBenchBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--db", "oracle"}, {"--workers", "x"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
 	} {

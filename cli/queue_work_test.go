@@ -47,6 +47,7 @@ func newSQLiteApp(t *testing.T, names ...string) (conn *laravel.Conn, env string
 }
 
 func TestQueueWorkStopWhenEmpty(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, env := newSQLiteApp(t, "welcome")
 	var out, errb bytes.Buffer
@@ -71,6 +72,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 }
 
 func TestQueueWorkClaimBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, env := newSQLiteApp(t, "welcome", "podcast", "unique")
 	var out, errb bytes.Buffer
@@ -95,6 +97,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 }
 
 func TestQueueWorkBadInput(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 2 {
 		t.Fatalf("unknown flag: exit status %d", code)
@@ -107,6 +110,7 @@ func TestQueueWorkBadInput(t *testing.T) {
 }
 
 func TestQueueWorkRoutes(t *testing.T) {
+	t.Parallel()
 	conn, env := newSQLiteApp(t, "raw", "raw-string")
 	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
 	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n"), 0o600); err != nil {

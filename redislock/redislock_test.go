@@ -41,6 +41,7 @@ func openTest(t *testing.T, db int) (*Locks, string) {
 }
 
 func TestForceRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, prefix := openTest(t, 3)
 	key := prefix + `laravel_unique_job:App\Jobs\Uniquek1`
@@ -61,6 +62,7 @@ func TestForceRelease(t *testing.T) {
 }
 
 func TestCacheValues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, prefix := openTest(t, 4)
 	if v, ok, err := l.CacheGet(ctx, "illuminate:queue:restart"); err != nil || ok || v != "" {
@@ -91,6 +93,7 @@ func TestCacheValues(t *testing.T) {
 }
 
 func TestOpenStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := Params{Addr: redisAddr(t), Prefix: LockPrefix(testenv.Name("app")+"_database_", "app_cache")}
 	same, err := OpenStore(ctx, p, 5, 5)
@@ -119,6 +122,7 @@ func TestOpenStore(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	addr := redisAddr(t)
 	if _, err := Open(context.Background(), Params{Addr: "127.0.0.1:1"}); err == nil {
 		t.Error("Open of a closed port succeeded")
