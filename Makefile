@@ -1,16 +1,22 @@
 # artisan-go developer tasks. `make help` lists them.
 .DEFAULT_GOAL := help
 PKGS := ./...
+# Tests mostly wait on databases, PHP and timers, so more of them run at once than there are cores.
+PARALLEL := 8
 
 help: ## List the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
-	go test -count=1 $(PKGS)
+	go test -count=1 -parallel $(PARALLEL) $(PKGS)
 
-lint: ## gofmt and go vet
+race: ## Run every test with the race detector
+	go test -count=1 -race -parallel $(PARALLEL) $(PKGS)
+
+lint: ## gofmt, go vet and the layering rules (internal/layering)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet $(PKGS)
+	go test -count=1 ./internal/layering
 
 bench: ## Run the Go benchmarks
 	go test -run '^$$' -bench . -benchmem $(PKGS)
@@ -18,4 +24,4 @@ bench: ## Run the Go benchmarks
 demo: ## Run the demo on embedded SQLite
 	go run ./cmd/artisan-go demo
 
-.PHONY: help test lint bench demo
+.PHONY: help test race lint bench demo
