@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 PKGS := ./...
 # Tests mostly wait on databases, PHP and timers, so more of them run at once than there are cores.
-PARALLEL := 8
+PARALLEL := 4
 
 help: ## List the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
