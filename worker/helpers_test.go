@@ -86,12 +86,14 @@ func newStrategyFixture(t testing.TB, db testenv.Database, strategy string) *fix
 // picks batch in production, not Laravel's own delete-retry).
 func eachStrategy(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	t.Helper()
-	for _, strategy := range laravel.Strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			t.Parallel()
-			testenv.Each(t, func(t *testing.T, db testenv.Database) { fn(t, newStrategyFixture(t, db, strategy)) })
-		})
-	}
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, strategy := range laravel.Strategies() {
+			t.Run(strategy, func(t *testing.T) {
+				t.Parallel()
+				fn(t, newStrategyFixture(t, testenv.Apart(t, db), strategy))
+			})
+		}
+	})
 }
 
 // worker returns a worker over the fixture's tables with test-friendly options, changed by mod.

@@ -229,6 +229,17 @@ func Each(t *testing.T, fn func(t *testing.T, db Database)) {
 	}
 }
 
+// Apart returns the database for one of several subtests that use db at once: the same MySQL
+// database or PostgreSQL schema (each subtest creates tables of its own in it), or a new SQLite file,
+// since writers to one SQLite file queue behind each other.
+func Apart(t testing.TB, db Database) Database {
+	t.Helper()
+	if db.Dialect == "sqlite" {
+		return SQLite(t)
+	}
+	return db
+}
+
 func splitHostPort(addr string, def int) (string, int) {
 	host, port := addr, def
 	if i := strings.LastIndex(addr, ":"); i >= 0 {

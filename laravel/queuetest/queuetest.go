@@ -186,11 +186,7 @@ func Run(t *testing.T, strategy string) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				cdb := db
-				if cdb.Dialect == "sqlite" {
-					cdb = testenv.SQLite(t)
-				}
-				c.fn(t, NewSetup(t, cdb, strategy, c.opts))
+				c.fn(t, NewSetup(t, testenv.Apart(t, db), strategy, c.opts))
 			})
 		}
 	})
