@@ -56,6 +56,10 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
 		return "", false
 	}
+	if !hasID && !isUniqueIDer && w.uniqueWarned.add(r.class) {
+		w.log.Warn("unique job: its uniqueId() is not known here, so the lock is released under an empty id; if the class defines uniqueId(), set its route's unique_id (\"{property}\") or implement worker.UniqueIDer, or PHP drops new dispatches until uniqueFor passes",
+			"class", r.class)
+	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
 	return UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, uniqueID, nil)
 }
@@ -241,18 +245,10 @@ func allowFailures(options []byte) bool {
 	return !phpFalsy(f)
 }
 
-// retryTransient runs a bookkeeping step (batch counters, unique locks), retrying it a few times when
-// it loses a race (deadlock victim, lock wait, SQLITE_BUSY): the job is already complete, so giving up
-// at once would leave its batch or lock wrong.
+// retryTransient runs a completion or bookkeeping step (batch counters, unique locks) under
+// laravel.TransientRetry.
 func retryTransient(ctx context.Context, fn func() error) error {
-	var err error
-	for attempt := 0; attempt < 6; attempt++ {
-		if err = fn(); err == nil || !transient(err) {
-			return err
-		}
-		sleepCtx(ctx, time.Duration(20<<attempt)*time.Millisecond)
-	}
-	return err
+	return laravel.TransientRetry.Do(ctx, fn)
 }
 
 // cacheGet reads a value of the cache store as the store keeps it ("" when absent).

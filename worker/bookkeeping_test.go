@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,7 +86,7 @@ func TestChainStopsOnFailure(t *testing.T) {
 // insertBatch creates a job_batches row for the 8.83 batch fixture.
 func (f *fixture) insertBatch(t *testing.T, id string, total int, options string) {
 	t.Helper()
-	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().JobBatches)+
+	f.exec(t, "insert into "+queuetest.Q(f.Conn, f.Conn.Tables().JobBatches)+
 		" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at) values (?, ?, ?, ?, 0, '[]', ?, ?)",
 		id, "demo", total, total, options, f.clock.Unix())
 }
@@ -145,8 +146,8 @@ func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
 func (f *fixture) lockCount(t *testing.T, key string) int {
 	t.Helper()
 	var n int
-	q := f.Conn.Rebind("select count(*) from " + f.Conn.Q(f.Conn.Tables().CacheLocks) + " where " + f.Conn.Q("key") + " = ?")
-	if err := f.Conn.DB().QueryRow(q, key).Scan(&n); err != nil {
+	q := queuetest.Rebind(f.Conn, "select count(*) from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks)+" where "+queuetest.Q(f.Conn, "key")+" = ?")
+	if err := queuetest.DB(f.Conn).QueryRow(q, key).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -154,7 +155,7 @@ func (f *fixture) lockCount(t *testing.T, key string) int {
 
 func (f *fixture) insertLock(t *testing.T, key string) {
 	t.Helper()
-	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().CacheLocks)+" ("+f.Conn.Q("key")+", owner, expiration) values (?, ?, ?)",
+	f.exec(t, "insert into "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks)+" ("+queuetest.Q(f.Conn, "key")+", owner, expiration) values (?, ?, ?)",
 		key, "owner", f.clock.Unix()+3600)
 }
 
@@ -272,7 +273,7 @@ func TestUnhandledMoveAndFail(t *testing.T) {
 		if row.Queue != "php" || string(row.Payload) != string(body) || row.Attempts != 0 || row.ReservedAt != nil {
 			t.Fatalf("moved row %+v", row)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 
 		f.push(t, "default", body)
 		runOnce(t, f.worker(t, func(c *Config) { c.Unhandled = "fail" }))
@@ -307,7 +308,7 @@ func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		f.push(t, "chainq", body)
 
 		w := f.worker(t, func(c *Config) { c.Queues = []string{"chainq"}; c.LaravelVersion = "12.54" })
@@ -327,6 +328,34 @@ func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
 		ncmd, _ := payload.DecodeCommand(nenv, nil)
 		if q, _ := ncmd.Get("chainQueue"); q != "chainq" {
 			t.Fatalf("chainQueue %v, want chainq", q)
+		}
+	})
+}
+
+// encryptedNoop is a handler whose class is ShouldBeEncrypted.
+type encryptedNoop struct{ handlers.Handler }
+
+func (encryptedNoop) ShouldBeEncrypted() bool { return true }
+
+// TestChainLinkEncrypted writes the next link of a chain encrypted when its class's handler says the
+// class is ShouldBeEncrypted, as PHP encrypts it, and the worker reads it back.
+func TestChainLinkEncrypted(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		f.reg.Register(`App\Jobs\Noop`, encryptedNoop{handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil })})
+		f.push(t, "default", fixture883(t, "chain"))
+		w := f.worker(t, nil)
+		runOnce(t, w)
+		env, err := payload.ParseEnvelope(f.onlyRow(t).Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !env.CommandEncrypted() {
+			t.Fatalf("next link written in clear: %.80s", env.Command)
+		}
+		runOnce(t, w)
+		if s := w.Stats(); s.Processed != 2 || s.Failed != 0 {
+			t.Errorf("stats %+v, want the encrypted link read and run", s)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,7 +389,7 @@ func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
 			return nil
 		}))
 		jobs := f.Conn.Tables().Jobs
-		f.exec(t, "alter table "+f.Conn.Q(jobs)+" rename to "+f.Conn.Q(jobs+"_away"))
+		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs)+" rename to "+queuetest.Q(f.Conn, jobs+"_away"))
 		claimErrs := make(chan error, 1)
 		cfg := f.worker(t, nil).cfg
 		w, err := New(Params{Queue: claimErrors{f.Queue, claimErrs}, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
@@ -406,7 +407,7 @@ func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
 		case err := <-result:
 			t.Fatalf("the worker stopped (%v) instead of claiming", err)
 		}
-		f.exec(t, "alter table "+f.Conn.Q(jobs+"_away")+" rename to "+f.Conn.Q(jobs))
+		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs+"_away")+" rename to "+queuetest.Q(f.Conn, jobs))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		select {
 		case <-ran:

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func TestMaxTries(t *testing.T) {
 			t.Fatalf("handler ran %d times, want 3", calls.Load())
 		}
 		fr := f.onlyFailed(t)
-		if !strings.HasPrefix(fr.Exception, "errors.errorString: smtp down in ") || !strings.HasSuffix(fr.Exception, "{main}") {
+		if !strings.HasPrefix(fr.Exception, "RuntimeException: smtp down in ") || !strings.HasSuffix(fr.Exception, "{main}") {
 			t.Fatalf("exception text %q", fr.Exception)
 		}
 		if fr.Connection != "database" || fr.Queue != "default" || fr.UUID == "" {
@@ -56,7 +57,7 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 		f.reg.Register(jobClass, ok(&calls))
 		id := f.push(t, "default", envelope(t, jobClass, "", nil))
 		// A previous worker claimed it and died: attempts is already at --tries.
-		f.exec(t, "update "+f.Conn.Q(f.Conn.Tables().Jobs)+" set attempts = 2 where id = ?", id)
+		f.exec(t, "update "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" set attempts = 2 where id = ?", id)
 		w := f.worker(t, func(c *Config) { c.Tries = 2 })
 		runOnce(t, w)
 		if calls.Load() != 0 {
@@ -186,12 +187,12 @@ func TestHandlerActions(t *testing.T) {
 		if row.Attempts != 1 || row.AvailableAt-row.CreatedAt != 30 || row.ReservedAt != nil {
 			t.Fatalf("released row %+v, want attempts 1 and a 30 s delay", row)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 
 		f.push(t, "default", envelope(t, `App\Jobs\Fail`, "", nil))
 		runOnce(t, w)
 		f.wantRows(t, 0, 1)
-		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, "errors.errorString: bad input in ") {
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, "RuntimeException: bad input in ") {
 			t.Fatalf("exception %q", got)
 		}
 

@@ -13,9 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/metrics"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +66,9 @@ type Config struct {
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
 	Force          bool          // --force: work while the application is in maintenance mode
+	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
+	// claims nothing unless Force; "" does not look.
+	MaintenanceFile string
 	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
 	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
 	// the callbacks are skipped.
@@ -89,6 +92,14 @@ type Config struct {
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
 	FailedCompanion string
+	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
+	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
+	CheckModels bool
+	// Models says where model classes keep their rows when Eloquent's default naming does not.
+	Models map[string]Model
+	// DBConnection is the name of the worker's database connection (DB_CONNECTION); models on other
+	// connections are not checked. "" checks every model on the worker's database.
+	DBConnection string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -98,26 +109,52 @@ func Defaults() Config {
 		Sleep: 3 * time.Second, Tries: 1, Timeout: 60 * time.Second, Backoff: []int{0}, MemoryMB: 128,
 		Concurrency: 1, RetryAfter: 90 * time.Second, ShutdownGrace: 30 * time.Second,
 		AbandonAfter: 5 * time.Second, Unhandled: UnhandledLeave, FailedDriver: "database-uuids",
-		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024,
+		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024, CheckModels: true,
 	}
 }
 
 // Params wires a Worker to its queue, its database and its handlers.
 type Params struct {
-	Queue    laravel.Queue
-	Conn     *laravel.Conn
+	Queue laravel.Queue
+	// Conn keeps the database's side of the bookkeeping: job_batches rows, the cache_locks table and,
+	// unless Cache is set, the cache table. A *laravel.Conn is one.
+	Conn     Bookkeeping
 	Registry *handlers.Registry
 	Keyring  *payload.Keyring // nil when no ShouldBeEncrypted jobs are expected
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
+	// Events receives each job's events (queue:work --json prints them); nil drops them. It is called
+	// from the jobs' goroutines, so it must be safe for concurrent use.
+	Events func(RunEvent)
 	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
 	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
 	Locks LockReleaser
 	// Cache is the cache store when it is not the database store (e.g. redislock for a Redis cache
 	// store); nil uses the cache table when CacheEnabled.
 	Cache CacheStore
+	// Observer is told about claims and jobs (metrics, traces, Pulse); nil observes nothing.
+	Observer Observer
 }
+
+// Bookkeeping is what a worker records beside the jobs table, as Laravel's worker does: batch
+// counters in job_batches (DatabaseBatchRepository), unique locks force-released from cache_locks,
+// and the database cache store's values. *laravel.Conn implements it.
+type Bookkeeping interface {
+	CacheStore
+	// BatchFind reads a batch; a missing one gives laravel.ErrBatchNotFound.
+	BatchFind(ctx context.Context, id string) (*laravel.Batch, error)
+	// BatchRecordSuccess and BatchRecordFailure count a finished or failed job under the row lock.
+	BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
+	BatchRecordFailure(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
+	// BatchCancel marks a batch cancelled and finished at now (Unix seconds).
+	BatchCancel(ctx context.Context, id string, now int64) error
+	// CacheLockForceRelease deletes a cache lock whoever owns it (key without the store's prefix).
+	CacheLockForceRelease(ctx context.Context, key string) error
+}
+
+// The database is the default bookkeeping and cache store.
+var _ Bookkeeping = (*laravel.Conn)(nil)
 
 // CacheStore reads and counts values of Laravel's cache store by key (without the store's prefix).
 // *laravel.Conn is the database store.
@@ -142,7 +179,7 @@ type Stats struct {
 	Processed       int64 // handlers that completed successfully
 	Released        int64 // jobs released back with a delay
 	Failed          int64 // jobs written to failed_jobs (or deleted with the null failer)
-	Deleted         int64 // jobs the handler deleted without the success path
+	Deleted         int64 // jobs the handler deleted (done, as Laravel counts them, but not in Processed)
 	LeftForPHP      int64 // unhandled jobs handed back
 	Moved           int64 // unhandled jobs moved to another queue
 	ChainDispatched int64 // next chain links pushed
@@ -158,21 +195,29 @@ var ErrConfig = errors.New("invalid worker configuration")
 // Worker runs jobs. Create one with New.
 type Worker struct {
 	queue    laravel.Queue
-	conn     *laravel.Conn
+	conn     Bookkeeping
 	registry *handlers.Registry
 	keyring  *payload.Keyring
 	locks    LockReleaser
 	cache    CacheStore
+	obs      Observer
 	cfg      Config
 	version  Version
 	log      *slog.Logger
 	clock    func() time.Time
+	events   func(RunEvent)
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
-	paused      atomic.Bool
+	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
+	modelWarned onceSet
+	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
+	uniqueWarned onceSet
+	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
+	encryptedClasses sync.Map
+	paused           atomic.Bool
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -255,8 +300,8 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit),
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
@@ -307,7 +352,7 @@ func (w *Worker) Stats() Stats {
 // returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
 // backoff; they never stop the worker. Like Laravel's worker it claims nothing while the application is
-// in maintenance mode (the cache maintenance driver's key) unless Force is set, and skips queues paused
+// in maintenance mode (MaintenanceFile, or the cache maintenance driver's key) unless Force is set, and skips queues paused
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
@@ -340,9 +385,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		}
 		w.readSignals(ctx, st)
 		if (st.down && !w.cfg.Force) || w.paused.Load() {
-			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
+			// Maintenance mode or paused (SIGUSR2): claim nothing, as Laravel's worker. Its pauseWorker
+			// checks the stop conditions with no job, so --stop-when-empty stops it here.
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
-			if status, stop := w.shouldStop(ctx, st, false); stop {
+			if status, stop := w.shouldStop(ctx, st, true); stop {
 				return w.finish(ctx, cancelJobs, status), nil
 			}
 			continue
@@ -396,9 +442,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 
 // transient reports whether a database error is a lost race (deadlock victim, lock wait, SQLITE_BUSY)
 // that is retried at once rather than backed off.
-func transient(err error) bool {
-	return errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)
-}
+func transient(err error) bool { return laravel.Transient(err) }
 
 // signalsEvery is how often the loop reads the cache signals (queue:restart, maintenance mode, paused
 // queues). Laravel reads them on every loop; with many jobs a second that costs queries each, so they are
@@ -423,21 +467,33 @@ type stopState struct {
 	jobs        int
 }
 
+// setDown records whether the application is in maintenance mode, logging when it goes down.
+func (w *Worker) setDown(st *stopState, down bool) {
+	if down && !st.down {
+		w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
+	}
+	st.down = down
+}
+
 // readSignals reads the cache signals when signalsEvery has passed since the last read.
 func (w *Worker) readSignals(ctx context.Context, st *stopState) {
-	if !w.cfg.CacheEnabled || w.clock().Sub(st.signalsRead) < signalsEvery {
+	if w.clock().Sub(st.signalsRead) < signalsEvery {
 		return
 	}
 	st.signalsRead = w.clock()
+	if w.cfg.MaintenanceFile != "" && !w.cfg.Force {
+		_, err := os.Stat(w.cfg.MaintenanceFile)
+		w.setDown(st, err == nil)
+	}
+	if !w.cfg.CacheEnabled {
+		return
+	}
 	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
 		st.restart = true
 	}
 	if !w.cfg.Force && w.version.AtLeast(9, 0) {
 		if _, down, err := w.cache.CacheGet(ctx, maintenanceKey); err == nil {
-			if down && !st.down {
-				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
-			}
-			st.down = down
+			w.setDown(st, down || st.down && w.cfg.MaintenanceFile != "")
 		}
 	}
 	if w.version.AtLeast(12, 40) {
@@ -566,13 +622,17 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
-		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
+		if w.obs != nil {
+			w.obs.Claimed(queue, len(jobs), err)
+		}
+		return jobs, err
 	}
 	parallel := min(limit, maxParallelClaims)
-	if !strings.Contains(strings.ToUpper(w.conn.Lock()), "SKIP LOCKED") {
+	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() {
 		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
 		// behind the same lock, so one claim takes them all in turn.
 		parallel = 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 		{"8.0", "8.0", false, `Illuminate\Queue\MaxAttemptsExceededException`}, // retryUntil passed
 		{"11.x", "11.45", false, ""},
 		{"12.x", "12.54", false, ""},
-		{"13.x", "13.0", true, "errors.errorString: invoice 7 refused"}, // maxTries 1
+		{"13.x", "13.0", true, "RuntimeException: invoice 7 refused"}, // maxTries 1
 		{"13.x-raw", "13.0", false, ""},
 	}
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
@@ -68,8 +69,8 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 			return nil
 		}))
 		// The 11.x payload names its unique lock in Laravel's hidden context.
-		lock := s.conn.Rebind("insert into cache_locks (" + s.conn.Q("key") + ", owner, expiration) values (?, ?, ?)")
-		if _, err := s.conn.DB().ExecContext(ctx, lock, s.cfg.Cache.Prefix+"k", "owner", 2000000000); err != nil {
+		lock := queuetest.Rebind(s.conn, "insert into cache_locks ("+queuetest.Q(s.conn, "key")+", owner, expiration) values (?, ?, ?)")
+		if _, err := queuetest.DB(s.conn).ExecContext(ctx, lock, s.cfg.Cache.Prefix+"k", "owner", 2000000000); err != nil {
 			t.Fatal(err)
 		}
 
@@ -114,7 +115,7 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 			t.Errorf("jobs left: %+v", rows)
 		}
 		var locks int
-		if err := s.conn.DB().QueryRowContext(ctx, "select count(*) from cache_locks").Scan(&locks); err != nil {
+		if err := queuetest.DB(s.conn).QueryRowContext(ctx, "select count(*) from cache_locks").Scan(&locks); err != nil {
 			t.Fatal(err)
 		}
 		if locks != 0 {
