@@ -205,6 +205,9 @@ type App struct {
 	Cipher string `mapstructure:"cipher"`
 	// Timezone is the application time zone, used for failed_jobs.failed_at. APP_TIMEZONE. Default "UTC".
 	Timezone string `mapstructure:"timezone"`
+	// Env is APP_ENV; in "production" queue:clear asks before deleting, as Laravel's confirmable
+	// commands do. Default "production", as config/app.php has it.
+	Env string `mapstructure:"env"`
 }
 
 // Cache is Laravel's default cache store.
@@ -381,6 +384,7 @@ func Default() Config {
 			Name:     "Laravel",
 			Cipher:   "AES-256-CBC",
 			Timezone: "UTC",
+			Env:      "production",
 		},
 		Cache: Cache{
 			Store:  "file",

@@ -454,6 +454,7 @@ const (
 	restartKey     = "illuminate:queue:restart"
 	maintenanceKey = "illuminate:foundation:down" // php artisan down with the cache maintenance driver (9.x+)
 	pausedPrefix   = "illuminate:queue:paused:"   // + connection:queue, php artisan queue:pause (12.40+)
+	allPausedKey   = "illuminate:queues:paused"   // php artisan queue:pause --all (13.25+)
 )
 
 // stopState is what the stop conditions and signals remember between loops.
@@ -497,18 +498,28 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 		}
 	}
 	if w.version.AtLeast(12, 40) {
+		all := false
+		if w.version.AtLeast(13, 25) {
+			v, ok, err := w.cache.CacheGet(ctx, allPausedKey)
+			all = err == nil && cacheTruthy(v, ok)
+		}
 		for _, q := range w.cfg.Queues {
 			v, ok, err := w.cache.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
-			if err != nil {
+			if err != nil && !all {
 				continue
 			}
-			paused := ok && v != "b:0;" && v != "N;"
+			paused := all || cacheTruthy(v, ok)
 			if paused != st.paused[q] {
 				w.log.Info("queue pause changed", "queue", q, "paused", paused)
 			}
 			st.paused[q] = paused
 		}
 	}
+}
+
+// cacheTruthy reports whether a cache value read as PHP's (bool) cast of it would be true.
+func cacheTruthy(v string, ok bool) bool {
+	return ok && v != "b:0;" && v != "N;" && v != "i:0;" && v != "0" && v != `s:0:"";` && v != `s:1:"0";`
 }
 
 // shouldStop checks Laravel's stop conditions in Laravel's order.
