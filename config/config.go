@@ -36,6 +36,10 @@ type Config struct {
 	// it. It is written to failed_jobs.connection and decides where chained jobs go. Set by
 	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.7). Default "database".
 	Connection string `mapstructure:"connection"`
+	// Connections names the application's other queue connections with the database driver (from
+	// config/queue.php), which `queue:work <connection>` may also name. "database" and the connection
+	// QUEUE_CONNECTION names are always known. YAML only. Default empty.
+	Connections []string `mapstructure:"connections"`
 	// LaravelVersion is the application's Laravel version ("8.83", "11", "12.54"). Payload formats,
 	// lock keys and several defaults below depend on it. Set by ARTISAN_GO_LARAVEL_VERSION. Default
 	// "8.83".
@@ -72,6 +76,9 @@ type Config struct {
 
 	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
 	defaultQueue string
+	// configured is the connection the .env, the YAML file and the environment name, when the
+	// connection argument of queue:work overrides it; "" otherwise.
+	configured string
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string

@@ -187,6 +187,11 @@ type Stats struct {
 	Lost            int64 // completions skipped because the reservation was lost
 	Returned        int64 // claimed jobs returned or released at shutdown
 	Renewed         int64 // reservation renewals of long-running jobs
+	// Reapplied counts completions kept through a lost database connection and applied once it came
+	// back; Unapplied those that could not be applied at all (the job runs again after retry_after).
+	Reapplied, Unapplied int64
+	// Waiting is how many completions wait for the database connection now (not a counter).
+	Waiting int64
 }
 
 // ErrConfig is wrapped by the errors New returns for unusable options.
@@ -231,6 +236,7 @@ type Worker struct {
 
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
+		reapplied, unapplied, waiting                                                                          atomic.Int64
 	}
 }
 
@@ -344,6 +350,7 @@ func (w *Worker) Stats() Stats {
 		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.left.Load(), Moved: s.moved.Load(),
 		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
 		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
+		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Waiting: s.waiting.Load(),
 	}
 }
 
@@ -813,6 +820,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
 // their handlers are cancelled and their rows released so that another worker runs them.
 func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
+	if ctx.Err() != nil {
+		w.returnPrefetched(ctx)
+	}
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	if ctx.Err() == nil || w.cfg.ShutdownGrace <= 0 {

@@ -25,9 +25,9 @@ const module = "github.com/artisan-go/artisan-go"
 // exception that no longer occurs fails the test too, so that the list only shrinks.
 var known = map[string]string{}
 
-// harnesses may hold SQL of their own: they create the databases tests run in, and read the rows PHP
-// wrote as an oracle that does not go through the code it checks.
-var harnesses = []string{"internal/testenv", "internal/phpapp"}
+// harnesses may hold SQL of their own: they create the databases (and servers) tests run in, and read
+// the rows PHP wrote as an oracle that does not go through the code it checks.
+var harnesses = []string{"internal/testenv", "internal/phpapp", "internal/faults"}
 
 // sqlText matches string literals that read as SQL statements rather than prose.
 var sqlText = []*regexp.Regexp{

@@ -4,6 +4,8 @@
 package leakcheck
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,4 +15,17 @@ import (
 // waits a little for goroutines that are on their way out, as a closed pool's are.
 func Main(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// Run is Main for a TestMain with work of its own after the tests: it runs them and returns the exit
+// code, which is 1 when they passed but left goroutines running.
+func Run(m *testing.M) int {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "leakcheck: goroutines left running after the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
