@@ -261,3 +261,72 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 	}
 	return "", fmt.Errorf("unexpected Redis reply %q", line)
 }
+
+// LockAcquire takes the lock called name (without prefix) for owner as RedisLock::acquire does: SET
+// with NX and an expiry of seconds, or without an expiry when seconds is 0 or less. It reports whether
+// the lock was taken.
+func (l *Locks) LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+	args := []string{"SET", l.p.Prefix + name, owner, "NX"}
+	if seconds > 0 {
+		args = append(args, "EX", strconv.FormatInt(seconds, 10))
+	}
+	_, err := l.command(ctx, args...)
+	switch {
+	case errors.Is(err, errNil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("acquire Redis lock %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// releaseScript deletes a key only while it holds the given owner, in one step on the server.
+const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`
+
+// LockRelease deletes the lock called name only while owner holds it, as RedisLock::release does, and
+// reports whether it did.
+func (l *Locks) LockRelease(ctx context.Context, name, owner string) (bool, error) {
+	v, err := l.command(ctx, "EVAL", releaseScript, "1", l.p.Prefix+name, owner)
+	if err != nil {
+		return false, fmt.Errorf("release Redis lock %s: %w", name, err)
+	}
+	return v == "1", nil
+}
+
+// LockOwner returns the owner of the lock called name, and false when it is free.
+func (l *Locks) LockOwner(ctx context.Context, name string) (string, bool, error) {
+	return l.CacheGet(ctx, name)
+}
+
+// CacheAdd stores value under key for ttl only when the key is absent, as RedisStore::add does, and
+// reports whether it stored it. Numbers are stored as they are, as RedisStore keeps them.
+func (l *Locks) CacheAdd(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	secs := strconv.FormatInt(max(int64(ttl/time.Second), 1), 10)
+	_, err := l.command(ctx, "SET", l.p.Prefix+key, value, "EX", secs, "NX")
+	switch {
+	case errors.Is(err, errNil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("add Redis cache key %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// CachePut stores value under key for ttl (RedisStore::put, SETEX).
+func (l *Locks) CachePut(ctx context.Context, key, value string, ttl time.Duration) error {
+	secs := strconv.FormatInt(max(int64(ttl/time.Second), 1), 10)
+	if _, err := l.command(ctx, "SETEX", l.p.Prefix+key, secs, value); err != nil {
+		return fmt.Errorf("put Redis cache key %s: %w", key, err)
+	}
+	return nil
+}
+
+// CacheIncrement adds by to the number under key and returns it (RedisStore::increment, INCRBY): a
+// missing key counts from 0 and has no expiry, as in Laravel.
+func (l *Locks) CacheIncrement(ctx context.Context, key string, by int64) (int64, error) {
+	v, err := l.command(ctx, "INCRBY", l.p.Prefix+key, strconv.FormatInt(by, 10))
+	if err != nil {
+		return 0, fmt.Errorf("increment Redis cache key %s: %w", key, err)
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
