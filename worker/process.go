@@ -119,10 +119,17 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		return
 	}
 
+	mws, why := w.readMiddleware(r)
+	if why != "" {
+		w.leave(r, why)
+		return
+	}
 	if untilProcessing(h) {
 		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
 	}
-	herr, timedOut := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
+	herr, timedOut := w.throughMiddleware(ctx, r, mws, func() (error, bool) {
+		return w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
+	})
 	if timedOut {
 		return // applied by the timeout's watcher
 	}

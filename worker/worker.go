@@ -89,6 +89,15 @@ type Config struct {
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
 	FailedCompanion string
+	// RateLimiters are the limits of the PHP application's named rate limiters (RateLimiter::for),
+	// which the RateLimited job middleware applies; a job limited by a limiter not listed here is
+	// left to PHP workers.
+	RateLimiters map[string][]RateLimit
+	// RunUnknownMiddleware lists job classes that run here even though their middleware property
+	// holds middleware the worker does not apply (Skip, SkipIfBatchCancelled, the application's own);
+	// those middleware are then not applied. Jobs of other classes with such middleware are left to
+	// PHP workers.
+	RunUnknownMiddleware map[string]bool
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -171,6 +180,13 @@ type Worker struct {
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	paused      atomic.Bool
+
+	// The cache store as job middleware use it (nil without a reachable store); limiterWarned
+	// remembers the rate limiters already warned about.
+	mwLocks       LockStore
+	mwValues      LimiterStore
+	mwSerialized  bool
+	limiterWarned sync.Map
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -258,7 +274,22 @@ func New(p Params) (*Worker, error) {
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
+	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	return w, nil
+}
+
+// middlewareStores picks the cache store job middleware use: the Redis store when Params.Locks and
+// Params.Cache reach one, else the database store when the cache is enabled.
+func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
+	if p.Locks != nil || p.Cache != nil {
+		locks, _ := p.Locks.(LockStore)
+		values, _ := p.Cache.(LimiterStore)
+		return locks, values, false
+	}
+	if !p.Config.CacheEnabled {
+		return nil, nil, false
+	}
+	return dbLocks{p.Conn}, p.Conn, true
 }
 
 func logger(l *slog.Logger) *slog.Logger {
