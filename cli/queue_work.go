@@ -305,5 +305,13 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
 	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis"
+	wc.RateLimiters = map[string][]worker.RateLimit{}
+	for _, l := range cfg.RateLimiters {
+		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})
+	}
+	wc.RunUnknownMiddleware = map[string]bool{}
+	for _, class := range w.RunUnknownMiddleware {
+		wc.RunUnknownMiddleware[strings.TrimPrefix(class, `\`)] = true
+	}
 	return wc, nil
 }

@@ -58,6 +58,10 @@ type Config struct {
 	Unhandled string `mapstructure:"unhandled"`
 	// Routes bind job classes to external commands, HTTP endpoints or built-in handlers. YAML only.
 	Routes []Route `mapstructure:"routes"`
+	// RateLimiters are the limits of the PHP application's named rate limiters, which jobs with the
+	// RateLimited middleware use; a job limited by a limiter not listed is left to PHP workers. YAML
+	// only.
+	RateLimiters []RateLimit `mapstructure:"rate_limiters"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 
@@ -178,6 +182,10 @@ type Worker struct {
 	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
 	// Default "": those hooks do not run.
 	FailedCompanion string `mapstructure:"failed_companion"`
+	// RunUnknownMiddleware lists job classes that run here even though their middleware property holds
+	// job middleware artisan-go does not apply (Skip, SkipIfBatchCancelled, the application's own);
+	// those are then skipped. Default none: such jobs are left to PHP workers.
+	RunUnknownMiddleware []string `mapstructure:"run_unknown_middleware"`
 }
 
 // App holds the Laravel application settings the worker needs.

@@ -80,6 +80,8 @@ func convert(t reflect.Type, raw any) (any, error) {
 		return toInts(raw)
 	case typRoutes:
 		return toRoutes(raw)
+	case typRateLimits:
+		return toRateLimits(raw)
 	}
 	switch t.Kind() {
 	case reflect.String:

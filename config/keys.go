@@ -71,7 +71,7 @@ func EnvName(path string) string {
 var ourEnv = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range keys {
-		if k.path != "routes" {
+		if k.path != "routes" && k.path != "rate_limiters" {
 			m[EnvName(k.path)] = k.path
 		}
 	}
@@ -132,7 +132,7 @@ func laravelNames(v version) map[string][]string {
 // setters names the environment variables that set a key, for error messages; routes are set in YAML
 // only.
 func setters(path string, v version) string {
-	if strings.HasPrefix(path, "routes") {
+	if strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "rate_limiters") {
 		return "set in the YAML file"
 	}
 	names := []string{EnvName(path)}

@@ -502,11 +502,15 @@ func TestExampleFile(t *testing.T) {
 		}
 	}
 	want := Default()
-	want.Routes, want.App.PreviousKeys = cfg.Routes, cfg.App.PreviousKeys
+	want.Routes, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.App.PreviousKeys, cfg.RateLimiters
+	want.Worker.RunUnknownMiddleware = cfg.Worker.RunUnknownMiddleware
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}
 	if len(cfg.Routes) != 3 || cfg.Routes[0].Timeout != 30*time.Second {
 		t.Errorf("routes %+v", cfg.Routes)
+	}
+	if len(cfg.RateLimiters) != 1 || cfg.RateLimiters[0] != (RateLimit{Limiter: "uploads", Allow: 10, Per: time.Minute, By: "{userId}"}) {
+		t.Errorf("rate_limiters %+v", cfg.RateLimiters)
 	}
 }

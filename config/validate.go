@@ -66,6 +66,7 @@ func (c *Config) Validate() error {
 	c.validateApp(v)
 	c.validateCacheAndFailed(v)
 	c.validateRoutes(v)
+	c.validateRateLimits(v)
 	return errors.Join(v.errs...)
 }
 
