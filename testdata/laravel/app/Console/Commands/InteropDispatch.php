@@ -52,7 +52,8 @@ class InteropDispatch extends Command
         {--expire-after=0 : guarded overlap: expireAfter}
         {--max-attempts=2 : guarded throttle: maxAttempts}
         {--decay=1 : guarded throttle: decayMinutes}
-        {--retry-after=0 : guarded throttle: backoff minutes}';
+        {--retry-after=0 : guarded throttle: backoff minutes}
+        {--wait-for= : guarded: a cache key the job waits for before it runs}';
 
     protected $description = 'Dispatch interop test jobs of one kind and print the queued rows as JSON';
 
@@ -230,7 +231,7 @@ class InteropDispatch extends Command
     /** A Jobs\Guarded with the --middleware asked for, serialized into its middleware property. */
     private function guarded(int $i)
     {
-        $job = new Jobs\Guarded('guarded-'.$i, (float) $this->option('seconds'), (int) $this->option('fail'), (int) $this->option('tries'));
+        $job = new Jobs\Guarded('guarded-'.$i, (float) $this->option('seconds'), (int) $this->option('fail'), (int) $this->option('tries'), $this->option('wait-for') ?: null);
         $spec = explode(':', (string) $this->option('middleware'));
         switch ($spec[0]) {
             case 'overlap':
