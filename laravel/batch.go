@@ -67,7 +67,7 @@ func (c *Conn) scanBatch(row *sqlx.Row) (*Batch, error) {
 		return nil, err
 	}
 	if options.Valid {
-		b.Options = []byte(c.pgDecode(options.String))
+		b.Options = []byte(c.d.decodeText(options.String))
 	}
 	return &b, nil
 }
@@ -105,11 +105,7 @@ func (c *Conn) BatchRecordFailure(ctx context.Context, id, jobUUID string) (*Bat
 
 // batchUpdate is Laravel's updateAtomicValues: a locked read-modify-write of the counters.
 func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) (*BatchCounts, error) {
-	lock := ""
-	if c.dialect != SQLite {
-		lock = " for update"
-	}
-	sel := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?" + lock)
+	sel := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
 	upd := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
 	fin := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set finished_at = ? where id = ?")
 	var counts BatchCounts

@@ -3,10 +3,8 @@ package laravel
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -36,7 +34,7 @@ func (c *Conn) CacheGet(ctx context.Context, key string) (string, bool, error) {
 	if c.now() >= expiration {
 		return "", false, c.CacheForget(ctx, key)
 	}
-	return c.pgDecode(value), true, nil
+	return c.d.decodeText(value), true, nil
 }
 
 // CachePut stores a PHP-serialized value under the prefixed key for ttl (whole seconds), replacing any
@@ -55,14 +53,8 @@ func (c *Conn) CacheForever(ctx context.Context, key, value string) error {
 }
 
 func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) error {
-	cols := c.Q("key") + ", " + c.Q("value") + ", " + c.Q("expiration")
-	q := "insert into " + c.Q(c.tables.Cache) + " (" + cols + ") values (?, ?, ?) "
-	if c.dialect == MySQL {
-		q += "on duplicate key update `value` = values(`value`), `expiration` = values(`expiration`)"
-	} else {
-		q += `on conflict ("key") do update set "value" = excluded."value", "expiration" = excluded."expiration"`
-	}
-	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.pgEncode(value), c.now()+seconds); err != nil {
+	q := c.d.upsertSQL(c.tables.Cache, "key", []string{"key", "value", "expiration"})
+	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.d.encodeText(value), c.now()+seconds); err != nil {
 		return fmt.Errorf("cache put %s: %w", key, c.translate(err))
 	}
 	return nil
@@ -73,11 +65,7 @@ func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) e
 // missing key gives ErrCacheMiss (Laravel returns false and stores nothing), a non-numeric value an
 // error; the expiration is left as it was.
 func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64, error) {
-	lock := ""
-	if c.dialect != SQLite {
-		lock = " for update"
-	}
-	sel := c.Rebind("select " + c.Q("value") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?" + lock)
+	sel := c.Rebind("select " + c.Q("value") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?" + c.forUpdate())
 	upd := c.Rebind("update " + c.Q(c.tables.Cache) + " set " + c.Q("value") + " = ? where " + c.Q("key") + " = ?")
 	var n int64
 	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
@@ -88,12 +76,12 @@ func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64,
 			}
 			return err
 		}
-		cur, ok := UnserializeNumber(c.pgDecode(raw))
+		cur, ok := UnserializeNumber(c.d.decodeText(raw))
 		if !ok {
 			return fmt.Errorf("%w: value %q is not a number", ErrInvalid, raw)
 		}
 		n = cur + by
-		_, err := tx.ExecContext(ctx, upd, c.pgEncode(SerializeInt(n)), c.cachePrefix+key)
+		_, err := tx.ExecContext(ctx, upd, c.d.encodeText(SerializeInt(n)), c.cachePrefix+key)
 		return err
 	})
 	if err != nil {
@@ -132,23 +120,4 @@ func (c *Conn) CacheLockForceRelease(ctx context.Context, key string) error {
 		return fmt.Errorf("release cache lock %s: %w", key, c.translate(err))
 	}
 	return nil
-}
-
-// pgEncode base64-encodes values containing NUL on PostgreSQL, whose text columns cannot hold NUL.
-func (c *Conn) pgEncode(v string) string {
-	if c.dialect == Postgres && strings.Contains(v, "\x00") {
-		return base64.StdEncoding.EncodeToString([]byte(v))
-	}
-	return v
-}
-
-// pgDecode undoes pgEncode as Laravel does: on PostgreSQL a value with neither ':' nor ';' is
-// base64.
-func (c *Conn) pgDecode(v string) string {
-	if c.dialect == Postgres && !strings.ContainsAny(v, ":;") {
-		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
-			return string(b)
-		}
-	}
-	return v
 }

@@ -32,16 +32,13 @@ func (c *Conn) CacheLockAcquire(ctx context.Context, p CacheLockAcquireParams) (
 		seconds = DefaultLockTimeout
 	}
 	key := c.cachePrefix + p.Name
-	t, k, o, e := c.Q(c.tables.CacheLocks), c.Q("key"), c.Q("owner"), c.Q("expiration")
-	res, err := c.db.ExecContext(ctx, c.insertIfAbsent(t, k, o, e), key, p.Owner, now+seconds)
-	if err != nil {
-		return false, fmt.Errorf("acquire cache lock %s: %w", p.Name, c.translate(err))
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		return true, nil
+	t, k, o, e := c.d.quote(c.tables.CacheLocks), c.d.quote("key"), c.d.quote("owner"), c.d.quote("expiration")
+	inserted, err := c.insertIfAbsent(ctx, t, k, o, e, key, p.Owner, now+seconds)
+	if err != nil || inserted {
+		return inserted, wrapErr("acquire cache lock "+p.Name, err)
 	}
 	upd := "update " + t + " set " + o + " = ?, " + e + " = ? where " + k + " = ? and (" + o + " = ? or " + e + " <= ?)"
-	res, err = c.db.ExecContext(ctx, c.Rebind(upd), p.Owner, now+seconds, key, p.Owner, now)
+	res, err := c.db.ExecContext(ctx, c.d.rebind(upd), p.Owner, now+seconds, key, p.Owner, now)
 	if err != nil {
 		return false, fmt.Errorf("acquire cache lock %s: %w", p.Name, c.translate(err))
 	}
@@ -58,7 +55,7 @@ type CacheLockReleaseParams struct {
 // CacheLockRelease deletes the lock only while p.Owner holds it, as DatabaseLock::release does, and
 // reports whether it did.
 func (c *Conn) CacheLockRelease(ctx context.Context, p CacheLockReleaseParams) (bool, error) {
-	q := c.Rebind("delete from " + c.Q(c.tables.CacheLocks) + " where " + c.Q("key") + " = ? and " + c.Q("owner") + " = ?")
+	q := c.d.rebind("delete from " + c.d.quote(c.tables.CacheLocks) + " where " + c.d.quote("key") + " = ? and " + c.d.quote("owner") + " = ?")
 	res, err := c.db.ExecContext(ctx, q, c.cachePrefix+p.Name, p.Owner)
 	if err != nil {
 		return false, fmt.Errorf("release cache lock %s: %w", p.Name, c.translate(err))
@@ -69,7 +66,7 @@ func (c *Conn) CacheLockRelease(ctx context.Context, p CacheLockReleaseParams) (
 
 // CacheLockOwner returns the owner of a lock that has not expired ("" and false when there is none).
 func (c *Conn) CacheLockOwner(ctx context.Context, name string) (string, bool, error) {
-	q := c.Rebind("select " + c.Q("owner") + " from " + c.Q(c.tables.CacheLocks) + " where " + c.Q("key") + " = ? and " + c.Q("expiration") + " > ?")
+	q := c.d.rebind("select " + c.d.quote("owner") + " from " + c.d.quote(c.tables.CacheLocks) + " where " + c.d.quote("key") + " = ? and " + c.d.quote("expiration") + " > ?")
 	var owner string
 	err := c.db.QueryRowxContext(ctx, q, c.cachePrefix+name, c.now()).Scan(&owner)
 	if err != nil {
@@ -90,16 +87,13 @@ func (c *Conn) CacheAdd(ctx context.Context, key, value string, ttl time.Duratio
 	}
 	now := c.now()
 	exp := now + int64(ttl/time.Second)
-	t, k, v, e := c.Q(c.tables.Cache), c.Q("key"), c.Q("value"), c.Q("expiration")
-	res, err := c.db.ExecContext(ctx, c.insertIfAbsent(t, k, v, e), c.cachePrefix+key, c.pgEncode(value), exp)
-	if err != nil {
-		return false, fmt.Errorf("cache add %s: %w", key, c.translate(err))
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		return true, nil
+	t, k, v, e := c.d.quote(c.tables.Cache), c.d.quote("key"), c.d.quote("value"), c.d.quote("expiration")
+	inserted, err := c.insertIfAbsent(ctx, t, k, v, e, c.cachePrefix+key, c.d.encodeText(value), exp)
+	if err != nil || inserted {
+		return inserted, wrapErr("cache add "+key, err)
 	}
 	upd := "update " + t + " set " + v + " = ?, " + e + " = ? where " + k + " = ? and " + e + " <= ?"
-	res, err = c.db.ExecContext(ctx, c.Rebind(upd), c.pgEncode(value), exp, c.cachePrefix+key, now)
+	res, err := c.db.ExecContext(ctx, c.d.rebind(upd), c.d.encodeText(value), exp, c.cachePrefix+key, now)
 	if err != nil {
 		return false, fmt.Errorf("cache add %s: %w", key, c.translate(err))
 	}
@@ -107,12 +101,24 @@ func (c *Conn) CacheAdd(ctx context.Context, key, value string, ttl time.Duratio
 	return n > 0, nil
 }
 
-// insertIfAbsent returns an insert of one row into table (quoted) that does nothing when the first
-// column, the key, already exists, so the caller can tell from the rows affected.
-func (c *Conn) insertIfAbsent(table, key, col2, col3 string) string {
-	cols := " (" + key + ", " + col2 + ", " + col3 + ") values (?, ?, ?)"
-	if c.dialect == MySQL {
-		return c.Rebind("insert ignore into " + table + cols)
+// insertIfAbsent inserts one row of three columns into table (all quoted) and reports false when
+// the first column, the key, already exists, as Laravel's stores try an insert first.
+func (c *Conn) insertIfAbsent(ctx context.Context, table, key, col2, col3 string, args ...any) (bool, error) {
+	q := c.d.rebind("insert into " + table + " (" + key + ", " + col2 + ", " + col3 + ") values (?, ?, ?)")
+	_, err := c.db.ExecContext(ctx, q, args...)
+	if err == nil {
+		return true, nil
 	}
-	return c.Rebind("insert into " + table + cols + " on conflict (" + key + ") do nothing")
+	if err = c.translate(err); errors.Is(err, ErrDuplicate) {
+		return false, nil
+	}
+	return false, err
+}
+
+// wrapErr prefixes err with what failed; nil stays nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

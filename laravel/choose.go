@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // AutoStrategy is the strategy name that asks ChooseStrategy to pick one.
@@ -27,12 +26,8 @@ func ChooseStrategy(ctx context.Context, c *Conn) (name, reason string, err erro
 	switch {
 	case cols["delete_mark"]:
 		return "delete-mark", "the jobs table has a delete_mark column", nil
-	case c.dialect == SQLite:
-		return "batch", "SQLite: one UPDATE … RETURNING claims a batch under the database write lock", nil
-	case c.dialect == Postgres:
-		return "batch", "PostgreSQL " + c.version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound", nil
-	case strings.Contains(strings.ToUpper(c.lock), "SKIP LOCKED"):
-		return "batch", c.engine + " " + c.version + " has SKIP LOCKED: batched claims in READ COMMITTED transactions", nil
+	case c.caps.UpdateReturning || c.caps.SkipLocked:
+		return "batch", c.d.batchReason(c.engine, c.version), nil
 	}
 	return "optimistic", c.engine + " " + c.version + " has no SKIP LOCKED: compare-and-set claims do not wait behind row locks", nil
 }

@@ -22,19 +22,21 @@ const floorReset = time.Second
 // rowClaimer claims batches of rows with Laravel's availability predicate, in the cheapest way each
 // server offers, all of them safe beside PHP workers that claim with Laravel's own locking select:
 //
-//   - PostgreSQL and SQLite: one autocommit UPDATE … WHERE id IN (SELECT … ORDER BY id LIMIT n
-//     [FOR UPDATE SKIP LOCKED]) RETURNING. SQLite's write lock serializes it against PHP's BEGIN … SELECT
-//     … UPDATE; on PostgreSQL the row locks do. On PostgreSQL a claim from a lower bound goes in one
-//     pipeline with pgIndexOrder, so that it walks the primary key whatever the table's statistics say.
-//   - MySQL and MariaDB with SKIP LOCKED: one READ COMMITTED transaction, SELECT … FOR UPDATE SKIP
-//     LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks, so claimers and inserters
-//     do not deadlock on the (queue) index.
-//   - Servers without SKIP LOCKED (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
+//   - Where UPDATE … RETURNING exists (PostgreSQL, SQLite): one autocommit UPDATE … WHERE id IN
+//     (SELECT … ORDER BY id LIMIT n [FOR UPDATE SKIP LOCKED]) RETURNING. SQLite's write lock
+//     serializes it against PHP's BEGIN … SELECT … UPDATE; on PostgreSQL the row locks do. Where
+//     statements can be pipelined (PostgreSQL), a claim from a lower bound goes in one pipeline after
+//     the dialect's index-order step, so that it walks the primary key whatever the table's
+//     statistics say.
+//   - Otherwise, with SKIP LOCKED (MySQL 8.0.1+, MariaDB 10.6+): one READ COMMITTED transaction,
+//     SELECT … FOR UPDATE SKIP LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks,
+//     so claimers and inserters do not deadlock on the (queue) index.
+//   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
 // Each claim starts at a moving lower bound on id per queue: after a full batch the next claim starts
-// at the batch's first id (every row below it was not claimable a moment ago), so an index scan does not wade through rows deleted behind it that vacuum (or InnoDB purge)
-// has not removed yet, e.g. while a long transaction holds vacuum back. The bound is dropped after a
+// at the batch's first id (every row below it was not claimable a moment ago), so an index scan does
+// not wade through rows deleted behind it that vacuum (or InnoDB purge) has not removed yet, e.g. while a long transaction holds vacuum back. The bound is dropped after a
 // short batch and at least every floorReset, so no row is stranded below it.
 type rowClaimer struct {
 	c      *Conn
@@ -107,14 +109,14 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
-		case c.dialect == Postgres && floor > 0:
+		case c.caps.Pipeline && c.caps.UpdateReturning && floor > 0:
 			jobs = nil
-			err = c.pgPipeline(ctx, pgIndexOrder, r.pgClaimStep(p, where, args, limit, &jobs))
-		case c.dialect == Postgres || c.dialect == SQLite:
+			err = c.pgPipeline(ctx, append(c.indexOrderSteps(), r.pgClaimStep(p, where, args, limit, &jobs))...)
+		case c.caps.UpdateReturning:
 			jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
 			err = c.translate(err)
-		case r.skipLocked():
-			err = c.inTxIsolation(ctx, sql.LevelReadCommitted, func(tx *sqlx.Tx) error {
+		case c.caps.SkipLocked:
+			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
 				return err
 			})
@@ -130,15 +132,10 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	return jobs, nil
 }
 
-// skipLocked reports whether the server's locking read skips locked rows (MySQL 8.0.1+, MariaDB 10.6+).
-func (r *rowClaimer) skipLocked() bool {
-	return strings.Contains(strings.ToUpper(r.c.lock), "SKIP LOCKED")
-}
-
 // canDeleteAndClaim reports whether deleteAndClaim can run on this server: everywhere a claim is one
 // statement or one transaction (not on the compare-and-set fallback).
 func (r *rowClaimer) canDeleteAndClaim() bool {
-	return r.c.dialect == Postgres || r.c.dialect == SQLite || r.skipLocked()
+	return r.c.caps.UpdateReturning || r.c.caps.SkipLocked
 }
 
 // deleteAndClaim deletes finished jobs, fenced, and claims up to limit rows of p.Queue in the same
@@ -149,32 +146,28 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	c := r.c
 	floor := r.floor(p.Queue)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
-	level := sql.LevelDefault
-	if c.dialect == MySQL {
-		level = sql.LevelReadCommitted
-	}
 	var jobs []*Job
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {
-		if c.dialect == Postgres {
+		if c.caps.Pipeline && c.caps.DeleteReturning && c.caps.UpdateReturning {
 			// One round trip instead of four (begin, delete, claim, commit): the pipeline is one
 			// implicit transaction.
 			jobs = nil
-			steps := []pgStep{c.pgDeleteFencedStep(done, &deleted)}
+			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
 			if floor > 0 {
-				steps = append(steps, pgIndexOrder)
+				steps = append(steps, c.indexOrderSteps()...)
 			}
 			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
 		}
-		return c.inTxIsolation(ctx, level, func(tx *sqlx.Tx) error {
+		return c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 			var err error
 			if deleted, err = c.deleteFencedRows(ctx, tx, done); err != nil {
 				return err
 			}
-			if c.dialect == MySQL {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
-			} else {
+			if c.caps.UpdateReturning {
 				jobs, err = r.claimReturning(ctx, tx, p, where, args, limit)
+			} else {
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
 			}
 			return err
 		})
@@ -205,16 +198,12 @@ func (r *rowClaimer) claimReturning(ctx context.Context, ex sqlx.ExtContext, p *
 // then where's arguments.
 func (r *rowClaimer) claimReturningSQL(where string, limit int) string {
 	c := r.c
-	least := "least"
-	if c.dialect == SQLite {
-		least = "min"
-	}
 	lock := ""
 	if c.lock != "" {
 		lock = " " + c.lock
 	}
 	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
-		c.Q(c.tables.Jobs), least, c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
+		c.Q(c.tables.Jobs), c.d.least(), c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
 	return c.Rebind(q)
 }
 
@@ -374,13 +363,7 @@ func cmpInt64(a, b int64) int {
 
 // jobsColumns returns the lower-cased column names of the jobs table.
 func (c *Conn) jobsColumns(ctx context.Context) (map[string]bool, error) {
-	q := "select * from " + c.Q(c.tables.Jobs) + " where 1 = 0"
-	if c.dialect == Postgres {
-		// pgx caches the result shape of a prepared "select *", which goes stale when a column is
-		// added; the comment makes the statement text, and so the cache entry, unique.
-		q += fmt.Sprintf(" /* %d */", time.Now().UnixNano())
-	}
-	rows, err := c.db.QueryxContext(ctx, q)
+	rows, err := c.db.QueryxContext(ctx, c.d.freshSelect("select * from "+c.Q(c.tables.Jobs)+" where 1 = 0"))
 	if err != nil {
 		return nil, c.translate(err)
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -68,7 +65,9 @@ type OpenParams struct {
 // Conn is an open database with Laravel's queue tables. It is safe for concurrent use.
 type Conn struct {
 	db          *sqlx.DB
-	dialect     Dialect
+	name        Dialect
+	d           dialect
+	caps        capabilities
 	tables      Tables
 	version     string
 	engine      string
@@ -96,14 +95,16 @@ type ConnStats struct {
 // Open connects to the database, checks that it answers, and detects the server version that decides
 // the pop lock. Wrong credentials or an unreachable server give an error naming host and database.
 func Open(ctx context.Context, p OpenParams) (*Conn, error) {
-	if p.Dialect == MariaDB {
-		p.Dialect = MySQL
-	}
 	p.Tables = p.Tables.withDefaults()
 	if err := p.Tables.Validate(); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	driver, dsn, where, err := p.driverDSN()
+	d, err := dialectFor(p.Dialect)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	p.Dialect = d.name()
+	driver, dsn, where, err := d.driverDSN(p)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -119,7 +120,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, dialect: p.Dialect, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
+	c := &Conn{db: db, name: p.Dialect, d: d, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -138,100 +139,12 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if p.ServerVersion != "" {
 		c.version = p.ServerVersion
 	}
-	c.engine, c.lock = PopLock(p.Dialect, c.version)
+	c.engine, c.lock = d.popLock(c.version)
 	if p.ForceForUpdate && c.lock != "" {
 		c.lock = "for update"
 	}
+	c.caps = d.capabilities(c.engine, c.lock)
 	return c, nil
-}
-
-// driverDSN returns the database/sql driver name, the DSN and a description of where it points.
-func (p OpenParams) driverDSN() (driver, dsn, where string, err error) {
-	switch p.Dialect {
-	case MySQL:
-		cfg := mysql.NewConfig()
-		if p.DSN != "" {
-			if cfg, err = mysql.ParseDSN(p.DSN); err != nil {
-				return "", "", "", fmt.Errorf("%w: DB DSN %q: %v; use the go-sql-driver form user:pass@tcp(host:3306)/dbname", ErrInvalid, p.DSN, err)
-			}
-		} else {
-			cfg.User, cfg.Passwd, cfg.DBName = p.Username, p.Password, p.Database
-			if p.Socket != "" {
-				cfg.Net, cfg.Addr = "unix", p.Socket
-			} else {
-				cfg.Net, cfg.Addr = "tcp", hostPort(p.Host, p.Port, 3306)
-			}
-		}
-		// Fenced updates count matched rows, so a renewal within the same second is not "lost".
-		cfg.ClientFoundRows = true
-		// Send statements with their arguments in one round trip, as PDO's emulated prepares do,
-		// instead of prepare, execute and close; utf8mb4 makes the escaping safe.
-		if !strings.Contains(p.DSN, "interpolateParams") {
-			cfg.InterpolateParams = true
-		}
-		if cfg.Params == nil {
-			cfg.Params = map[string]string{}
-		}
-		if _, ok := cfg.Params["charset"]; !ok {
-			cfg.Params["charset"] = "utf8mb4"
-		}
-		return "mysql", cfg.FormatDSN(), fmt.Sprintf("%s/%s", cfg.Addr, cfg.DBName), nil
-	case Postgres:
-		if p.DSN != "" {
-			return "pgx", p.DSN, redactPostgres(p.DSN), nil
-		}
-		host := p.Host
-		if p.Socket != "" {
-			host = p.Socket
-		}
-		if host == "" {
-			host = "127.0.0.1"
-		}
-		port := p.Port
-		if port == 0 {
-			port = 5432
-		}
-		kv := []string{"host=" + pgQuote(host), "port=" + strconv.Itoa(port), "sslmode=prefer"}
-		for _, f := range [][2]string{{"dbname", p.Database}, {"user", p.Username}, {"password", p.Password}, {"search_path", p.Schema}} {
-			if f[1] != "" {
-				kv = append(kv, f[0]+"="+pgQuote(f[1]))
-			}
-		}
-		return "pgx", strings.Join(kv, " "), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
-	case SQLite:
-		path := p.DSN
-		if path == "" {
-			path = p.Database
-		}
-		if path == "" {
-			return "", "", "", fmt.Errorf("%w: DB_DATABASE is empty: set it to the SQLite file path Laravel uses (database/database.sqlite)", ErrInvalid)
-		}
-		bt := p.BusyTimeout
-		if bt == 0 {
-			bt = DefaultSQLiteBusyTimeout
-		}
-		file, query, _ := strings.Cut(path, "?")
-		if plain := strings.TrimPrefix(file, "file:"); p.RequireSQLiteFile && plain != ":memory:" {
-			if _, err := os.Stat(plain); err != nil {
-				return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
-			}
-		}
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			return "", "", "", fmt.Errorf("%w: SQLite DSN %q: %v", ErrInvalid, path, err)
-		}
-		setDefault(q, "_busy_timeout", strconv.FormatInt(bt.Milliseconds(), 10))
-		setDefault(q, "_journal_mode", "WAL")
-		setDefault(q, "_txlock", "immediate")
-		return "sqlite", file + "?" + q.Encode(), file, nil
-	}
-	return "", "", "", fmt.Errorf("%w: DB_CONNECTION %q: use mysql, mariadb, pgsql or sqlite", ErrInvalid, p.Dialect)
-}
-
-func setDefault(q url.Values, k, v string) {
-	if q.Get(k) == "" {
-		q.Set(k, v)
-	}
 }
 
 func hostPort(host string, port, def int) string {
@@ -247,47 +160,20 @@ func hostPort(host string, port, def int) string {
 	return host + ":" + strconv.Itoa(port)
 }
 
-func pgQuote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
-
-// redactPostgres describes a pgx DSN without its password.
-func redactPostgres(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
-		return u.Host + u.Path
-	}
-	var parts []string
-	for _, f := range strings.Fields(dsn) {
-		if k, _, _ := strings.Cut(f, "="); k == "host" || k == "port" || k == "dbname" {
-			parts = append(parts, f)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // serverVersion returns the version string as PHP's PDO::ATTR_SERVER_VERSION reports it.
 func (c *Conn) serverVersion(ctx context.Context) (string, error) {
-	var q string
-	switch c.dialect {
-	case MySQL:
-		q = "select version()"
-	case Postgres:
-		q = "show server_version"
-	default:
-		q = "select sqlite_version()"
-	}
 	var v string
-	err := c.db.QueryRowContext(ctx, q).Scan(&v)
+	err := c.db.QueryRowContext(ctx, c.d.versionSQL()).Scan(&v)
 	return v, err
 }
 
-// ping checks the connection. On SQLite a new connection switches the file to WAL, which another
-// connection's lock can refuse at once (SQLITE_BUSY without waiting, where waiting could deadlock):
-// that is tried again until ctx ends.
+// ping checks the connection. A server that answers busy is asked again until ctx ends: on SQLite a
+// new connection switches the file to WAL, which another connection's lock can refuse at once
+// (SQLITE_BUSY without waiting, where waiting could deadlock).
 func (c *Conn) ping(ctx context.Context) error {
 	for {
 		err := c.db.PingContext(ctx)
-		if err == nil || c.dialect != SQLite || !errors.Is(c.translate(err), ErrBusy) {
+		if err == nil || !errors.Is(c.translate(err), ErrBusy) {
 			return err
 		}
 		select {
@@ -305,7 +191,7 @@ func (c *Conn) Close() error { return c.db.Close() }
 func (c *Conn) DB() *sqlx.DB { return c.db }
 
 // Dialect returns the connection's SQL family.
-func (c *Conn) Dialect() Dialect { return c.dialect }
+func (c *Conn) Dialect() Dialect { return c.name }
 
 // Tables returns the table names this connection uses.
 func (c *Conn) Tables() Tables { return c.tables }
@@ -333,26 +219,9 @@ func (c *Conn) now() int64 { return c.clock().Unix() }
 // chooses for a server version string: SKIP LOCKED for MySQL >= 8.0.1, MariaDB >= 10.6.0 and PostgreSQL
 // >= 9.5 (compared as PHP's version_compare does), plain "for update" otherwise, nothing on SQLite.
 func PopLock(d Dialect, version string) (engine, lock string) {
-	switch d {
-	case SQLite:
-		return "sqlite", ""
-	case Postgres:
-		engine = "pgsql"
-	default:
-		engine = "mysql"
+	impl, err := dialectFor(d)
+	if err != nil {
+		impl = mysqlDialect{} // as before dialects were checked: anything unknown is read as MySQL
 	}
-	if strings.Contains(version, "MariaDB") {
-		engine = "mariadb"
-		v := version
-		if _, after, ok := strings.Cut(v, "5.5.5-"); ok {
-			v = after
-		}
-		v, _, _ = strings.Cut(v, "-")
-		version = v
-	}
-	least := map[string]string{"mysql": "8.0.1", "mariadb": "10.6.0", "pgsql": "9.5"}[engine]
-	if VersionCompare(version, least) >= 0 {
-		return engine, "FOR UPDATE SKIP LOCKED"
-	}
-	return engine, "for update"
+	return impl.popLock(version)
 }

@@ -184,9 +184,9 @@ func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
 		cond, arg = "delete_mark = ?", any(1)
 	}
 	del := c.Rebind(fmt.Sprintf("delete from %s where id in (select id from %s where %s limit %d)", c.Q(c.tables.Jobs), c.Q(c.tables.Jobs), cond, SweepBatch))
-	if c.dialect == MySQL {
-		// MySQL cannot delete from a table it selects from in a subquery, but has DELETE … LIMIT.
-		del = fmt.Sprintf("delete from %s where %s limit %d", c.Q(c.tables.Jobs), cond, SweepBatch)
+	if c.caps.DeleteLimit {
+		// Such a server (MySQL) cannot delete from a table it selects from in a subquery.
+		del = c.Rebind(fmt.Sprintf("delete from %s where %s limit %d", c.Q(c.tables.Jobs), cond, SweepBatch))
 	}
 	var total int64
 	for {

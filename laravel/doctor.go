@@ -46,42 +46,13 @@ func (t *JobsTable) Column(name string) (Column, bool) {
 // table is an error wrapping ErrMissingTable.
 func InspectJobs(ctx context.Context, c *Conn) (*JobsTable, error) {
 	t := &JobsTable{Name: c.tables.Jobs}
-	var err error
-	switch c.dialect {
-	case MySQL:
-		err = c.inspectMySQL(ctx, t)
-	case Postgres:
-		err = c.inspectPostgres(ctx, t)
-	default:
-		err = c.inspectSQLite(ctx, t)
-	}
-	if err != nil {
+	if err := c.d.inspect(ctx, c, t); err != nil {
 		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, err)
 	}
 	if len(t.Columns) == 0 {
 		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, &MissingTableError{Table: c.tables.Jobs, Fix: "php artisan queue:table && php artisan migrate", Err: errors.New("no columns in the catalog")})
 	}
 	return t, nil
-}
-
-func (c *Conn) inspectMySQL(ctx context.Context, t *JobsTable) error {
-	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
-		return err
-	}
-	irows, err := c.db.QueryContext(ctx, "select index_name, column_name, non_unique from information_schema.statistics where table_schema = database() and table_name = ? order by index_name, seq_in_index", t.Name)
-	if err != nil {
-		return c.translate(err)
-	}
-	defer irows.Close()
-	for irows.Next() {
-		var name, col string
-		var nonUnique int
-		if err := irows.Scan(&name, &col, &nonUnique); err != nil {
-			return err
-		}
-		t.addIndexColumn(Index{Name: name, Unique: nonUnique == 0, Primary: name == "PRIMARY"}, col)
-	}
-	return irows.Err()
 }
 
 // schemaColumns reads the columns from an information_schema query of name, type and is_nullable.
@@ -101,76 +72,6 @@ func (c *Conn) schemaColumns(ctx context.Context, t *JobsTable, q string) error 
 		t.Columns = append(t.Columns, col)
 	}
 	return rows.Err()
-}
-
-func (c *Conn) inspectPostgres(ctx context.Context, t *JobsTable) error {
-	if err := c.schemaColumns(ctx, t, "select column_name, data_type, is_nullable from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position"); err != nil {
-		return err
-	}
-	irows, err := c.db.QueryContext(ctx, `select i.relname, a.attname, ix.indisunique, ix.indisprimary, ix.indisvalid
-		from pg_index ix
-		join pg_class t on t.oid = ix.indrelid
-		join pg_class i on i.oid = ix.indexrelid
-		join pg_namespace n on n.oid = t.relnamespace
-		join pg_attribute a on a.attrelid = t.oid and a.attnum = any(ix.indkey)
-		where t.relname = $1 and n.nspname = current_schema()
-		order by i.relname, array_position(ix.indkey::int2[], a.attnum)`, t.Name)
-	if err != nil {
-		return c.translate(err)
-	}
-	defer irows.Close()
-	for irows.Next() {
-		var ix Index
-		var col string
-		var valid bool
-		if err := irows.Scan(&ix.Name, &col, &ix.Unique, &ix.Primary, &valid); err != nil {
-			return err
-		}
-		ix.Invalid = !valid
-		t.addIndexColumn(ix, col)
-	}
-	return irows.Err()
-}
-
-func (c *Conn) inspectSQLite(ctx context.Context, t *JobsTable) error {
-	rows, err := c.db.QueryxContext(ctx, "select name, type, \"notnull\", pk from pragma_table_info(?)", t.Name)
-	if err != nil {
-		return c.translate(err)
-	}
-	defer rows.Close()
-	var pk []string
-	for rows.Next() {
-		var col Column
-		var notNull, pkPos int
-		if err := rows.Scan(&col.Name, &col.Type, &notNull, &pkPos); err != nil {
-			return err
-		}
-		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), notNull == 0
-		t.Columns = append(t.Columns, col)
-		if pkPos > 0 {
-			pk = append(pk, col.Name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(pk) > 0 {
-		t.Indexes = append(t.Indexes, Index{Name: "PRIMARY", Columns: pk, Unique: true, Primary: true})
-	}
-	irows, err := c.db.QueryxContext(ctx, `select il.name, il."unique", ii.name from pragma_index_list(?) il, pragma_index_info(il.name) ii order by il.name, ii.seqno`, t.Name)
-	if err != nil {
-		return c.translate(err)
-	}
-	defer irows.Close()
-	for irows.Next() {
-		var name, col string
-		var unique int
-		if err := irows.Scan(&name, &unique, &col); err != nil {
-			return err
-		}
-		t.addIndexColumn(Index{Name: name, Unique: unique == 1}, col)
-	}
-	return irows.Err()
 }
 
 // addIndexColumn appends col to the index named ix.Name, adding the index when it is new.
@@ -271,7 +172,7 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		add("missing-queue-index", SeverityError, migrate,
 			"no index on (queue): every claim scans the table")
 	}
-	if col, ok := t.Column("attempts"); ok && c.dialect == MySQL && strings.HasPrefix(col.Type, "tinyint") {
+	if col, ok := t.Column("attempts"); ok && c.caps.TypedIntegers && strings.HasPrefix(col.Type, "tinyint") {
 		add("attempts-limit", SeverityNote, "nothing while jobs are retried fewer than 255 times; to lift the limit: alter table "+c.tables.Jobs+" modify attempts smallint unsigned not null",
 			"attempts is %s: it holds at most 255, so a job released more often fails to be reserved on PHP before 12.54 (artisan-go saturates it and fails the job as attempted too many times)", col.Type)
 	}

@@ -6,12 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-	"modernc.org/sqlite"
 )
 
 // MissingTableError reports a table the operation needs that does not exist, and the artisan command
@@ -39,44 +34,24 @@ func (c *Conn) translate(err error) error {
 		return nil
 	}
 	var kind error
-	var my *mysql.MySQLError
-	var pg *pgconn.PgError
-	var lite *sqlite.Error
-	switch {
-	case errors.As(err, &my):
-		switch my.Number {
-		case 1213:
-			kind = ErrDeadlock
-		case 1205:
-			kind = ErrBusy
-		case 1146:
-			return c.missingTable(err)
-		}
-	case errors.As(err, &pg):
-		switch pg.Code {
-		case "40001", "40P01":
-			kind = ErrDeadlock
-		case "55P03":
-			kind = ErrBusy
-		case "42P01":
-			return c.missingTable(err)
-		}
-	case errors.As(err, &lite):
-		switch lite.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-			kind = ErrBusy
-		case 1:
-			if strings.Contains(lite.Error(), "no such table") {
-				return c.missingTable(err)
-			}
-		}
+	switch c.d.classify(err) {
+	case errDeadlock:
+		kind = ErrDeadlock
+	case errBusy:
+		kind = ErrBusy
+	case errMissingTable:
+		return c.missingTable(err)
+	case errUnique:
+		kind = ErrDuplicate
+	case errConnLost:
+		kind = ErrConnLost
 	}
 	switch kind {
 	case ErrDeadlock:
 		c.deadlocks.Add(1)
 	case ErrBusy:
 		c.busy.Add(1)
-	default:
+	case nil:
 		return err
 	}
 	return fmt.Errorf("%w: %w", kind, err)

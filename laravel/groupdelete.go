@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +52,7 @@ func (f *Fenced) deleteMany(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	var deleted map[int64]bool
 	err := c.retry(ctx, f.Tries, func() error {
 		var err error
-		if c.deleteReturns() {
+		if c.caps.DeleteReturning {
 			deleted, err = c.deleteFencedRows(ctx, c.db, jobs)
 			return c.translate(err)
 		}
@@ -68,37 +67,24 @@ func (f *Fenced) deleteMany(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	return lostJobs(jobs, deleted), nil
 }
 
-// deleteReturns reports whether the server has DELETE … RETURNING: every dialect but MySQL.
-func (c *Conn) deleteReturns() bool { return c.dialect != MySQL || c.engine == "mariadb" }
-
 // deleteFencedRows deletes the jobs whose claims (id, attempts, reserved_at) still hold and returns
 // the ids it deleted. Without DELETE … RETURNING, ex must be a transaction: the rows are locked and
 // read first, then deleted by id.
 func (c *Conn) deleteFencedRows(ctx context.Context, ex sqlx.ExtContext, jobs []*Job) (map[int64]bool, error) {
-	if c.dialect == Postgres {
-		return c.deleteFencedArrays(ctx, ex, jobs)
-	}
-	ids := make([]any, 0, 4*len(jobs))
-	for _, j := range jobs {
-		ids = append(ids, j.ID)
-	}
-	for _, j := range jobs {
-		ids = append(ids, j.ID, j.Attempts, j.ReservedAt)
-	}
-	rowIn := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(jobs)), ", ")
-	where := " where id in (" + placeholders(len(jobs)) + ") and (id, attempts, reserved_at) in (" + rowIn + ")"
-	deleted := map[int64]bool{}
-	if c.deleteReturns() {
-		rows, err := ex.QueryContext(ctx, c.Rebind("delete from "+c.Q(c.tables.Jobs)+where+" returning id"), ids...)
+	if c.caps.DeleteReturning {
+		q, args := c.d.deleteFencedSQL(c.tables.Jobs, jobs)
+		rows, err := ex.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, err
 		}
 		return scanIDSet(rows)
 	}
-	rows, err := ex.QueryContext(ctx, "select id from "+c.Q(c.tables.Jobs)+where+" for update", ids...)
+	where, args := fencedRowsWhere(jobs)
+	rows, err := ex.QueryContext(ctx, c.d.rebind("select id from "+c.d.quote(c.tables.Jobs)+where+" for update"), args...)
 	if err != nil {
 		return nil, err
 	}
+	deleted := map[int64]bool{}
 	var keep []any
 	for rows.Next() {
 		var id int64
@@ -113,38 +99,13 @@ func (c *Conn) deleteFencedRows(ctx context.Context, ex sqlx.ExtContext, jobs []
 	if err := rows.Err(); err != nil || len(keep) == 0 {
 		return deleted, err
 	}
-	_, err = ex.ExecContext(ctx, "delete from "+c.Q(c.tables.Jobs)+" where id in ("+placeholders(len(keep))+")", keep...)
+	_, err = ex.ExecContext(ctx, c.d.rebind("delete from "+c.d.quote(c.tables.Jobs)+" where id in ("+placeholders(len(keep))+")"), keep...)
 	return deleted, err
 }
 
-// deleteFencedArrays is deleteFencedRows on PostgreSQL: the claims go as three arrays joined to the
-// table, one statement text for every group size (prepared once per connection), and each row is
-// matched by a join instead of against a list of every claim.
-func (c *Conn) deleteFencedArrays(ctx context.Context, ex sqlx.ExtContext, jobs []*Job) (map[int64]bool, error) {
-	q, args := c.pgDeleteFenced(jobs)
-	rows, err := ex.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanIDSet(rows)
-}
-
-// pgDeleteFenced is deleteFencedArrays' statement and its three array arguments.
-func (c *Conn) pgDeleteFenced(jobs []*Job) (string, []any) {
-	ids := make([]int64, len(jobs))
-	attempts := make([]int64, len(jobs))
-	reserved := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i], attempts[i], reserved[i] = j.ID, int64(j.Attempts), j.ReservedAt
-	}
-	q := "delete from " + c.Q(c.tables.Jobs) + " as j using unnest($1::bigint[], $2::bigint[], $3::bigint[]) as f(id, attempts, reserved_at)" +
-		" where j.id = f.id and j.attempts = f.attempts and j.reserved_at = f.reserved_at returning j.id"
-	return q, []any{ids, attempts, reserved}
-}
-
-// pgDeleteFencedStep is deleteFencedArrays as a pipeline step that stores the deleted ids in *deleted.
-func (c *Conn) pgDeleteFencedStep(jobs []*Job, deleted *map[int64]bool) pgStep {
-	q, args := c.pgDeleteFenced(jobs)
+// deleteFencedStep is deleteFencedRows as a pipeline step that stores the deleted ids in *deleted.
+func (c *Conn) deleteFencedStep(jobs []*Job, deleted *map[int64]bool) pgStep {
+	q, args := c.d.deleteFencedSQL(c.tables.Jobs, jobs)
 	return pgStep{sql: q, args: args, read: pgScanIDSet(deleted)}
 }
 
@@ -189,10 +150,6 @@ func (f *Fenced) JobDeleteMany(ctx context.Context, jobs []*Job) ([]*Job, error)
 		lost = append(lost, l...)
 	}
 	return lost, nil
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // deleteGroup coalesces concurrent JobDelete calls into grouped deletes, as a database's group commit

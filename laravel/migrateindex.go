@@ -123,48 +123,16 @@ func (c *Conn) rollbackPlan(t *JobsTable, p MigrateParams) []string {
 	return plan
 }
 
-const mysqlOnline = ", algorithm=inplace, lock=none"
-
 func (c *Conn) createIndex(name string, cols ...string) string {
-	quoted := ""
-	for i, col := range cols {
-		if i > 0 {
-			quoted += ", "
-		}
-		quoted += c.Q(col)
-	}
-	switch c.dialect {
-	case MySQL:
-		return fmt.Sprintf("alter table %s add index %s (%s)%s", c.Q(c.tables.Jobs), c.Q(name), quoted, mysqlOnline)
-	case Postgres:
-		return fmt.Sprintf("create index concurrently if not exists %s on %s (%s)", c.Q(name), c.Q(c.tables.Jobs), quoted)
-	}
-	return fmt.Sprintf("create index if not exists %s on %s (%s)", c.Q(name), c.Q(c.tables.Jobs), quoted)
+	return c.d.onlineIndexDDL(c.tables.Jobs, name, cols)
 }
 
-func (c *Conn) dropIndex(name string) string {
-	switch c.dialect {
-	case MySQL:
-		return fmt.Sprintf("alter table %s drop index %s%s", c.Q(c.tables.Jobs), c.Q(name), mysqlOnline)
-	case Postgres:
-		return "drop index concurrently if exists " + c.Q(name)
-	}
-	return "drop index if exists " + c.Q(name)
-}
+func (c *Conn) dropIndex(name string) string { return c.d.onlineDropIndexDDL(c.tables.Jobs, name) }
 
 func (c *Conn) addColumn(name string) string {
-	typ := map[Dialect]string{MySQL: "bigint unsigned", Postgres: "bigint", SQLite: "integer"}[c.dialect]
-	s := fmt.Sprintf("alter table %s add column %s %s not null default 0", c.Q(c.tables.Jobs), c.Q(name), typ)
-	if c.dialect == MySQL {
-		s += mysqlOnline
-	}
-	return s
+	return fmt.Sprintf("alter table %s add column %s %s default 0", c.Q(c.tables.Jobs), c.Q(name), c.d.columnType(colBigUInt, false)) + c.d.onlineAlterSuffix()
 }
 
 func (c *Conn) dropColumn(name string) string {
-	s := fmt.Sprintf("alter table %s drop column %s", c.Q(c.tables.Jobs), c.Q(name))
-	if c.dialect == MySQL {
-		s += mysqlOnline
-	}
-	return s
+	return fmt.Sprintf("alter table %s drop column %s", c.Q(c.tables.Jobs), c.Q(name)) + c.d.onlineAlterSuffix()
 }

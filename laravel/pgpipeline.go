@@ -55,15 +55,16 @@ func (c *Conn) pgPipeline(ctx context.Context, steps ...pgStep) error {
 	return c.translate(err)
 }
 
-// pgIndexOrder is the pipeline step that makes the next claim of the same pipeline walk the primary
-// key from its lower bound instead of sorting the queue's rows. PostgreSQL plans Laravel's claim
-// (WHERE queue = ? … ORDER BY id LIMIT n) from the table's statistics; on a table that grew faster
-// than autovacuum analyzes it (a new table, a burst of dispatches) it expects a handful of rows and
-// picks a bitmap scan of the queue index and a sort, which reads every row of the queue for every
-// claim: measured at 14 ms for a 20,000-row backlog against 0.2 ms for the index walk. The setting is
-// local to the pipeline's transaction and is used only with a lower bound, that is while the queue has
-// a backlog of at least a batch from that bound on.
-var pgIndexOrder = pgStep{sql: "select set_config('enable_sort', 'off', true)"}
+// indexOrderSteps are the pipeline steps that make the next claim of the same pipeline walk the
+// primary key from its lower bound instead of sorting the queue's rows (see dialect.indexOrderSQL). It
+// is used only with a lower bound, that is while the queue has a backlog of at least a batch from that
+// bound on.
+func (c *Conn) indexOrderSteps() []pgStep {
+	if q := c.d.indexOrderSQL(); q != "" {
+		return []pgStep{{sql: q}}
+	}
+	return nil
+}
 
 // pgScanJobs returns a pipeline reader that stores the rows (jobColumns) in *out, sorted by id.
 func pgScanJobs(out *[]*Job) func(pgx.Rows) error {

@@ -171,15 +171,7 @@ func (f *Fenced) JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) er
 // MaxAttempts returns the largest value the attempts column holds: 255 for MySQL's tinyint unsigned,
 // 32767 for PostgreSQL's smallint. Claims saturate there instead of failing the update (which would
 // leave the row at the head of the queue for ever); a worker then fails it as attempted too many times.
-func (c *Conn) MaxAttempts() int {
-	switch c.dialect {
-	case MySQL:
-		return 255
-	case Postgres:
-		return 32767
-	}
-	return 1<<31 - 1
-}
+func (c *Conn) MaxAttempts() int { return c.caps.MaxAttempts }
 
 // JobFail deletes the row and writes the failed_jobs row in one transaction, fenced. The uuid column is
 // written when the table has one (Laravel 8+), taken from p.UUID or else from the payload.
@@ -266,15 +258,10 @@ func (f *Fenced) JobPush(ctx context.Context, p *JobPushParams) (int64, error) {
 }
 
 // Q quotes a table or column name for the connection's dialect.
-func (c *Conn) Q(name string) string { return quoteIdent(c.dialect, name) }
+func (c *Conn) Q(name string) string { return c.d.quote(name) }
 
 // Rebind turns ? placeholders into the dialect's ($1, $2 … on PostgreSQL).
-func (c *Conn) Rebind(q string) string {
-	if c.dialect == Postgres {
-		return sqlx.Rebind(sqlx.DOLLAR, q)
-	}
-	return q
-}
+func (c *Conn) Rebind(q string) string { return c.d.rebind(q) }
 
 // InTx runs fn in one transaction (BEGIN IMMEDIATE on SQLite), commits if it returns nil and rolls
 // back otherwise. fn returns driver errors as they are; InTx translates them to the package sentinels.
@@ -289,6 +276,15 @@ func (c *Conn) deleteFenced(ctx context.Context, tx *sqlx.Tx, j *Job) error {
 
 func (c *Conn) deleteFencedSQL() string {
 	return c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
+}
+
+// forUpdate is the lock clause of a read-modify-write select: " for update" where rows can be locked,
+// nothing where the transaction holds the database's write lock from its start (SQLite).
+func (c *Conn) forUpdate() string {
+	if c.caps.RowLocks {
+		return " for update"
+	}
+	return ""
 }
 
 // execFenced runs a statement that must touch exactly one row, else ErrReservationLost.
@@ -312,29 +308,14 @@ func (c *Conn) execFenced(ctx context.Context, ex sqlx.ExecerContext, q string, 
 
 // insertSQL returns an insert statement for the given columns, rebound.
 func (c *Conn) insertSQL(table string, cols []string) string {
-	quoted := make([]string, len(cols))
-	for i, col := range cols {
-		quoted[i] = c.Q(col)
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-	return c.Rebind("insert into " + c.Q(table) + " (" + strings.Join(quoted, ", ") + ") values (" + marks + ")")
+	return c.d.rebind("insert into " + c.d.quote(table) + " (" + quoteAll(c.d, cols) + ") values (" + placeholders(len(cols)) + ")")
 }
 
 // insertJob inserts one jobs row as Laravel's buildDatabaseRecord does and returns its id. Errors are
 // returned untranslated.
 func (c *Conn) insertJob(ctx context.Context, ex sqlx.ExtContext, p *JobPushParams) (int64, error) {
 	q := c.insertSQL(c.tables.Jobs, []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"})
-	args := []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)}
-	if c.dialect == Postgres {
-		var id int64
-		err := ex.QueryRowxContext(ctx, q+` returning "id"`, args...).Scan(&id)
-		return id, err
-	}
-	res, err := ex.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+	return c.d.insertID(ctx, ex, q, []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)})
 }
 
 // AvailableJobsSQL returns Laravel's getNextAvailableJob select for up to limit rows, with the
@@ -345,7 +326,7 @@ func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, l
 		" where queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
 	if len(exclude) > 0 {
-		b.WriteString(" and id not in (" + strings.TrimSuffix(strings.Repeat("?, ", len(exclude)), ", ") + ")")
+		b.WriteString(" and id not in (" + placeholders(len(exclude)) + ")")
 		for _, id := range exclude {
 			args = append(args, id)
 		}

@@ -28,7 +28,7 @@ func TestSchemaDDLMatchesLaravel(t *testing.T) {
 			for _, m := range migrations {
 				want = append(want, golden[string(d)+"/"+m]...)
 			}
-			got := schemaDDL(d, DefaultTables(), SchemaParams{LegacyJobsIndex: legacy, FailedJobsWithoutUUID: legacy})
+			got := schemaDDL(dialects[d], DefaultTables(), SchemaParams{LegacyJobsIndex: legacy, FailedJobsWithoutUUID: legacy})
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("%s legacy=%v:\n got %s\nwant %s", d, legacy, strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 			}

@@ -1,0 +1,188 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+)
+
+// mysqlDialect is MySQL and MariaDB (Laravel's mysql and mariadb drivers).
+type mysqlDialect struct{}
+
+func (mysqlDialect) name() Dialect { return MySQL }
+
+func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
+	cfg := mysql.NewConfig()
+	if p.DSN != "" {
+		if cfg, err = mysql.ParseDSN(p.DSN); err != nil {
+			return "", "", "", fmt.Errorf("%w: DB DSN %q: %v; use the go-sql-driver form user:pass@tcp(host:3306)/dbname", ErrInvalid, p.DSN, err)
+		}
+	} else {
+		cfg.User, cfg.Passwd, cfg.DBName = p.Username, p.Password, p.Database
+		if p.Socket != "" {
+			cfg.Net, cfg.Addr = "unix", p.Socket
+		} else {
+			cfg.Net, cfg.Addr = "tcp", hostPort(p.Host, p.Port, 3306)
+		}
+	}
+	// Fenced updates count matched rows, so a renewal within the same second is not "lost".
+	cfg.ClientFoundRows = true
+	// Send statements with their arguments in one round trip, as PDO's emulated prepares do,
+	// instead of prepare, execute and close; utf8mb4 makes the escaping safe.
+	if !strings.Contains(p.DSN, "interpolateParams") {
+		cfg.InterpolateParams = true
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	if _, ok := cfg.Params["charset"]; !ok {
+		cfg.Params["charset"] = "utf8mb4"
+	}
+	return "mysql", cfg.FormatDSN(), fmt.Sprintf("%s/%s", cfg.Addr, cfg.DBName), nil
+}
+
+func (mysqlDialect) versionSQL() string { return "select version()" }
+
+// popLock tells MariaDB from MySQL by the version string ("5.5.5-10.11.6-MariaDB-…" through old
+// clients): SKIP LOCKED came with MySQL 8.0.1 and MariaDB 10.6.0.
+func (mysqlDialect) popLock(version string) (engine, lock string) {
+	if strings.Contains(version, "MariaDB") {
+		v := version
+		if _, after, ok := strings.Cut(v, "5.5.5-"); ok {
+			v = after
+		}
+		v, _, _ = strings.Cut(v, "-")
+		return "mariadb", skipLockedSince(v, "10.6.0")
+	}
+	return "mysql", skipLockedSince(version, "8.0.1")
+}
+
+func (mysqlDialect) capabilities(engine, lock string) capabilities {
+	return capabilities{
+		SkipLocked:      hasSkipLocked(lock),
+		DeleteReturning: engine == "mariadb",
+		RowLocks:        true,
+		DeleteLimit:     true,
+		TypedIntegers:   true,
+		ClaimIsolation:  sql.LevelReadCommitted,
+		MaxAttempts:     255, // tinyint unsigned
+	}
+}
+
+func (mysqlDialect) quote(name string) string   { return "`" + name + "`" }
+func (mysqlDialect) rebind(q string) string     { return q }
+func (mysqlDialect) least() string              { return "least" }
+func (mysqlDialect) encodeText(v string) string { return v }
+func (mysqlDialect) decodeText(v string) string { return v }
+
+func (mysqlDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+	return lastInsertID(ctx, ex, insert, args)
+}
+
+func (d mysqlDialect) upsertSQL(table, key string, cols []string) string {
+	var set []string
+	for _, col := range cols {
+		if col != key {
+			set = append(set, d.quote(col)+" = values("+d.quote(col)+")")
+		}
+	}
+	return "insert into " + d.quote(table) + " (" + quoteAll(d, cols) + ") values (" + placeholders(len(cols)) +
+		") on duplicate key update " + strings.Join(set, ", ")
+}
+
+// deleteFencedSQL is MariaDB's; MySQL has no DELETE … RETURNING.
+func (d mysqlDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any) {
+	return deleteFencedRowsSQL(d, table, jobs)
+}
+
+func (mysqlDialect) indexOrderSQL() string       { return "" }
+func (mysqlDialect) freshSelect(q string) string { return q }
+
+var mysqlTypes = map[colType]string{
+	colID: "bigint unsigned not null auto_increment primary key", colString: "varchar(255)", colText: "text",
+	colMediumText: "mediumtext", colLongText: "longtext", colInteger: "int", colUInt: "int unsigned",
+	colTinyUInt: "tinyint unsigned", colBigUInt: "bigint unsigned", colTimestamp: "timestamp default CURRENT_TIMESTAMP",
+}
+
+func (mysqlDialect) columnType(t colType, nullable bool) string {
+	return columnDDL(mysqlTypes, t, nullable, "null")
+}
+
+func (mysqlDialect) createTableSuffix() string {
+	return " default character set utf8mb4 collate 'utf8mb4_unicode_ci'"
+}
+
+func (d mysqlDialect) indexDDL(table, name string, cols []string) string {
+	return fmt.Sprintf("alter table %s add index %s(%s)", d.quote(table), d.quote(name), quoteAll(d, cols))
+}
+
+func (d mysqlDialect) uniqueDDL(table, name, col string) string {
+	return fmt.Sprintf("alter table %s add unique %s(%s)", d.quote(table), d.quote(name), d.quote(col))
+}
+
+func (d mysqlDialect) primaryDDL(create, table, col string) []string {
+	return []string{create, fmt.Sprintf("alter table %s add primary key %s(%s)", d.quote(table), d.quote(table+"_"+col+"_primary"), d.quote(col))}
+}
+
+// mysqlOnline makes an ALTER TABLE fail rather than block the table's readers and writers.
+const mysqlOnline = ", algorithm=inplace, lock=none"
+
+func (d mysqlDialect) onlineIndexDDL(table, name string, cols []string) string {
+	return fmt.Sprintf("alter table %s add index %s (%s)%s", d.quote(table), d.quote(name), quoteAll(d, cols), mysqlOnline)
+}
+
+func (d mysqlDialect) onlineDropIndexDDL(table, name string) string {
+	return fmt.Sprintf("alter table %s drop index %s%s", d.quote(table), d.quote(name), mysqlOnline)
+}
+
+func (mysqlDialect) onlineAlterSuffix() string { return mysqlOnline }
+
+func (mysqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
+	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
+		return err
+	}
+	irows, err := c.db.QueryContext(ctx, "select index_name, column_name, non_unique from information_schema.statistics where table_schema = database() and table_name = ? order by index_name, seq_in_index", t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var name, col string
+		var nonUnique int
+		if err := irows.Scan(&name, &col, &nonUnique); err != nil {
+			return err
+		}
+		t.addIndexColumn(Index{Name: name, Unique: nonUnique == 0, Primary: name == "PRIMARY"}, col)
+	}
+	return irows.Err()
+}
+
+func (mysqlDialect) classify(err error) errClass {
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		switch my.Number {
+		case 1213: // ER_LOCK_DEADLOCK
+			return errDeadlock
+		case 1205: // ER_LOCK_WAIT_TIMEOUT
+			return errBusy
+		case 1146: // ER_NO_SUCH_TABLE
+			return errMissingTable
+		case 1062: // ER_DUP_ENTRY
+			return errUnique
+		}
+		return errOther
+	}
+	if errors.Is(err, mysql.ErrInvalidConn) || connLost(err) {
+		return errConnLost
+	}
+	return errOther
+}
+
+func (mysqlDialect) batchReason(engine, version string) string {
+	return engine + " " + version + " has SKIP LOCKED: batched claims in READ COMMITTED transactions"
+}

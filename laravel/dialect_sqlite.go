@@ -1,0 +1,192 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+)
+
+// sqliteDialect is SQLite through modernc.org/sqlite: one writer at a time, every write transaction
+// begun IMMEDIATE, the file in WAL mode.
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() Dialect { return SQLite }
+
+func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
+	path := p.DSN
+	if path == "" {
+		path = p.Database
+	}
+	if path == "" {
+		return "", "", "", fmt.Errorf("%w: DB_DATABASE is empty: set it to the SQLite file path Laravel uses (database/database.sqlite)", ErrInvalid)
+	}
+	bt := p.BusyTimeout
+	if bt == 0 {
+		bt = DefaultSQLiteBusyTimeout
+	}
+	file, query, _ := strings.Cut(path, "?")
+	if plain := strings.TrimPrefix(file, "file:"); p.RequireSQLiteFile && plain != ":memory:" {
+		if _, err := os.Stat(plain); err != nil {
+			return "", "", "", fmt.Errorf("%w: SQLite database file %q: %v; set DB_DATABASE to the absolute path of the file Laravel uses (database/database.sqlite)", ErrInvalid, plain, err)
+		}
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", "", "", fmt.Errorf("%w: SQLite DSN %q: %v", ErrInvalid, path, err)
+	}
+	setDefault(q, "_busy_timeout", strconv.FormatInt(bt.Milliseconds(), 10))
+	setDefault(q, "_journal_mode", "WAL")
+	setDefault(q, "_txlock", "immediate")
+	return "sqlite", file + "?" + q.Encode(), file, nil
+}
+
+func setDefault(q url.Values, k, v string) {
+	if q.Get(k) == "" {
+		q.Set(k, v)
+	}
+}
+
+func (sqliteDialect) versionSQL() string { return "select sqlite_version()" }
+
+// popLock: SQLite has no row locks; BEGIN IMMEDIATE serializes claims instead.
+func (sqliteDialect) popLock(string) (engine, lock string) { return "sqlite", "" }
+
+func (sqliteDialect) capabilities(engine, lock string) capabilities {
+	return capabilities{
+		UpdateReturning: true,
+		DeleteReturning: true,
+		ClaimIsolation:  sql.LevelDefault,
+		MaxAttempts:     1<<31 - 1,
+	}
+}
+
+func (sqliteDialect) quote(name string) string   { return `"` + name + `"` }
+func (sqliteDialect) rebind(q string) string     { return q }
+func (sqliteDialect) least() string              { return "min" }
+func (sqliteDialect) encodeText(v string) string { return v }
+func (sqliteDialect) decodeText(v string) string { return v }
+
+func (sqliteDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+	return lastInsertID(ctx, ex, insert, args)
+}
+
+func (d sqliteDialect) upsertSQL(table, key string, cols []string) string {
+	return onConflictUpsert(d, table, key, cols)
+}
+
+func (d sqliteDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any) {
+	return deleteFencedRowsSQL(d, table, jobs)
+}
+
+func (sqliteDialect) indexOrderSQL() string       { return "" }
+func (sqliteDialect) freshSelect(q string) string { return q }
+
+var sqliteTypes = map[colType]string{
+	colID: "integer not null primary key autoincrement", colString: "varchar", colText: "text",
+	colMediumText: "text", colLongText: "text", colInteger: "integer", colUInt: "integer",
+	colTinyUInt: "integer", colBigUInt: "integer", colTimestamp: "datetime default CURRENT_TIMESTAMP",
+}
+
+// columnType: SQLite's grammar writes nothing for a nullable column.
+func (sqliteDialect) columnType(t colType, nullable bool) string {
+	return columnDDL(sqliteTypes, t, nullable, "")
+}
+
+func (sqliteDialect) createTableSuffix() string { return "" }
+
+func (d sqliteDialect) indexDDL(table, name string, cols []string) string {
+	return fmt.Sprintf("create index %s on %s (%s)", d.quote(name), d.quote(table), quoteAll(d, cols))
+}
+
+func (d sqliteDialect) uniqueDDL(table, name, col string) string {
+	return fmt.Sprintf("create unique index %s on %s (%s)", d.quote(name), d.quote(table), d.quote(col))
+}
+
+// primaryDDL: a string primary key is declared inside create table.
+func (d sqliteDialect) primaryDDL(create, table, col string) []string {
+	return []string{strings.TrimSuffix(create, ")") + ", primary key (" + d.quote(col) + "))"}
+}
+
+// onlineIndexDDL: SQLite's DDL is quick under its write lock.
+func (d sqliteDialect) onlineIndexDDL(table, name string, cols []string) string {
+	return fmt.Sprintf("create index if not exists %s on %s (%s)", d.quote(name), d.quote(table), quoteAll(d, cols))
+}
+
+func (d sqliteDialect) onlineDropIndexDDL(table, name string) string {
+	return "drop index if exists " + d.quote(name)
+}
+
+func (sqliteDialect) onlineAlterSuffix() string { return "" }
+
+func (sqliteDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
+	rows, err := c.db.QueryxContext(ctx, "select name, type, \"notnull\", pk from pragma_table_info(?)", t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer rows.Close()
+	var pk []string
+	for rows.Next() {
+		var col Column
+		var notNull, pkPos int
+		if err := rows.Scan(&col.Name, &col.Type, &notNull, &pkPos); err != nil {
+			return err
+		}
+		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), notNull == 0
+		t.Columns = append(t.Columns, col)
+		if pkPos > 0 {
+			pk = append(pk, col.Name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(pk) > 0 {
+		t.Indexes = append(t.Indexes, Index{Name: "PRIMARY", Columns: pk, Unique: true, Primary: true})
+	}
+	irows, err := c.db.QueryxContext(ctx, `select il.name, il."unique", ii.name from pragma_index_list(?) il, pragma_index_info(il.name) ii order by il.name, ii.seqno`, t.Name)
+	if err != nil {
+		return c.translate(err)
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var name, col string
+		var unique int
+		if err := irows.Scan(&name, &unique, &col); err != nil {
+			return err
+		}
+		t.addIndexColumn(Index{Name: name, Unique: unique == 1}, col)
+	}
+	return irows.Err()
+}
+
+func (sqliteDialect) classify(err error) errClass {
+	var lite *sqlite.Error
+	if !errors.As(err, &lite) {
+		return errOther
+	}
+	switch lite.Code() & 0xff {
+	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+		return errBusy
+	case 1: // SQLITE_ERROR
+		if strings.Contains(lite.Error(), "no such table") {
+			return errMissingTable
+		}
+	case 19: // SQLITE_CONSTRAINT
+		if c := lite.Code(); c == 2067 || c == 1555 { // _UNIQUE, _PRIMARYKEY
+			return errUnique
+		}
+	}
+	return errOther
+}
+
+func (sqliteDialect) batchReason(engine, version string) string {
+	return "SQLite: one UPDATE … RETURNING claims a batch under the database write lock"
+}
