@@ -266,7 +266,7 @@ func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, 
 	r := cfg.Cache.Redis
 	return redislock.OpenStore(ctx, redislock.Params{
 		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
-		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
 	}, r.LockDB, r.DB)
 }
 

@@ -39,6 +39,9 @@ type Params struct {
 	// Prefix is what Laravel puts before a lock name: the Redis client prefix (REDIS_PREFIX) and the
 	// cache store prefix with its colon; see LockPrefix.
 	Prefix string
+	// ClientPrefix is the Redis client prefix alone (REDIS_PREFIX), which phpredis puts before the
+	// keys of the Redis facade, such as the *WithRedis job middleware's limiters.
+	ClientPrefix string
 	// DialTimeout bounds connecting; 0 means 5 seconds.
 	DialTimeout time.Duration
 }
@@ -151,11 +154,28 @@ func (l *Locks) CacheForget(ctx context.Context, key string) error {
 	return nil
 }
 
-// command runs one command, redialling a broken connection once.
+// command runs one command whose reply is a string, redialling a broken connection once.
 func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
+	return stringReply(l.commandAny(ctx, args...))
+}
+
+// stringReply returns a reply that must be a string.
+func stringReply(v any, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("unexpected Redis array reply %v", v)
+	}
+	return s, nil
+}
+
+// commandAny runs one command, redialling a broken connection once.
+func (l *Locks) commandAny(ctx context.Context, args ...string) (any, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var v string
+	var v any
 	var err error
 	for try := 0; try < 2; try++ {
 		if l.conn == nil {
@@ -163,7 +183,7 @@ func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
 				continue
 			}
 		}
-		if v, err = l.do(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
+		if v, err = l.roundTrip(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
 			break
 		}
 		l.drop()
@@ -216,6 +236,12 @@ func (l *Locks) Close() error {
 
 // do sends one command and reads a simple, integer or bulk reply.
 func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
+	return stringReply(l.roundTrip(ctx, args...))
+}
+
+// roundTrip sends one command and reads its reply: a string, errNil, or for an array a []any of those
+// (a nil element is nil).
+func (l *Locks) roundTrip(ctx context.Context, args ...string) (any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Second)
@@ -232,6 +258,11 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 	if _, err := l.conn.Write(b); err != nil {
 		return "", err
 	}
+	return l.reply(0)
+}
+
+// reply reads one reply, arrays nested at most a few levels deep.
+func (l *Locks) reply(depth int) (any, error) {
 	line, err := l.r.ReadString('\n')
 	if err != nil {
 		return "", err
@@ -245,13 +276,30 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 		return body, nil
 	case '-':
 		return "", fmt.Errorf("%w: %s", ErrRedis, body)
-	case '$':
+	case '$', '*':
 		n, err := strconv.Atoi(body)
 		if err != nil {
 			return "", fmt.Errorf("malformed Redis reply %q", line)
 		}
 		if n < 0 {
 			return "", errNil
+		}
+		if line[0] == '*' {
+			if depth > 3 {
+				return "", fmt.Errorf("Redis reply nested too deep")
+			}
+			out := make([]any, n)
+			for i := range out {
+				v, err := l.reply(depth + 1)
+				if errors.Is(err, errNil) {
+					v, err = nil, nil
+				}
+				if err != nil {
+					return "", err
+				}
+				out[i] = v
+			}
+			return out, nil
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(l.r, buf); err != nil {
@@ -261,7 +309,6 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 	}
 	return "", fmt.Errorf("unexpected Redis reply %q", line)
 }
-
 // LockAcquire takes the lock called name (without prefix) for owner as RedisLock::acquire does: SET
 // with NX and an expiry of seconds, or without an expiry when seconds is 0 or less. It reports whether
 // the lock was taken.

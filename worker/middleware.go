@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/zeebo/xxh3"
 )
 
@@ -21,7 +22,18 @@ const (
 	withoutOverlappingClass  = `Illuminate\Queue\Middleware\WithoutOverlapping`
 	throttlesExceptionsClass = `Illuminate\Queue\Middleware\ThrottlesExceptions`
 	rateLimitedClass         = `Illuminate\Queue\Middleware\RateLimited`
+	// The *WithRedis variants count in a Redis DurationLimiter on the Redis facade's connection.
+	throttlesExceptionsRedisClass = `Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis`
+	rateLimitedRedisClass         = `Illuminate\Queue\Middleware\RateLimitedWithRedis`
 )
+
+// DurationLimiter is Laravel's Redis DurationLimiter on the Redis facade's default connection, which
+// ThrottlesExceptionsWithRedis and RateLimitedWithRedis use; redislock is one.
+type DurationLimiter interface {
+	DurationAcquire(ctx context.Context, name string, limit, decay int64, now time.Time) (redislock.DurationWindow, error)
+	DurationTooMany(ctx context.Context, name string, limit, decay int64, now time.Time) (redislock.DurationWindow, error)
+	DurationClear(ctx context.Context, name string) error
+}
 
 // RateLimit is one limit of a rate limiter that a PHP application defines with RateLimiter::for, read
 // from the configuration because the limiter itself is a PHP closure: Allow attempts per Per, counted
@@ -106,12 +118,23 @@ func (w *Worker) newMiddleware(r *jobRun, o *payload.Object) (middleware, string
 	switch o.Class {
 	case withoutOverlappingClass:
 		return w.newWithoutOverlapping(r, o)
-	case throttlesExceptionsClass:
-		return w.newThrottlesExceptions(r, o)
-	case rateLimitedClass:
-		return w.newRateLimited(r, o)
+	case throttlesExceptionsClass, rateLimitedClass, throttlesExceptionsRedisClass, rateLimitedRedisClass:
+	default:
+		return nil, "unknown middleware " + o.Class + " (only PHP can apply it)"
 	}
-	return nil, "unknown middleware " + o.Class + " (only PHP can apply it)"
+	withRedis := o.Class == throttlesExceptionsRedisClass || o.Class == rateLimitedRedisClass
+	if withRedis {
+		if w.durations == nil {
+			return nil, o.Class + " counts in Redis, which artisan-go reaches only when Redis is the cache store"
+		}
+		if c, _ := o.Get("connectionName"); c != nil {
+			return nil, o.Class + " names its own Redis connection"
+		}
+	}
+	if o.Class == rateLimitedClass || o.Class == rateLimitedRedisClass {
+		return w.newRateLimited(r, o, withRedis)
+	}
+	return w.newThrottlesExceptions(r, o, withRedis)
 }
 
 // withoutOverlapping is Laravel's WithoutOverlapping: the handler runs only while this worker holds
@@ -181,15 +204,15 @@ func (m *withoutOverlapping) after(ctx context.Context, w *Worker, r *jobRun, he
 // the job is released until the limiter's timer runs out (plus 3 seconds); an exception is counted
 // and the job released after retryAfterMinutes instead of failing; a success clears the count.
 type throttlesExceptions struct {
-	key          string
-	maxAttempts  int64
-	decay        int64 // seconds
-	retryAfter   int64 // seconds
-	limiter      *rateLimiter
-	throttledNow bool
+	key         string
+	maxAttempts int64
+	decay       int64 // seconds
+	retryAfter  int64 // seconds
+	limiter     *rateLimiter
+	durations   DurationLimiter // ThrottlesExceptionsWithRedis: the window lives in Redis
 }
 
-func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object) (middleware, string) {
+func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis bool) (middleware, string) {
 	for _, closure := range []string{"whenCallback", "reportCallback"} {
 		if v, _ := o.Get(closure); v != nil {
 			return nil, "ThrottlesExceptions has a " + closure + " (a PHP closure)"
@@ -201,6 +224,9 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object) (middlewar
 		}
 	}
 	m := &throttlesExceptions{limiter: w.rateLimiter()}
+	if withRedis {
+		m.durations = w.durations
+	}
 	get := func(name string) payload.Value { v, _ := o.Get(name); return v }
 	prefix, ok := o.Get("prefix")
 	if !ok {
@@ -228,6 +254,16 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object) (middlewar
 }
 
 func (m *throttlesExceptions) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	if m.durations != nil {
+		now := w.clock()
+		win, err := m.durations.DurationTooMany(ctx, m.key, m.maxAttempts, m.decay, now)
+		if err != nil || win.Remaining > 0 {
+			return err != nil, err
+		}
+		r.hj.Release(time.Duration(win.DecaysAt-now.Unix()) * time.Second)
+		w.log.Info("Exceptions throttled; job released", "class", r.displayName, "id", r.rj.job.ID, "key", m.key, "delay", win.DecaysAt-now.Unix())
+		return true, nil
+	}
 	too, err := m.limiter.tooManyAttempts(ctx, m.key, m.maxAttempts)
 	if err != nil || !too {
 		return err != nil, err
@@ -245,11 +281,19 @@ func (m *throttlesExceptions) after(ctx context.Context, w *Worker, r *jobRun, h
 	if timedOut {
 		return herr // PHP's worker is killed at its timeout, and the limiter sees nothing
 	}
-	if herr == nil {
+	switch {
+	case herr == nil && m.durations != nil:
+		return m.durations.DurationClear(ctx, m.key)
+	case herr == nil:
 		return m.limiter.clear(ctx, m.key)
-	}
-	if err := m.limiter.hit(ctx, m.key, m.decay); err != nil {
-		return err
+	case m.durations != nil:
+		if _, err := m.durations.DurationAcquire(ctx, m.key, m.maxAttempts, m.decay, w.clock()); err != nil {
+			return err
+		}
+	default:
+		if err := m.limiter.hit(ctx, m.key, m.decay); err != nil {
+			return err
+		}
 	}
 	w.log.Warn("Exception throttled; job released", "class", r.displayName, "id", r.rj.job.ID, "error", herr.Error(), "delay", m.retryAfter)
 	r.hj.Release(time.Duration(m.retryAfter) * time.Second)
@@ -266,9 +310,10 @@ type rateLimited struct {
 	shouldRelease bool
 	releaseAfter  int64
 	limiter       *rateLimiter
+	durations     DurationLimiter // RateLimitedWithRedis: each limit is a window in Redis
 }
 
-func (w *Worker) newRateLimited(r *jobRun, o *payload.Object) (middleware, string) {
+func (w *Worker) newRateLimited(r *jobRun, o *payload.Object, withRedis bool) (middleware, string) {
 	nv, _ := o.Get("limiterName")
 	name := phpString(nv)
 	limits, ok := w.cfg.RateLimiters[name]
@@ -279,6 +324,9 @@ func (w *Worker) newRateLimited(r *jobRun, o *payload.Object) (middleware, strin
 		return nil, "rate limiter " + strconv.Quote(name) + " has no configured limits"
 	}
 	m := &rateLimited{limits: limits, shouldRelease: true, limiter: w.rateLimiter()}
+	if withRedis {
+		m.durations = w.durations
+	}
 	if v, ok := o.Get("shouldRelease"); ok {
 		m.shouldRelease = !phpFalsy(v)
 	}
@@ -313,30 +361,43 @@ func limitKey(tmpl string, cmd *payload.Object) string {
 
 func (m *rateLimited) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
 	for i, l := range m.limits {
-		too, err := m.limiter.tooManyAttempts(ctx, m.keys[i], int64(l.Allow))
+		limited, until, err := m.take(ctx, w, m.keys[i], l)
 		if err != nil {
 			return true, err
 		}
-		if too {
-			delay := m.releaseAfter
-			if delay == 0 {
-				in, err := m.limiter.availableIn(ctx, m.keys[i])
-				if err != nil {
-					return true, err
-				}
-				delay = in + 3
-			}
-			if m.shouldRelease {
-				r.hj.Release(time.Duration(delay) * time.Second)
-			}
-			w.log.Info("Rate limited", "class", r.displayName, "id", r.rj.job.ID, "released", m.shouldRelease, "delay", delay)
-			return true, nil
+		if !limited {
+			continue
 		}
-		if err := m.limiter.hit(ctx, m.keys[i], int64(l.Per/time.Second)); err != nil {
-			return true, err
+		delay := m.releaseAfter
+		if delay == 0 {
+			delay = until - w.clock().Unix() + 3
 		}
+		if m.shouldRelease {
+			r.hj.Release(time.Duration(delay) * time.Second)
+		}
+		w.log.Info("Rate limited", "class", r.displayName, "id", r.rj.job.ID, "released", m.shouldRelease, "delay", delay)
+		return true, nil
 	}
 	return false, nil
+}
+
+// take counts one job against a limit and reports whether it is over it, and until when: RateLimiter's
+// tooManyAttempts then hit, or with Redis one DurationLimiter::acquire.
+func (m *rateLimited) take(ctx context.Context, w *Worker, key string, l RateLimit) (limited bool, until int64, err error) {
+	decay := int64(l.Per / time.Second)
+	if m.durations != nil {
+		win, err := m.durations.DurationAcquire(ctx, key, int64(l.Allow), decay, w.clock())
+		return !win.Granted, win.DecaysAt, err
+	}
+	too, err := m.limiter.tooManyAttempts(ctx, key, int64(l.Allow))
+	if err != nil || !too {
+		if err == nil {
+			err = m.limiter.hit(ctx, key, decay)
+		}
+		return false, 0, err
+	}
+	in, err := m.limiter.availableIn(ctx, key)
+	return true, w.clock().Unix() + in, err
 }
 
 func (m *rateLimited) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {

@@ -186,6 +186,7 @@ type Worker struct {
 	mwLocks       LockStore
 	mwValues      LimiterStore
 	mwSerialized  bool
+	durations     DurationLimiter
 	limiterWarned sync.Map
 
 	slots chan struct{} // one token per job in flight
@@ -275,6 +276,7 @@ func New(p Params) (*Worker, error) {
 		running: map[*runningJob]struct{}{},
 	}
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
+	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil
 }
 

@@ -88,6 +88,17 @@ func (s *side) deleteJobs(t *testing.T, ctx context.Context) {
 	}
 }
 
+// runsOf counts the runs of the job with the given uuid.
+func runsOf(entries []phpapp.LogEntry, uuid string) int {
+	n := 0
+	for _, e := range entries {
+		if e.UUID == uuid {
+			n++
+		}
+	}
+	return n
+}
+
 // rowOf returns the jobs row with the given uuid.
 func (s *side) rowOf(t *testing.T, ctx context.Context, uuid string) phpapp.JobRow {
 	t.Helper()
@@ -185,8 +196,9 @@ func TestWithoutOverlappingSharedWithPHP(t *testing.T) {
 }
 
 // TestThrottleAndRateLimitSharedWithPHP counts ThrottlesExceptions' exceptions and RateLimited's
-// hits in the cache store PHP uses: PHP's first exception and Go's second throttle the job for PHP,
-// and two jobs a minute run whether PHP or Go takes them.
+// hits in the cache store PHP uses, and with Redis as the cache store also those of the *WithRedis
+// variants in PHP's Redis DurationLimiter: PHP's first exception and Go's second throttle the job for
+// PHP, and two jobs a minute run whether PHP or Go takes them.
 func TestThrottleAndRateLimitSharedWithPHP(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, ctx context.Context, s *side) {
@@ -196,61 +208,76 @@ func TestThrottleAndRateLimitSharedWithPHP(t *testing.T) {
 			}
 			return nil
 		}))
-		jobs := s.conn.Q(s.conn.Tables().Jobs)
-		now := func() { // make every row available again, as the next job under the key would be
-			if _, err := s.conn.DB().ExecContext(ctx, s.conn.Rebind("update "+jobs+" set available_at = ?"), time.Now().Unix()); err != nil {
-				t.Fatal(err)
-			}
+		variants := []string{""}
+		if s.locks != nil {
+			variants = append(variants, ":redis")
 		}
-
-		// ThrottlesExceptions(2, 1): PHP's exception, then Go's; then PHP finds it throttled.
-		d := s.app.MustDispatch(ctx, "guarded", phpapp.Middleware("throttle"), phpapp.Throttle(2, 1, 1), phpapp.Fail(5), phpapp.Tries(5), phpapp.Seconds(0))
-		uuid := d.Jobs[0].UUID
-		s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
-		if r := s.rowOf(t, ctx, uuid); r.Attempts != 1 || r.AvailableAt < time.Now().Unix()+55 {
-			t.Fatalf("after PHP's exception: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
-		}
-		now()
-		if st := s.run(t, ctx, func(c *worker.Config) { c.Once = true; c.StopWhenEmpty = false }, nil); st.Released != 1 || st.Failed != 0 {
-			t.Fatalf("Go stats %+v: want the exception throttled into a release", st)
-		}
-		now()
-		tried := time.Now().Unix()
-		s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
-		r := s.rowOf(t, ctx, uuid)
-		if r.Attempts != 3 || r.AvailableAt < tried+50 {
-			t.Errorf("after two exceptions PHP did not throttle: attempts %d, available in %ds", r.Attempts, r.AvailableAt-tried)
-		}
-		if n := len(byClass(s.log(t, ctx))[guardedClass]); n != 2 {
-			t.Errorf("the job ran %d times, want 2 (PHP, Go)", n)
-		}
-		s.deleteJobs(t, ctx)
-
-		// RateLimited('interop'), 2 a minute: one by PHP, one by Go, then both release.
-		limited := func() string {
-			return s.app.MustDispatch(ctx, "guarded", phpapp.Middleware("rate-limited"), phpapp.Seconds(0)).Jobs[0].UUID
-		}
-		limits := func(c *worker.Config) {
-			c.Once, c.StopWhenEmpty = true, false
-			c.RateLimiters = map[string][]worker.RateLimit{"interop": {{Allow: 2, Per: time.Minute}}}
-		}
-		limited()
-		s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
-		limited()
-		if st := s.run(t, ctx, limits, nil); st.Processed != 1 {
-			t.Fatalf("Go stats %+v: want the second job run", st)
-		}
-		third := limited()
-		s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
-		if r := s.rowOf(t, ctx, third); r.Attempts != 1 || r.AvailableAt <= time.Now().Unix() {
-			t.Errorf("PHP ran or kept the third job a minute: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
-		}
-		fourth := limited()
-		if st := s.run(t, ctx, limits, nil); st.Released != 1 || st.Processed != 0 {
-			t.Errorf("Go stats %+v: want the fourth job released", st)
-		}
-		if r := s.rowOf(t, ctx, fourth); r.Attempts != 1 || r.AvailableAt <= time.Now().Unix() {
-			t.Errorf("fourth job: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
+		for _, variant := range variants {
+			s.throttleAndRateLimit(t, ctx, variant)
 		}
 	})
+}
+
+// throttleAndRateLimit is TestThrottleAndRateLimitSharedWithPHP for one variant of the middleware
+// ("" or ":redis").
+func (s *side) throttleAndRateLimit(t *testing.T, ctx context.Context, variant string) {
+	t.Helper()
+	t.Log("variant", variant)
+	jobs := s.conn.Q(s.conn.Tables().Jobs)
+	now := func() { // make every row available again, as the next job under the key would be
+		if _, err := s.conn.DB().ExecContext(ctx, s.conn.Rebind("update "+jobs+" set available_at = ?"), time.Now().Unix()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// ThrottlesExceptions(2, 1): PHP's exception, then Go's; then PHP finds it throttled.
+	d := s.app.MustDispatch(ctx, "guarded", phpapp.Middleware("throttle"+variant), phpapp.Throttle(2, 1, 1), phpapp.Fail(5), phpapp.Tries(5), phpapp.Seconds(0))
+	uuid := d.Jobs[0].UUID
+	s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
+	if r := s.rowOf(t, ctx, uuid); r.Attempts != 1 || r.AvailableAt < time.Now().Unix()+55 {
+		t.Fatalf("after PHP's exception: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
+	}
+	now()
+	if st := s.run(t, ctx, func(c *worker.Config) { c.Once = true; c.StopWhenEmpty = false }, nil); st.Released != 1 || st.Failed != 0 {
+		t.Fatalf("Go stats %+v: want the exception throttled into a release", st)
+	}
+	now()
+	tried := time.Now().Unix()
+	s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
+	r := s.rowOf(t, ctx, uuid)
+	if r.Attempts != 3 || r.AvailableAt < tried+50 {
+		t.Errorf("after two exceptions PHP did not throttle: attempts %d, available in %ds", r.Attempts, r.AvailableAt-tried)
+	}
+	if n := runsOf(s.log(t, ctx), uuid); n != 2 {
+		t.Errorf("the job ran %d times, want 2 (PHP, Go)", n)
+	}
+	s.deleteJobs(t, ctx)
+
+	// RateLimited('interop'), 2 a minute: one by PHP, one by Go, then both release.
+	limited := func() string {
+		return s.app.MustDispatch(ctx, "guarded", phpapp.Middleware("rate-limited"+variant), phpapp.Seconds(0)).Jobs[0].UUID
+	}
+	limits := func(c *worker.Config) {
+		c.Once, c.StopWhenEmpty = true, false
+		c.RateLimiters = map[string][]worker.RateLimit{"interop": {{Allow: 2, Per: time.Minute}}}
+	}
+	limited()
+	s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
+	limited()
+	if st := s.run(t, ctx, limits, nil); st.Processed != 1 {
+		t.Fatalf("Go stats %+v: want the second job run", st)
+	}
+	third := limited()
+	s.artisan(t, ctx, "queue:work", "database", "--once", "--sleep=0")
+	if r := s.rowOf(t, ctx, third); r.Attempts != 1 || r.AvailableAt <= time.Now().Unix() {
+		t.Errorf("PHP ran or kept the third job a minute: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
+	}
+	fourth := limited()
+	if st := s.run(t, ctx, limits, nil); st.Released != 1 || st.Processed != 0 {
+		t.Errorf("Go stats %+v: want the fourth job released", st)
+	}
+	if r := s.rowOf(t, ctx, fourth); r.Attempts != 1 || r.AvailableAt <= time.Now().Unix() {
+		t.Errorf("fourth job: attempts %d, available in %ds", r.Attempts, r.AvailableAt-time.Now().Unix())
+	}
+	s.deleteJobs(t, ctx)
 }

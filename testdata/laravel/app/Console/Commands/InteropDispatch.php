@@ -12,7 +12,9 @@ use Illuminate\Bus\Batch;
 use Illuminate\Console\Command;
 use Illuminate\Queue\Events\JobQueued;
 use Illuminate\Queue\Middleware\RateLimited;
+use Illuminate\Queue\Middleware\RateLimitedWithRedis;
 use Illuminate\Queue\Middleware\ThrottlesExceptions;
+use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis;
 use Illuminate\Queue\Middleware\WithoutOverlapping;
 use Illuminate\Support\Facades\Bus;
 use Illuminate\Support\Facades\DB;
@@ -47,7 +49,7 @@ class InteropDispatch extends Command
         {--seconds=2 : slow: how long it sleeps; retry-until: the deadline}
         {--key=unique : unique: the unique id}
         {--allow-failures : batch: allow failures}
-        {--middleware= : guarded: overlap, throttle or rate-limited, with :shared, :dont-release or :by-job}
+        {--middleware= : guarded: overlap, throttle or rate-limited, with :shared, :dont-release, :by-job or :redis}
         {--release-after=0 : guarded overlap: releaseAfter}
         {--expire-after=0 : guarded overlap: expireAfter}
         {--max-attempts=2 : guarded throttle: maxAttempts}
@@ -246,14 +248,15 @@ class InteropDispatch extends Command
                 }
                 break;
             case 'throttle':
-                $m = (new ThrottlesExceptions((int) $this->option('max-attempts'), (int) $this->option('decay')))
+                $class = in_array('redis', $spec, true) ? ThrottlesExceptionsWithRedis::class : ThrottlesExceptions::class;
+                $m = (new $class((int) $this->option('max-attempts'), (int) $this->option('decay')))
                     ->backoff((int) $this->option('retry-after'));
                 if (in_array('by-job', $spec, true)) {
                     $m->byJob();
                 }
                 break;
             case 'rate-limited':
-                $m = new RateLimited('interop');
+                $m = in_array('redis', $spec, true) ? new RateLimitedWithRedis('interop') : new RateLimited('interop');
                 if (in_array('dont-release', $spec, true)) {
                     $m->dontRelease();
                 }
