@@ -208,6 +208,9 @@ func TestLoadVersionDefaults(t *testing.T) {
 			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-" &&
 				strings.Contains(strings.Join(c.Warnings(), "\n"), "set CACHE_PREFIX")
 		}, "hyphenated prefixes and a note about them"},
+		{"13.24", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Store == "database"
+		}, "13.x: the framework's and skeleton's laravel-cache- prefix"},
 		{"11", func(c *Config) bool {
 			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_" && c.DB.Driver == "sqlite" && c.DB.Port == 0 && c.DB.Username == "root"
 		}, "database store, laravel_cache_, sqlite, root"},

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/zeebo/xxh3"
@@ -82,12 +84,15 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 	if r.cmd == nil {
 		return nil, ""
 	}
-	v, _ := r.cmd.Get("middleware")
-	list, ok := v.(*payload.Array)
-	if !ok || list.Len() == 0 {
-		return nil, ""
-	}
 	var out []middleware
+	if d := w.newDebounce(r); d != nil {
+		out = append(out, d)
+	}
+	v, _ := r.cmd.Get("middleware")
+	list, _ := v.(*payload.Array)
+	if list == nil {
+		list = payload.NewList()
+	}
 	for _, e := range list.Values() {
 		o, ok := e.(*payload.Object)
 		if !ok {
@@ -408,7 +413,16 @@ func (m *rateLimited) after(_ context.Context, _ *Worker, _ *jobRun, herr error,
 // does: each middleware's before in order, the handler, then each after in reverse order. A
 // middleware that stops the job skips the handler and the middleware after it; an error from the
 // cache store is the job's exception, as it is in PHP.
+//
+// A ShouldBeUniqueUntilProcessing job's lock is released as processing starts: before the middleware
+// up to 12.20; from 12.21 just before the handler, or once the middleware stopped the job without
+// releasing it.
 func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middleware, invoke func() (error, bool)) (herr error, timedOut bool) {
+	unique := untilProcessing(r.h) && w.releasesUntilProcessing(r)
+	inPipeline := w.version.AtLeast(12, 21)
+	if unique && !inPipeline {
+		w.releaseUniqueLock(ctx, r)
+	}
 	ran := 0
 	for _, m := range mws {
 		stop, err := m.before(ctx, w, r)
@@ -421,7 +435,12 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 		ran++
 	}
 	if ran == len(mws) {
+		if unique && inPipeline {
+			w.releaseUniqueLock(ctx, r)
+		}
 		herr, timedOut = invoke()
+	} else if action, _, _ := r.hj.Action(); unique && inPipeline && action != handlers.ActionRelease {
+		w.releaseUniqueLock(ctx, r)
 	}
 	// Each middleware whose before let the job through runs its after, the innermost first; the
 	// overlap lock is released even after a timeout, once the handler has returned.
@@ -429,6 +448,55 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 		herr = mws[i].after(ctx, w, r, herr, timedOut)
 	}
 	return herr, timedOut
+}
+
+// debounce is Laravel 13.6+'s check of a #[DebounceFor] job before it runs: the dispatch that took
+// the job's debounce key wrote its owner into the command (debounceOwner); a later dispatch of the same
+// job replaced the key's value with its own owner, and then this one is superseded and deleted
+// without running (CallQueuedHandler::commandShouldBeDebounced). A missing key lets it run.
+type debounce struct {
+	key, owner string
+}
+
+func (w *Worker) newDebounce(r *jobRun) middleware {
+	if !w.version.AtLeast(13, 6) {
+		return nil
+	}
+	v, _ := r.cmd.Get("debounceOwner")
+	owner, _ := v.(string)
+	if owner == "" {
+		return nil
+	}
+	id, _ := r.cmd.Get("debounceId")
+	name := r.class
+	if r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName {
+		name = XXH128(r.env.DisplayName)
+	}
+	return &debounce{key: "laravel_debounced_job:" + name + ":" + phpString(id), owner: owner}
+}
+
+func (d *debounce) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	v, ok, err := w.mwValues.CacheGet(ctx, d.key)
+	if err != nil || !ok {
+		return err != nil, err
+	}
+	if current, isString := laravel.UnserializeString(v); isString {
+		v = current
+	}
+	if v == d.owner {
+		return false, nil
+	}
+	// Deleted here, and so done, rather than through the handler's Delete: a superseded job has no
+	// success path (no chain link, no batch count).
+	j := r.rj.job
+	if w.completeLocked(r.rj, "delete superseded", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
+		w.log.Info("Debounced: superseded by a newer dispatch; deleted", "class", r.displayName, "id", j.ID, "key", d.key)
+	}
+	return true, nil
+}
+
+func (d *debounce) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {
+	return herr
 }
 
 // lockOwner returns a random owner token like Laravel's Str::random(): 16 letters and digits.

@@ -124,9 +124,6 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.leave(r, why)
 		return
 	}
-	if untilProcessing(h) {
-		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
-	}
 	herr, timedOut := w.throughMiddleware(ctx, r, mws, func() (error, bool) {
 		return w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
 	})

@@ -441,6 +441,7 @@ const (
 	restartKey     = "illuminate:queue:restart"
 	maintenanceKey = "illuminate:foundation:down" // php artisan down with the cache maintenance driver (9.x+)
 	pausedPrefix   = "illuminate:queue:paused:"   // + connection:queue, php artisan queue:pause (12.40+)
+	pausedAllKey   = "illuminate:queues:paused"   // php artisan queue:pause --all (13.25+)
 )
 
 // stopState is what the stop conditions and signals remember between loops.
@@ -472,12 +473,18 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 		}
 	}
 	if w.version.AtLeast(12, 40) {
+		all := false
+		if w.version.AtLeast(13, 25) {
+			// queue:pause --all (13.25+) pauses every queue of every connection.
+			v, ok, err := w.cache.CacheGet(ctx, pausedAllKey)
+			all = err == nil && ok && v != "b:0;" && v != "N;"
+		}
 		for _, q := range w.cfg.Queues {
 			v, ok, err := w.cache.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
-			if err != nil {
+			if err != nil && !all {
 				continue
 			}
-			paused := ok && v != "b:0;" && v != "N;"
+			paused := all || ok && v != "b:0;" && v != "N;"
 			if paused != st.paused[q] {
 				w.log.Info("queue pause changed", "queue", q, "paused", paused)
 			}
