@@ -309,6 +309,7 @@ func (l *Locks) reply(depth int) (any, error) {
 	}
 	return "", fmt.Errorf("unexpected Redis reply %q", line)
 }
+
 // LockAcquire takes the lock called name (without prefix) for owner as RedisLock::acquire does: SET
 // with NX and an expiry of seconds, or without an expiry when seconds is 0 or less. It reports whether
 // the lock was taken.

@@ -86,6 +86,20 @@ func init() {
 		}
 	})
 
+	// Laravel 13.6's stub makes attempts an unsigned smallint: claims count past a tinyint's 255.
+	register("AttemptsSmallint", Options{Schema: laravel.SchemaParams{SmallAttempts: true}}, func(t *testing.T, s *Setup) {
+		id := s.Push(t, "default", t0, t0, 1)
+		if top := s.Conn.MaxAttempts(); top < 32767 {
+			t.Fatalf("MaxAttempts of a smallint attempts column = %d", top)
+		}
+		if _, err := s.Conn.DB().Exec(s.Conn.Rebind("update "+s.Conn.Q(s.Conn.Tables().Jobs)+" set attempts = 300 where id = ?"), id); err != nil {
+			t.Fatal(err)
+		}
+		if j := s.Claim(t, s.Queue, "default", t0, 90); j == nil || j.ID != id || j.Attempts != 301 {
+			t.Fatalf("claim at attempts 300 = %+v, want attempts 301", j)
+		}
+	})
+
 	register("ExcludeIDs", Options{}, func(t *testing.T, s *Setup) {
 		a := s.Push(t, "default", t0, t0, 1)
 		b := s.Push(t, "default", t0, t0, 2)
