@@ -309,9 +309,15 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	for _, l := range cfg.RateLimiters {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})
 	}
-	wc.RunUnknownMiddleware = map[string]bool{}
-	for _, class := range w.RunUnknownMiddleware {
-		wc.RunUnknownMiddleware[strings.TrimPrefix(class, `\`)] = true
-	}
+	wc.RunUnknownMiddleware, wc.DontRetry = classSet(w.RunUnknownMiddleware), classSet(w.DontRetry)
 	return wc, nil
+}
+
+// classSet is a set of PHP class names, written with or without a leading backslash.
+func classSet(classes []string) map[string]bool {
+	set := make(map[string]bool, len(classes))
+	for _, c := range classes {
+		set[strings.TrimPrefix(c, `\`)] = true
+	}
+	return set
 }

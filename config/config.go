@@ -186,6 +186,10 @@ type Worker struct {
 	// job middleware artisan-go does not apply (Skip, SkipIfBatchCancelled, the application's own);
 	// those are then skipped. Default none: such jobs are left to PHP workers.
 	RunUnknownMiddleware []string `mapstructure:"run_unknown_middleware"`
+	// DontRetry lists the PHP exception classes the application's exception handler names with
+	// dontRetry (Laravel 13.17+): a job whose error names one of them (its PHPClass method) fails at
+	// once instead of being retried. Default none.
+	DontRetry []string `mapstructure:"dont_retry"`
 }
 
 // App holds the Laravel application settings the worker needs.

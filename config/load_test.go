@@ -506,7 +506,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	want := Default()
 	want.Routes, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.App.PreviousKeys, cfg.RateLimiters
-	want.Worker.RunUnknownMiddleware = cfg.Worker.RunUnknownMiddleware
+	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}

@@ -317,7 +317,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 		w.fail(ctx, r, err)
 		return
 	}
-	if w.maxExceptionsReached(ctx, r) {
+	if w.maxExceptionsReached(ctx, r) || w.shouldStopRetries(err) {
 		w.fail(ctx, r, err)
 		return
 	}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -232,6 +233,28 @@ func TestMiddleware13(t *testing.T) {
 		runOnce(t, w)
 		if row := f.onlyRow(t); row.AvailableAt < f.clock.Unix()+10 || row.AvailableAt > f.clock.Unix()+11 {
 			t.Fatalf("rate limited: available in %d, want 11", row.AvailableAt-f.clock.Unix())
+		}
+	})
+}
+
+// TestDontRetry: from 13.17 an exception whose class the application lists with dontRetry fails the
+// job on its first attempt; before, it is retried as any other.
+func TestDontRetry(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, fmt.Errorf("charge: %w", newException(`App\Exceptions\CardDeclined`, "card declined", nil))))
+		for _, c := range []struct {
+			version string
+			failed  int
+		}{{"13.16", 0}, {"13.17", 1}} {
+			f.push(t, "default", envelope(t, jobClass, `"maxTries":3`, nil))
+			runOnce(t, f.worker(t, func(cfg *Config) {
+				cfg.LaravelVersion = c.version
+				cfg.DontRetry = map[string]bool{`App\Exceptions\CardDeclined`: true}
+			}))
+			f.wantRows(t, 1-c.failed, c.failed)
+			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
 		}
 	})
 }

@@ -98,6 +98,9 @@ type Config struct {
 	// those middleware are then not applied. Jobs of other classes with such middleware are left to
 	// PHP workers.
 	RunUnknownMiddleware map[string]bool
+	// DontRetry are the PHP exception classes the application's exception handler lists with
+	// dontRetry (Laravel 13.17+): a job whose exception names one of them fails at once.
+	DontRetry map[string]bool
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
