@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -155,6 +156,23 @@ func TestThrottlesExceptions(t *testing.T) {
 			t.Fatal("the counter was kept after a success")
 		}
 	})
+}
+
+// TestThrottlesExceptionsByJob counts a byJob ThrottlesExceptions under the job's uuid.
+func TestThrottlesExceptionsByJob(t *testing.T) {
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(guardedClass, failing(&calls, errors.New("upstream down")))
+	b := middlewareFixture(t, "8.83-throttle-by-job")
+	f.push(t, "default", b)
+	runOnce(t, f.worker(t, nil))
+	var env struct{ UUID string }
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := f.Conn.CacheGet(bg, "laravel_throttles_exceptions:"+env.UUID); !ok || v != "i:1;" {
+		t.Fatalf("counter under the uuid = %q, %v", v, ok)
+	}
 }
 
 // TestRateLimited applies the configured limits of Laravel's named limiter: two jobs a minute, the

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/redislock"
 )
 
 var errFromHandler = errors.New("upstream down")
@@ -257,4 +259,49 @@ func TestDontRetry(t *testing.T) {
 			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
 		}
 	})
+}
+
+// TestUniqueLockOwnerRedis is TestUniqueLockOwner with the lock in a Redis cache store.
+func TestUniqueLockOwnerRedis(t *testing.T) {
+	addr := net.JoinHostPort("127.0.0.1", "6379")
+	if c, err := net.DialTimeout("tcp", addr, 2*time.Second); err != nil {
+		testenv.Missing(t, "Redis is not reachable at %s (%v): apt-get install redis-server (or run .ci/services)", addr, err)
+	} else {
+		c.Close()
+	}
+	store, err := redislock.OpenStore(bg, redislock.Params{Addr: addr, Prefix: redislock.LockPrefix(testenv.Name("app")+"_", "cache")}, 5, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(`App\Jobs\NightlyReport`, ok(&calls))
+	key := "laravel_unique_job:" + XXH128("Nightly report") + ":42"
+	for _, c := range []struct {
+		holder   string
+		released bool
+	}{{"Ow9nEr7Tok3nA1b2", true}, {"NewerDispatchOwn", false}} {
+		if ok, err := store.Locks.LockAcquire(bg, key, c.holder, 3600); err != nil || !ok {
+			t.Fatalf("take the lock: %v, %v", ok, err)
+		}
+		f.push(t, "default", versionFixture(t, "13.24-unique-owner"))
+		cfg := Defaults()
+		cfg.LaravelVersion, cfg.Sleep, cfg.Timeout = "13.24", 20*time.Millisecond, 0
+		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Locks: store.Locks, Cache: store.Values, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runOnce(t, w)
+		_, held, err := store.Locks.LockOwner(bg, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held != c.released {
+			t.Errorf("lock held by %s: released %v, want %v", c.holder, !held, c.released)
+		}
+		if err := store.Locks.ForceRelease(bg, key); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
