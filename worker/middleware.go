@@ -98,11 +98,14 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 		if !ok {
 			return nil, fmt.Sprintf("its middleware property holds a %T", e)
 		}
-		m, why := w.newMiddleware(r, o)
-		if why != "" {
-			if w.cfg.RunUnknownMiddleware[r.class] && m == nil && strings.HasPrefix(why, "unknown") {
+		if !knownMiddleware[o.Class] {
+			if w.cfg.RunUnknownMiddleware[r.class] {
 				continue
 			}
+			return nil, "unknown middleware " + o.Class + " (only PHP can apply it)"
+		}
+		m, why := w.newMiddleware(r, o)
+		if why != "" {
 			return nil, why
 		}
 		out = append(out, m)
@@ -113,19 +116,21 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 	return out, ""
 }
 
-// newMiddleware builds one middleware from its serialized object, or says why it cannot run here.
+// knownMiddleware are the middleware classes the worker applies.
+var knownMiddleware = map[string]bool{
+	withoutOverlappingClass: true, throttlesExceptionsClass: true, rateLimitedClass: true,
+	throttlesExceptionsRedisClass: true, rateLimitedRedisClass: true,
+}
+
+// newMiddleware builds one known middleware from its serialized object, or says why it cannot run here.
 func (w *Worker) newMiddleware(r *jobRun, o *payload.Object) (middleware, string) {
 	for _, p := range o.Props {
 		if c, ok := p.Value.(*payload.Object); ok {
 			return nil, fmt.Sprintf("middleware %s holds a PHP closure or object (%s %s)", o.Class, p.Name, c.Class)
 		}
 	}
-	switch o.Class {
-	case withoutOverlappingClass:
+	if o.Class == withoutOverlappingClass {
 		return w.newWithoutOverlapping(r, o)
-	case throttlesExceptionsClass, rateLimitedClass, throttlesExceptionsRedisClass, rateLimitedRedisClass:
-	default:
-		return nil, "unknown middleware " + o.Class + " (only PHP can apply it)"
 	}
 	withRedis := o.Class == throttlesExceptionsRedisClass || o.Class == rateLimitedRedisClass
 	if withRedis {
