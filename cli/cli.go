@@ -3,7 +3,7 @@
 //
 // It is a package rather than a main so that an application can build its own artisan-go binary with its
 // Go handlers in it: register them on handlers.Default() and call Main. Each subcommand lives in its own
-// file, registers itself in init, parses its flags, wires the packages together and runs. Do is the
+// file, is listed in the commands table, parses its flags, wires the packages together and runs. Do is the
 // testable entry point.
 package cli
 
@@ -24,9 +24,30 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
-var commands = map[string]command{}
+// commands are the subcommands by name, from this table.
+var commands = index([]command{
+	{"queue:work", "Work jobs from Laravel's database queue, as php artisan queue:work does", runQueueWork},
+	{"queue:push", "Queue a Laravel job (a PHP class and its properties) for PHP workers", runQueuePush},
+	{"queue:doctor", "Check the jobs table's indexes and columns and the worker settings; exit 1 when something needs fixing", runQueueDoctor},
+	{"queue:migrate-index", "Migrate the jobs table's indexes (and a strategy's columns) in place, online, printing each statement", runQueueMigrateIndex},
+	{"queue:bench", queueBenchSummary, runQueueBench},
+	{"payload:decode", "Print a job payload (FILE or stdin) as one JSON object", runPayloadDecode},
+	{"demo", "Work real Laravel 8.83 payloads from an embedded SQLite queue and print what happened", runDemo},
+})
 
-// register adds a subcommand; it panics on a duplicate name, as registries here fail fast.
+// index returns the commands by name; it panics on a duplicate name, as registries here fail fast.
+func index(table []command) map[string]command {
+	m := make(map[string]command, len(table))
+	for _, c := range table {
+		if _, dup := m[c.name]; dup {
+			panic("artisan-go: command listed twice: " + c.name)
+		}
+		m[c.name] = c
+	}
+	return m
+}
+
+// register adds a subcommand kept in a file of its own; it panics on a duplicate name.
 func register(c command) {
 	if _, dup := commands[c.name]; dup {
 		panic("artisan-go: command registered twice: " + c.name)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,14 +20,6 @@ import (
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/worker"
 )
-
-func init() {
-	register(command{
-		name:    "demo",
-		summary: "Work real Laravel 8.83 payloads from an embedded SQLite queue and print what happened",
-		run:     runDemo,
-	})
-}
 
 // demoAppKey is the APP_KEY the encrypted fixture was written with.
 const demoAppKey = "base64:a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="
@@ -143,15 +136,10 @@ func demo(ctx context.Context, path string, verbose bool, out io.Writer) error {
 // demoSetup enqueues the fixtures and creates the batch row and unique lock PHP would have created.
 func demoSetup(ctx context.Context, conn *laravel.Conn, q laravel.Queue, clk *demoClock, out io.Writer) error {
 	now := clk.Now().Unix()
-	batches := conn.Q(conn.Tables().JobBatches)
-	if _, err := conn.DB().ExecContext(ctx, conn.Rebind("insert into "+batches+
-		" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at) values (?, 'import', 1, 1, 0, '[]', 'a:0:{}', ?)"),
-		demoBatchID, now); err != nil {
-		return fmt.Errorf("create batch: %w", err)
+	if err := conn.BatchCreate(ctx, &laravel.BatchCreateParams{ID: demoBatchID, Name: "import", TotalJobs: 1, CreatedAt: now}); err != nil {
+		return err
 	}
-	locks := conn.Q(conn.Tables().CacheLocks)
-	if _, err := conn.DB().ExecContext(ctx, conn.Rebind("insert into "+locks+" ("+conn.Q("key")+", owner, expiration) values (?, 'php', ?)"),
-		demoCachePrefix+demoUniqueKey, now+3600); err != nil {
+	if _, err := conn.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: demoUniqueKey, Owner: "php", TTL: time.Hour}); err != nil {
 		return fmt.Errorf("create unique lock: %w", err)
 	}
 	all := fixtures.Laravel883()
@@ -252,15 +240,17 @@ func demoHandlers(out io.Writer) *handlers.Registry {
 
 // nextAvailable returns the earliest available_at of a delayed, unreserved job.
 func nextAvailable(ctx context.Context, conn *laravel.Conn, now int64) (int64, bool, error) {
-	var next *int64
-	q := conn.Rebind("select min(available_at) from " + conn.Q(conn.Tables().Jobs) + " where reserved_at is null and available_at > ?")
-	if err := conn.DB().QueryRowContext(ctx, q, now).Scan(&next); err != nil {
+	jobs, err := conn.JobList(ctx, &laravel.JobListParams{})
+	if err != nil {
 		return 0, false, fmt.Errorf("find delayed jobs: %w", err)
 	}
-	if next == nil {
-		return 0, false, nil
+	var next int64
+	for _, j := range jobs {
+		if j.ReservedAt == 0 && j.AvailableAt > now && (next == 0 || j.AvailableAt < next) {
+			next = j.AvailableAt
+		}
 	}
-	return *next, true, nil
+	return next, next != 0, nil
 }
 
 // demoSummary prints what the worker did and what the tables hold now.
@@ -277,48 +267,32 @@ func demoSummary(ctx context.Context, conn *laravel.Conn, s worker.Stats, out io
 		return err
 	}
 	fmt.Fprintf(out, "  batch %s: total %d, pending %d, failed %d, finished %v\n", b.ID, b.TotalJobs, b.PendingJobs, b.FailedJobs, b.FinishedAt != nil)
-	var locks int
-	if err := conn.DB().QueryRowContext(ctx, "select count(*) from "+conn.Q(conn.Tables().CacheLocks)).Scan(&locks); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  unique lock %s released: %v\n", demoUniqueKey, locks == 0)
-
-	fmt.Fprintln(out, "\nfailed_jobs (what `php artisan queue:failed` lists):")
-	rows, err := conn.DB().QueryContext(ctx, "select uuid, queue, payload, exception from "+conn.Q(conn.Tables().FailedJobs)+" order by id")
+	_, held, err := conn.CacheLockOwner(ctx, demoUniqueKey)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var uuid, queue, exception string
-		var body []byte
-		if err := rows.Scan(&uuid, &queue, &body, &exception); err != nil {
-			return err
-		}
-		first, _, _ := strings.Cut(exception, "\n")
-		fmt.Fprintf(out, "  %s  %s  %s\n      %s\n", uuid, queue, demoClass(body), first)
-	}
-	if err := rows.Err(); err != nil {
+	fmt.Fprintf(out, "  unique lock %s released: %v\n", demoUniqueKey, !held)
+
+	fmt.Fprintln(out, "\nfailed_jobs (what `php artisan queue:failed` lists):")
+	failed, err := conn.FailedJobList(ctx, &laravel.FailedJobListParams{})
+	if err != nil {
 		return err
+	}
+	slices.Reverse(failed) // oldest first, in the order they failed
+	for _, f := range failed {
+		first, _, _ := strings.Cut(f.Exception, "\n")
+		fmt.Fprintf(out, "  %s  %s  %s\n      %s\n", f.UUID, f.Queue, demoClass(f.Payload), first)
 	}
 
 	fmt.Fprintln(out, "\njobs left in the table for PHP workers:")
-	jobs, err := conn.DB().QueryContext(ctx, "select id, queue, attempts, payload from "+conn.Q(conn.Tables().Jobs)+" order by id")
+	jobs, err := conn.JobList(ctx, &laravel.JobListParams{})
 	if err != nil {
 		return err
 	}
-	defer jobs.Close()
-	for jobs.Next() {
-		var id int64
-		var queue string
-		var attempts int
-		var body []byte
-		if err := jobs.Scan(&id, &queue, &attempts, &body); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  #%-3d %-8s attempts %d  %s\n", id, queue, attempts, demoClass(body))
+	for _, j := range jobs {
+		fmt.Fprintf(out, "  #%-3d %-8s attempts %d  %s\n", j.ID, j.Queue, j.Attempts, demoClass(j.Payload))
 	}
-	return jobs.Err()
+	return nil
 }
 
 // dropTime removes the timestamp from log lines, which the demo's moved clock would make confusing.

@@ -13,14 +13,6 @@ import (
 	"github.com/artisan-go/artisan-go/payload"
 )
 
-func init() {
-	register(command{
-		name:    "payload:decode",
-		summary: "Print a job payload (FILE or stdin) as one JSON object",
-		run:     runPayloadDecode,
-	})
-}
-
 const payloadDecodeUsage = `Usage: artisan-go payload:decode [FILE|-] [--env-file PATH]
 
 Reads a job's payload column (a file, or stdin when FILE is - or missing) and prints one JSON object:

@@ -1,3 +1,5 @@
+//go:build bench
+
 package cli
 
 import (
@@ -19,13 +21,8 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-func init() {
-	register(command{
-		name:    "queue:bench",
-		summary: "Measure the claim strategies against bare SQL and php artisan queue:work on real tables",
-		run:     runQueueBench,
-	})
-}
+// queueBenchSummary is queue:bench's line in the command list.
+const queueBenchSummary = "Measure the claim strategies against bare SQL and php artisan queue:work on real tables"
 
 func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("queue:bench", flag.ContinueOnError)

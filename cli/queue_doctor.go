@@ -13,14 +13,6 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-func init() {
-	register(command{
-		name:    "queue:doctor",
-		summary: "Check the jobs table's indexes and columns and the worker settings; exit 1 when something needs fixing",
-		run:     runQueueDoctor,
-	})
-}
-
 // tableFlags are the options every table command shares: where the configuration comes from and
 // which configuration keys flags override.
 type tableFlags struct {

@@ -10,14 +10,6 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
-func init() {
-	register(command{
-		name:    "queue:migrate-index",
-		summary: "Migrate the jobs table's indexes (and a strategy's columns) in place, online, printing each statement",
-		run:     runQueueMigrateIndex,
-	})
-}
-
 func runQueueMigrateIndex(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("queue:migrate-index", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -12,15 +12,8 @@ import (
 
 	"github.com/artisan-go/artisan-go/dispatch"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/jmoiron/sqlx"
 )
-
-func init() {
-	register(command{
-		name:    "queue:push",
-		summary: "Queue a Laravel job (a PHP class and its properties) for PHP workers",
-		run:     runQueuePush,
-	})
-}
 
 // propFlag collects repeated name=value options of one visibility, in order.
 type propFlag struct {
@@ -116,7 +109,11 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
 	}
-	res, err := d.Dispatch(ctx, conn.DB(), job)
+	var res *dispatch.Dispatched
+	err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
+		res, err = d.Dispatch(ctx, tx, job)
+		return err
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1

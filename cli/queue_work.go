@@ -23,14 +23,6 @@ import (
 	"github.com/artisan-go/artisan-go/worker"
 )
 
-func init() {
-	register(command{
-		name:    "queue:work",
-		summary: "Work jobs from Laravel's database queue, as php artisan queue:work does",
-		run:     runQueueWork,
-	})
-}
-
 // workFlags maps each queue:work option to the configuration key it overrides.
 var workFlags = []struct {
 	name, key, usage string

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	}
 	var attempts int
 	var reserved *int64
-	if err := conn.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil {
 		t.Fatal(err)
 	}
 	if attempts != 0 || reserved != nil {
@@ -82,7 +83,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 		t.Errorf("start log does not show claim_batch=2:\n%s", errb.String())
 	}
 	var reserved int
-	if err := conn.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
 		t.Fatal(err)
 	}
 	if reserved != 0 {
@@ -118,7 +119,7 @@ func TestQueueWorkRoutes(t *testing.T) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var n int
-	if err := conn.DB().QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
 	}
 }

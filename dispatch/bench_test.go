@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -34,7 +35,7 @@ func BenchmarkDispatch(b *testing.B) {
 			cmd := payload.NewObject(`App\Jobs\Ship`).Set("orderId", int64(7)).SetProtected("note", "fragile")
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := dp.Dispatch(ctx, conn.DB(), Job{Command: cmd, Tries: 3}); err != nil {
+				if _, err := dp.Dispatch(ctx, queuetest.DB(conn), Job{Command: cmd, Tries: 3}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,15 +4,13 @@
 // delay), so `php artisan queue:work` cannot tell it from a job PHP queued.
 //
 // A Dispatcher inserts through any Execer: a *sql.DB, a *sql.Tx (the job is queued exactly when the
-// caller's transaction commits), or the handle of a *laravel.Conn.
+// caller's transaction commits), or a transaction of laravel.Conn.InTx.
 package dispatch
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +24,7 @@ var ErrInvalid = errors.New("invalid dispatch")
 
 // Execer is what a Dispatcher inserts through: *sql.DB, *sql.Tx, *sql.Conn, and sqlx's handles all
 // implement it.
-type Execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+type Execer = laravel.Execer
 
 // Params configures a Dispatcher.
 type Params struct {
@@ -51,7 +46,7 @@ type Params struct {
 
 // Dispatcher writes Laravel jobs into a jobs table. It is safe for concurrent use.
 type Dispatcher struct {
-	dialect      laravel.Dialect
+	jobs         *laravel.JobTable
 	table        string
 	version      payload.Version
 	versionText  string
@@ -60,22 +55,14 @@ type Dispatcher struct {
 	clock        func() time.Time
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // New checks the parameters and returns a Dispatcher.
 func New(p Params) (*Dispatcher, error) {
-	switch p.Dialect {
-	case laravel.MariaDB:
-		p.Dialect = laravel.MySQL
-	case laravel.MySQL, laravel.Postgres, laravel.SQLite:
-	default:
-		return nil, fmt.Errorf("%w: dialect %q: use mysql, mariadb, pgsql or sqlite", ErrInvalid, p.Dialect)
-	}
 	if p.Table == "" {
 		p.Table = "jobs"
 	}
-	if !identifier.MatchString(p.Table) {
-		return nil, fmt.Errorf("%w: jobs table %q is not a plain SQL identifier", ErrInvalid, p.Table)
+	jobs, err := laravel.NewJobTable(p.Dialect, p.Table)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if p.LaravelVersion == "" {
 		p.LaravelVersion = "8.83"
@@ -91,13 +78,13 @@ func New(p Params) (*Dispatcher, error) {
 		p.Clock = time.Now
 	}
 	return &Dispatcher{
-		dialect: p.Dialect, table: p.Table, version: v, versionText: p.LaravelVersion,
+		jobs: jobs, table: p.Table, version: v, versionText: p.LaravelVersion,
 		defaultQueue: p.DefaultQueue, keyring: p.Keyring, clock: p.Clock,
 	}, nil
 }
 
 // ForConn returns a Dispatcher for the database and jobs table of c; p's Dialect and Table are
-// ignored. Dispatch through c.DB(), or through a transaction begun on it.
+// ignored. Dispatch through a transaction of c.InTx, or through your own handle on the same database.
 func ForConn(c *laravel.Conn, p Params) (*Dispatcher, error) {
 	p.Dialect, p.Table = c.Dialect(), c.Tables().Jobs
 	return New(p)
@@ -150,7 +137,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatche
 	}
 	now := d.clock()
 	avail := now.Add(j.Delay.Truncate(time.Second))
-	id, err := d.insert(ctx, ex, queue, p, now.Unix(), avail.Unix())
+	id, err := d.jobs.JobInsert(ctx, ex, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now.Unix(), AvailableAt: avail.Unix()})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch %s: insert into %s: %w", j.Command.Class, d.table, err)
 	}
@@ -280,29 +267,4 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *p
 		out.Props = append(out.Props, payload.Property{Name: p.name, Value: p.value})
 	}
 	return out
-}
-
-// insert writes the row as Laravel's DatabaseQueue::pushToDatabase does and returns its id.
-func (d *Dispatcher) insert(ctx context.Context, ex Execer, queue string, p []byte, now, avail int64) (int64, error) {
-	q := "insert into " + d.quote(d.table) + " (" + d.quote("queue") + ", " + d.quote("attempts") + ", " +
-		d.quote("reserved_at") + ", " + d.quote("available_at") + ", " + d.quote("created_at") + ", " +
-		d.quote("payload") + ") values (?, 0, null, ?, ?, ?)"
-	if d.dialect == laravel.Postgres {
-		q = strings.NewReplacer("?, 0", "$1, 0", "null, ?, ?, ?", "null, $2, $3, $4").Replace(q) + ` returning "id"`
-		var id int64
-		err := ex.QueryRowContext(ctx, q, queue, avail, now, string(p)).Scan(&id)
-		return id, err
-	}
-	res, err := ex.ExecContext(ctx, q, queue, avail, now, string(p))
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
-}
-
-func (d *Dispatcher) quote(name string) string {
-	if d.dialect == laravel.MySQL {
-		return "`" + name + "`"
-	}
-	return `"` + name + `"`
 }

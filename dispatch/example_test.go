@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"fmt"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"path/filepath"
 	"time"
@@ -42,7 +43,7 @@ func Example() {
 		SetProtected("note", "protected").
 		SetPrivate(`App\Jobs\Plain`, "secret", "private")
 
-	tx, err := conn.DB().BeginTx(ctx, nil)
+	tx, err := queuetest.DB(conn).BeginTx(ctx, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -44,7 +44,7 @@ const batchColumns = "id, name, total_jobs, pending_jobs, failed_jobs, failed_jo
 
 // BatchFind reads a batch with all its columns. A missing batch gives ErrBatchNotFound.
 func (c *Conn) BatchFind(ctx context.Context, id string) (*Batch, error) {
-	q := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?")
+	q := c.rebind("select " + batchColumns + " from " + c.quote(c.tables.JobBatches) + " where id = ?")
 	b, err := c.scanBatch(c.db.QueryRowxContext(ctx, q, id))
 	if err != nil {
 		return nil, fmt.Errorf("find batch %s: %w", id, c.translate(err))
@@ -105,9 +105,9 @@ func (c *Conn) BatchRecordFailure(ctx context.Context, id, jobUUID string) (*Bat
 
 // batchUpdate is Laravel's updateAtomicValues: a locked read-modify-write of the counters.
 func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) (*BatchCounts, error) {
-	sel := c.Rebind("select " + batchColumns + " from " + c.Q(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
-	upd := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
-	fin := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set finished_at = ? where id = ?")
+	sel := c.rebind("select " + batchColumns + " from " + c.quote(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
+	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
+	fin := c.rebind("update " + c.quote(c.tables.JobBatches) + " set finished_at = ? where id = ?")
 	var counts BatchCounts
 	err := c.retry(ctx, DefaultDeleteRetries, func() error {
 		return c.InTx(ctx, func(tx *sqlx.Tx) error {
@@ -132,9 +132,41 @@ func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) 
 	return &counts, err
 }
 
+// BatchCreateParams is a new job_batches row.
+type BatchCreateParams struct {
+	ID   string // the batch id (Laravel writes an ordered uuid)
+	Name string
+	// TotalJobs is total_jobs and pending_jobs: the jobs already added to the batch.
+	TotalJobs int
+	// Options is the PHP-serialized options array; nil means an empty one (a:0:{}).
+	Options []byte
+	// CreatedAt is in Unix seconds; 0 means now.
+	CreatedAt int64
+}
+
+// BatchCreate inserts a batch as DatabaseBatchRepository::store and incrementTotalJobs leave it: no
+// failures yet, neither cancelled nor finished.
+func (c *Conn) BatchCreate(ctx context.Context, p *BatchCreateParams) error {
+	options := "a:0:{}"
+	if p.Options != nil {
+		options = string(p.Options)
+	}
+	created := p.CreatedAt
+	if created == 0 {
+		created = c.now()
+	}
+	cols := []string{"id", "name", "total_jobs", "pending_jobs", "failed_jobs", "failed_job_ids", "options", "created_at"}
+	_, err := c.db.ExecContext(ctx, c.insertSQL(c.tables.JobBatches, cols),
+		p.ID, p.Name, p.TotalJobs, p.TotalJobs, 0, "[]", c.d.encodeText(options), created)
+	if err != nil {
+		return fmt.Errorf("create batch %s: %w", p.ID, c.translate(err))
+	}
+	return nil
+}
+
 // BatchCancel marks a batch cancelled and finished at now, as Batch::cancel does.
 func (c *Conn) BatchCancel(ctx context.Context, id string, now int64) error {
-	q := c.Rebind("update " + c.Q(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
+	q := c.rebind("update " + c.quote(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
 	if _, err := c.db.ExecContext(ctx, q, now, now, id); err != nil {
 		return fmt.Errorf("cancel batch %s: %w", id, c.translate(err))
 	}

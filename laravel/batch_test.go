@@ -19,8 +19,8 @@ func insertBatch(t *testing.T, c *laravel.Conn, id string, jobs int) {
 	if c.Dialect() == laravel.Postgres {
 		options = base64.StdEncoding.EncodeToString([]byte(options))
 	}
-	q := c.Rebind("insert into " + c.Q(c.Tables().JobBatches) + " (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at, cancelled_at, finished_at) values (?, ?, ?, ?, 0, '[]', ?, ?, null, null)")
-	if _, err := c.DB().Exec(q, id, "import", jobs, jobs, options, int64(1700000000)); err != nil {
+	q := queuetest.Rebind(c, "insert into "+queuetest.Q(c, c.Tables().JobBatches)+" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at, cancelled_at, finished_at) values (?, ?, ?, ?, 0, '[]', ?, ?, null, null)")
+	if _, err := queuetest.DB(c).Exec(q, id, "import", jobs, jobs, options, int64(1700000000)); err != nil {
 		t.Fatalf("insert batch: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func TestBatches(t *testing.T) {
 			}
 		}
 		var raw string
-		if err := c.DB().QueryRow(c.Rebind("select failed_job_ids from "+c.Q(c.Tables().JobBatches)+" where id = ?"), id).Scan(&raw); err != nil {
+		if err := queuetest.DB(c).QueryRow(queuetest.Rebind(c, "select failed_job_ids from "+queuetest.Q(c, c.Tables().JobBatches)+" where id = ?"), id).Scan(&raw); err != nil {
 			t.Fatal(err)
 		}
 		if raw != `["b\/\u00e9"]` {

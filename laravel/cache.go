@@ -23,7 +23,7 @@ const foreverSeconds = 315360000
 func (c *Conn) CacheGet(ctx context.Context, key string) (string, bool, error) {
 	var value string
 	var expiration int64
-	q := c.Rebind("select " + c.Q("value") + ", " + c.Q("expiration") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?")
+	q := c.rebind("select " + c.quote("value") + ", " + c.quote("expiration") + " from " + c.quote(c.tables.Cache) + " where " + c.quote("key") + " = ?")
 	err := c.db.QueryRowxContext(ctx, q, c.cachePrefix+key).Scan(&value, &expiration)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -54,7 +54,7 @@ func (c *Conn) CacheForever(ctx context.Context, key, value string) error {
 
 func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) error {
 	q := c.d.upsertSQL(c.tables.Cache, "key", []string{"key", "value", "expiration"})
-	if _, err := c.db.ExecContext(ctx, c.Rebind(q), c.cachePrefix+key, c.d.encodeText(value), c.now()+seconds); err != nil {
+	if _, err := c.db.ExecContext(ctx, c.rebind(q), c.cachePrefix+key, c.d.encodeText(value), c.now()+seconds); err != nil {
 		return fmt.Errorf("cache put %s: %w", key, c.translate(err))
 	}
 	return nil
@@ -65,8 +65,8 @@ func (c *Conn) cachePut(ctx context.Context, key, value string, seconds int64) e
 // missing key gives ErrCacheMiss (Laravel returns false and stores nothing), a non-numeric value an
 // error; the expiration is left as it was.
 func (c *Conn) CacheIncrement(ctx context.Context, key string, by int64) (int64, error) {
-	sel := c.Rebind("select " + c.Q("value") + " from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?" + c.forUpdate())
-	upd := c.Rebind("update " + c.Q(c.tables.Cache) + " set " + c.Q("value") + " = ? where " + c.Q("key") + " = ?")
+	sel := c.rebind("select " + c.quote("value") + " from " + c.quote(c.tables.Cache) + " where " + c.quote("key") + " = ?" + c.forUpdate())
+	upd := c.rebind("update " + c.quote(c.tables.Cache) + " set " + c.quote("value") + " = ? where " + c.quote("key") + " = ?")
 	var n int64
 	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		var raw string
@@ -105,7 +105,7 @@ func (c *Conn) CacheCount(ctx context.Context, key string, ttl time.Duration) (i
 
 // CacheForget deletes the prefixed key from the cache table.
 func (c *Conn) CacheForget(ctx context.Context, key string) error {
-	q := c.Rebind("delete from " + c.Q(c.tables.Cache) + " where " + c.Q("key") + " = ?")
+	q := c.rebind("delete from " + c.quote(c.tables.Cache) + " where " + c.quote("key") + " = ?")
 	if _, err := c.db.ExecContext(ctx, q, c.cachePrefix+key); err != nil {
 		return fmt.Errorf("cache forget %s: %w", key, c.translate(err))
 	}
@@ -115,9 +115,56 @@ func (c *Conn) CacheForget(ctx context.Context, key string) error {
 // CacheLockForceRelease deletes the prefixed key from the cache_locks table whoever owns it, as
 // DatabaseLock::forceRelease does; it releases ShouldBeUnique locks (laravel_unique_job:...).
 func (c *Conn) CacheLockForceRelease(ctx context.Context, key string) error {
-	q := c.Rebind("delete from " + c.Q(c.tables.CacheLocks) + " where " + c.Q("key") + " = ?")
+	q := c.rebind("delete from " + c.quote(c.tables.CacheLocks) + " where " + c.quote("key") + " = ?")
 	if _, err := c.db.ExecContext(ctx, q, c.cachePrefix+key); err != nil {
 		return fmt.Errorf("release cache lock %s: %w", key, c.translate(err))
 	}
 	return nil
+}
+
+// CacheLockParams is a cache lock to take, as Laravel's DatabaseLock holds one.
+type CacheLockParams struct {
+	Key   string        // without the store's prefix
+	Owner string        // the holder's token
+	TTL   time.Duration // whole seconds; 0 holds it for a day, as DatabaseLock does
+}
+
+// CacheLockAcquire takes the lock as DatabaseLock::acquire does: it inserts the row, or, when the key
+// is taken, takes it over if this owner already holds it or it has expired. It reports whether the
+// lock is now held by p.Owner.
+func (c *Conn) CacheLockAcquire(ctx context.Context, p *CacheLockParams) (bool, error) {
+	expires := c.now() + int64(p.TTL/time.Second)
+	if p.TTL < time.Second {
+		expires = c.now() + 86400
+	}
+	key := c.cachePrefix + p.Key
+	_, err := c.db.ExecContext(ctx, c.insertSQL(c.tables.CacheLocks, []string{"key", "owner", "expiration"}), key, p.Owner, expires)
+	if err = c.translate(err); !errors.Is(err, ErrDuplicate) {
+		if err != nil {
+			return false, fmt.Errorf("acquire cache lock %s: %w", p.Key, err)
+		}
+		return true, nil
+	}
+	upd := c.rebind("update " + c.quote(c.tables.CacheLocks) + " set owner = ?, expiration = ? where " + c.quote("key") + " = ? and (owner = ? or expiration <= ?)")
+	res, err := c.db.ExecContext(ctx, upd, p.Owner, expires, key, p.Owner, c.now())
+	if err != nil {
+		return false, fmt.Errorf("acquire cache lock %s: %w", p.Key, c.translate(err))
+	}
+	n, err := res.RowsAffected()
+	return n >= 1, err
+}
+
+// CacheLockOwner returns the owner of the lock under the prefixed key and whether the row exists, as
+// DatabaseLock::getCurrentOwner reads it (an expired row still counts until it is taken over).
+func (c *Conn) CacheLockOwner(ctx context.Context, key string) (string, bool, error) {
+	var owner string
+	q := c.rebind("select owner from " + c.quote(c.tables.CacheLocks) + " where " + c.quote("key") + " = ?")
+	err := c.db.QueryRowContext(ctx, q, c.cachePrefix+key).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read cache lock %s: %w", key, c.translate(err))
+	}
+	return owner, true, nil
 }

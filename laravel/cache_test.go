@@ -24,8 +24,8 @@ func TestCache(t *testing.T) {
 		}
 		stored := func(key string) (value string, expiration int64) {
 			t.Helper()
-			q := c.Rebind("select " + c.Q("value") + ", " + c.Q("expiration") + " from " + c.Q(c.Tables().Cache) + " where " + c.Q("key") + " = ?")
-			if err := c.DB().QueryRow(q, "laravel_cache"+key).Scan(&value, &expiration); err != nil {
+			q := queuetest.Rebind(c, "select "+queuetest.Q(c, "value")+", "+queuetest.Q(c, "expiration")+" from "+queuetest.Q(c, c.Tables().Cache)+" where "+queuetest.Q(c, "key")+" = ?")
+			if err := queuetest.DB(c).QueryRow(q, "laravel_cache"+key).Scan(&value, &expiration); err != nil {
 				t.Fatalf("stored %s: %v", key, err)
 			}
 			return value, expiration
@@ -96,15 +96,15 @@ func TestCache(t *testing.T) {
 
 		// A ShouldBeUnique lock, as DatabaseLock::acquire writes it, force-released.
 		lockKey := "laravel_unique_job:App\\Jobs\\Sync42"
-		ins := c.Rebind("insert into " + c.Q(c.Tables().CacheLocks) + " (" + c.Q("key") + ", " + c.Q("owner") + ", " + c.Q("expiration") + ") values (?, ?, ?)")
-		if _, err := c.DB().Exec(ins, "laravel_cache"+lockKey, "owner-token", 1700086400); err != nil {
+		ins := queuetest.Rebind(c, "insert into "+queuetest.Q(c, c.Tables().CacheLocks)+" ("+queuetest.Q(c, "key")+", "+queuetest.Q(c, "owner")+", "+queuetest.Q(c, "expiration")+") values (?, ?, ?)")
+		if _, err := queuetest.DB(c).Exec(ins, "laravel_cache"+lockKey, "owner-token", 1700086400); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.CacheLockForceRelease(ctx, lockKey); err != nil {
 			t.Fatal(err)
 		}
 		var n int
-		if err := c.DB().QueryRow("select count(*) from " + c.Q(c.Tables().CacheLocks)).Scan(&n); err != nil || n != 0 {
+		if err := queuetest.DB(c).QueryRow("select count(*) from " + queuetest.Q(c, c.Tables().CacheLocks)).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("cache_locks rows after force release: %d, %v", n, err)
 		}
 	})

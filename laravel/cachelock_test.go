@@ -10,61 +10,36 @@ import (
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
-// TestCacheLock checks the lock rules of DatabaseLock on every database: one owner at a time, the
-// same owner may take its lock again, an expired lock is taken over, release checks the owner, and a
-// lock for 0 seconds lasts a day.
-func TestCacheLock(t *testing.T) {
+// TestCacheLockReleaseAndAdd checks, on every database, DatabaseLock::release (only the owner
+// releases) and DatabaseStore::add (stored only when the key is absent or expired), which job
+// middleware and the rate limiter use.
+func TestCacheLockReleaseAndAdd(t *testing.T) {
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		t.Parallel()
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }
-		p.CachePrefix = "laravel_cache"
 		c := queuetest.Open(t, p)
 		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
 			t.Fatal(err)
 		}
-		acquire := func(owner string, secs int64) bool {
-			t.Helper()
-			ok, err := c.CacheLockAcquire(ctx, laravel.CacheLockAcquireParams{Name: "overlap:k", Owner: owner, Seconds: secs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ok
+		if ok, err := c.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: "overlap:k", Owner: "a", TTL: 10 * time.Second}); err != nil || !ok {
+			t.Fatalf("acquire = %v, %v", ok, err)
 		}
-		if !acquire("a", 10) {
-			t.Fatal("a free lock was not taken")
-		}
-		if acquire("b", 10) {
-			t.Fatal("a held lock was taken by another owner")
-		}
-		if !acquire("a", 10) {
-			t.Fatal("the owner could not take its own lock again")
-		}
-		if owner, ok, err := c.CacheLockOwner(ctx, "overlap:k"); err != nil || !ok || owner != "a" {
-			t.Fatalf("owner = %q, %v, %v", owner, ok, err)
-		}
-		if ok, err := c.CacheLockRelease(ctx, laravel.CacheLockReleaseParams{Name: "overlap:k", Owner: "b"}); err != nil || ok {
+		if ok, err := c.CacheLockRelease(ctx, &laravel.CacheLockReleaseParams{Key: "overlap:k", Owner: "b"}); err != nil || ok {
 			t.Fatalf("release by another owner = %v, %v", ok, err)
 		}
-		now = now.Add(10 * time.Second)
-		if !acquire("b", 0) {
-			t.Fatal("an expired lock was not taken over")
+		if owner, held, err := c.CacheLockOwner(ctx, "overlap:k"); err != nil || !held || owner != "a" {
+			t.Fatalf("owner after another's release = %q, %v, %v", owner, held, err)
 		}
-		var exp int64
-		q := c.Rebind("select " + c.Q("expiration") + " from " + c.Q(c.Tables().CacheLocks) + " where " + c.Q("key") + " = ?")
-		if err := c.DB().QueryRow(q, "laravel_cacheoverlap:k").Scan(&exp); err != nil || exp != now.Unix()+laravel.DefaultLockTimeout {
-			t.Fatalf("a lock for 0 seconds expires at %d (%v), want a day later", exp, err)
-		}
-		if ok, err := c.CacheLockRelease(ctx, laravel.CacheLockReleaseParams{Name: "overlap:k", Owner: "b"}); err != nil || !ok {
+		if ok, err := c.CacheLockRelease(ctx, &laravel.CacheLockReleaseParams{Key: "overlap:k", Owner: "a"}); err != nil || !ok {
 			t.Fatalf("release by the owner = %v, %v", ok, err)
 		}
-		if _, ok, _ := c.CacheLockOwner(ctx, "overlap:k"); ok {
+		if _, held, _ := c.CacheLockOwner(ctx, "overlap:k"); held {
 			t.Fatal("the released lock is still there")
 		}
 
-		// DatabaseStore::add: stored only when absent or expired.
 		if ok, err := c.CacheAdd(ctx, "limit", "i:0;", time.Minute); err != nil || !ok {
 			t.Fatalf("add = %v, %v", ok, err)
 		}
@@ -77,6 +52,9 @@ func TestCacheLock(t *testing.T) {
 		}
 		if v, ok, err := c.CacheGet(ctx, "limit"); err != nil || !ok || v != "i:7;" {
 			t.Fatalf("get = %q, %v, %v", v, ok, err)
+		}
+		if ok, err := c.CacheAdd(ctx, "short", "i:1;", 500*time.Millisecond); err != nil || ok {
+			t.Fatalf("add for less than a second = %v, %v; Repository::add stores nothing", ok, err)
 		}
 	})
 }

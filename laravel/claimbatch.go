@@ -11,19 +11,18 @@ import (
 // DefaultBatch is how many rows the batch strategy claims per round trip when QueueParams.Batch is 0.
 const DefaultBatch = 32
 
-func init() {
-	RegisterStrategy("batch", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
-		if q.size <= 0 {
-			q.size = DefaultBatch
-		}
-		q.claimer.c = c
-		q.group.f = &q.Fenced
-		q.group.settled = q.allSettled
-		q.group.wake = make(chan struct{}, 1)
-		q.group.run = q.deleteAndPrefetch
-		return q, nil
-	})
+// newBatchQueue builds the batch strategy.
+func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
+	q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
+	if q.size <= 0 {
+		q.size = DefaultBatch
+	}
+	q.claimer.c = c
+	q.group.f = &q.Fenced
+	q.group.settled = q.allSettled
+	q.group.wake = make(chan struct{}, 1)
+	q.group.run = q.deleteAndPrefetch
+	return q, nil
 }
 
 // batchQueue is the fast path. One short statement or transaction claims up to Batch rows (see

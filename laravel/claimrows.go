@@ -203,8 +203,8 @@ func (r *rowClaimer) claimReturningSQL(where string, limit int) string {
 		lock = " " + c.lock
 	}
 	q := fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d) where id in (select id from %s where %s order by id limit %d%s) returning %s",
-		c.Q(c.tables.Jobs), c.d.least(), c.MaxAttempts(), c.Q(c.tables.Jobs), where, limit, lock, jobColumns)
-	return c.Rebind(q)
+		c.quote(c.tables.Jobs), c.d.least(), c.MaxAttempts(), c.quote(c.tables.Jobs), where, limit, lock, jobColumns)
+	return c.rebind(q)
 }
 
 // pgClaimStep is claimReturning as a PostgreSQL pipeline step that stores the claimed jobs in *out.
@@ -216,7 +216,7 @@ func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, li
 // LOCKED, then UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
 func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
 	c := r.c
-	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.Q(c.tables.Jobs), where, limit, c.lock)
+	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), where, limit, c.lock)
 	rows, err := tx.QueryxContext(ctx, sel, args...)
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobCla
 		ids = append(ids, j.ID)
 	}
 	upd := fmt.Sprintf("update %s set reserved_at = ?, attempts = least(attempts + 1, %d) where id in (%s)",
-		c.Q(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
+		c.quote(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
 	if _, err := tx.ExecContext(ctx, upd, ids...); err != nil {
 		return nil, err
 	}
@@ -271,12 +271,12 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 	if withVersion {
 		cols += ", version"
 	}
-	sel := c.Rebind(fmt.Sprintf("select %s from %s where %s order by id limit %d", cols, c.Q(c.tables.Jobs), where, window))
+	sel := c.rebind(fmt.Sprintf("select %s from %s where %s order by id limit %d", cols, c.quote(c.tables.Jobs), where, window))
 	set, fence := "", ""
 	if withVersion {
 		set, fence = ", version = version + 1", " and version = ?"
 	}
-	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ?" + set +
+	upd := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = ?, attempts = ?" + set +
 		" where id = ? and attempts = ?" + fence + " and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	var out []*Job
 	for round := 0; round < 3 && len(out) < limit; round++ {
@@ -363,7 +363,7 @@ func cmpInt64(a, b int64) int {
 
 // jobsColumns returns the lower-cased column names of the jobs table.
 func (c *Conn) jobsColumns(ctx context.Context) (map[string]bool, error) {
-	rows, err := c.db.QueryxContext(ctx, c.d.freshSelect("select * from "+c.Q(c.tables.Jobs)+" where 1 = 0"))
+	rows, err := c.db.QueryxContext(ctx, c.d.freshSelect("select * from "+c.quote(c.tables.Jobs)+" where 1 = 0"))
 	if err != nil {
 		return nil, c.translate(err)
 	}

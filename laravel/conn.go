@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/artisan-go/artisan-go/laravel/internal/rawsql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -68,6 +69,7 @@ type Conn struct {
 	name        Dialect
 	d           dialect
 	caps        capabilities
+	jobs        *JobTable
 	tables      Tables
 	version     string
 	engine      string
@@ -120,7 +122,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, name: p.Dialect, d: d, tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
+	c := &Conn{db: db, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -188,11 +190,18 @@ func (c *Conn) ping(ctx context.Context) error {
 // Close closes the connection pool.
 func (c *Conn) Close() error { return c.db.Close() }
 
-// DB returns the underlying pool, for tests and tools that need plain SQL.
-func (c *Conn) DB() *sqlx.DB { return c.db }
+func init() {
+	rawsql.Of = func(conn any) rawsql.Handle {
+		c := conn.(*Conn)
+		return rawsql.Handle{DB: c.db, Quote: c.d.quote, Rebind: c.d.rebind, UpdateReturning: c.caps.UpdateReturning, Lock: c.lock}
+	}
+}
 
 // Dialect returns the connection's SQL family.
 func (c *Conn) Dialect() Dialect { return c.name }
+
+// JobTable returns the connection's jobs table, for writing rows through a transaction of the caller's.
+func (c *Conn) JobTable() *JobTable { return c.jobs }
 
 // Tables returns the table names this connection uses.
 func (c *Conn) Tables() Tables { return c.tables }

@@ -28,12 +28,11 @@ const (
 	SweepBatch = 1000        // rows removed per sweep statement
 )
 
-func init() {
-	RegisterStrategy("delete-mark", func(c *Conn, p QueueParams) (Queue, error) {
-		q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
-		q.claimer.c = c
-		return q, nil
-	})
+// newDeleteMark builds the delete-mark strategy.
+func newDeleteMark(c *Conn, p QueueParams) (Queue, error) {
+	q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
+	q.claimer.c = c
+	return q, nil
 }
 
 // deleteMark marks finished jobs instead of deleting them: the hot path is a one-row autocommit UPDATE
@@ -100,7 +99,7 @@ func (q *deleteMark) sweepOwn(ctx context.Context) error {
 			args = append(args, id)
 		}
 		args = append(args, MarkedReservedAt)
-		del := c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id in (" + placeholders(len(chunk)) + ") and reserved_at = ?")
+		del := c.rebind("delete from " + c.quote(c.tables.Jobs) + " where id in (" + placeholders(len(chunk)) + ") and reserved_at = ?")
 		err := c.retry(ctx, q.Tries, func() error {
 			_, err := c.db.ExecContext(ctx, del, args...)
 			return c.translate(err)
@@ -125,7 +124,7 @@ func (q *deleteMark) markSQL(ctx context.Context) (string, error) {
 	if withMark {
 		set += ", delete_mark = 1"
 	}
-	return q.C.Rebind("update " + q.C.Q(q.C.tables.Jobs) + " set " + set + " where id = ? and attempts = ? and reserved_at = ?"), nil
+	return q.C.rebind("update " + q.C.quote(q.C.tables.Jobs) + " set " + set + " where id = ? and attempts = ? and reserved_at = ?"), nil
 }
 
 // JobDelete marks a finished job, fenced on its claim.
@@ -183,10 +182,10 @@ func (q *deleteMark) JobSweep(ctx context.Context) (int64, error) {
 	if withMark {
 		cond, arg = "delete_mark = ?", any(1)
 	}
-	del := c.Rebind(fmt.Sprintf("delete from %s where id in (select id from %s where %s limit %d)", c.Q(c.tables.Jobs), c.Q(c.tables.Jobs), cond, SweepBatch))
+	del := c.rebind(fmt.Sprintf("delete from %s where id in (select id from %s where %s limit %d)", c.quote(c.tables.Jobs), c.quote(c.tables.Jobs), cond, SweepBatch))
 	if c.caps.DeleteLimit {
 		// Such a server (MySQL) cannot delete from a table it selects from in a subquery.
-		del = c.Rebind(fmt.Sprintf("delete from %s where %s limit %d", c.Q(c.tables.Jobs), cond, SweepBatch))
+		del = c.rebind(fmt.Sprintf("delete from %s where %s limit %d", c.quote(c.tables.Jobs), cond, SweepBatch))
 	}
 	var total int64
 	for {

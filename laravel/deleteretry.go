@@ -8,10 +8,9 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-func init() {
-	RegisterStrategy("delete-retry", func(c *Conn, p QueueParams) (Queue, error) {
-		return &deleteRetry{Fenced: NewFenced(c, p)}, nil
-	})
+// newDeleteRetry builds the delete-retry strategy.
+func newDeleteRetry(c *Conn, p QueueParams) (Queue, error) {
+	return &deleteRetry{Fenced: NewFenced(c, p)}, nil
 }
 
 // deleteRetry is Laravel's own claim: in one transaction, select the first available row with the pop
@@ -48,7 +47,7 @@ func (q *deleteRetry) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, 
 func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude []int64) (*Job, error) {
 	c := q.C
 	sel, args := c.AvailableJobsSQL(p, exclude, 1, c.lock)
-	upd := c.Rebind("update " + c.Q(c.tables.Jobs) + " set reserved_at = ?, attempts = ? where id = ?")
+	upd := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = ?, attempts = ? where id = ?")
 	var claimed *Job
 	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
 		rows, err := tx.QueryxContext(ctx, sel, args...)

@@ -3,14 +3,8 @@ package laravel
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // dialect is everything that differs between the SQL families a Conn speaks: how to connect, quote and
@@ -47,7 +41,7 @@ type dialect interface {
 	decodeText(v string) string
 
 	// insertID runs insert (already rebound) and returns the new row's id.
-	insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error)
+	insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error)
 	// upsertSQL is an insert of cols into table (quoted, ? placeholders) that updates the other
 	// columns when key already exists.
 	upsertSQL(table, key string, cols []string) string
@@ -119,7 +113,6 @@ const (
 	errBusy                  // lock wait timeout, SQLITE_BUSY
 	errMissingTable          // the statement names a table that does not exist
 	errUnique                // a unique or primary key constraint refused the row
-	errConnLost              // the connection broke: whether the statement ran is unknown
 )
 
 // colType is a logical column type of Laravel's schema builder.
@@ -233,16 +226,10 @@ func onConflictUpsert(d dialect, table, key string, cols []string) string {
 }
 
 // lastInsertID runs insert and returns the id the driver reports (MySQL, SQLite).
-func lastInsertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func lastInsertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	res, err := ex.ExecContext(ctx, insert, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
-}
-
-// connLost reports the driver errors every dialect shares for a broken connection.
-func connLost(err error) bool {
-	var op *net.OpError
-	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &op)
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jmoiron/sqlx"
 )
 
 // mysqlDialect is MySQL and MariaDB (Laravel's mysql and mariadb drivers).
@@ -80,7 +79,7 @@ func (mysqlDialect) least() string              { return "least" }
 func (mysqlDialect) encodeText(v string) string { return v }
 func (mysqlDialect) decodeText(v string) string { return v }
 
-func (mysqlDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func (mysqlDialect) insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	return lastInsertID(ctx, ex, insert, args)
 }
 
@@ -175,10 +174,6 @@ func (mysqlDialect) classify(err error) errClass {
 		case 1062: // ER_DUP_ENTRY
 			return errUnique
 		}
-		return errOther
-	}
-	if errors.Is(err, mysql.ErrInvalidConn) || connLost(err) {
-		return errConnLost
 	}
 	return errOther
 }

@@ -104,9 +104,9 @@ func (pgsqlDialect) decodeText(v string) string {
 	return v
 }
 
-func (pgsqlDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func (pgsqlDialect) insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	var id int64
-	err := ex.QueryRowxContext(ctx, insert+` returning "id"`, args...).Scan(&id)
+	err := ex.QueryRowContext(ctx, insert+` returning "id"`, args...).Scan(&id)
 	return id, err
 }
 
@@ -219,10 +219,6 @@ func (pgsqlDialect) classify(err error) errClass {
 		case "23505": // unique_violation
 			return errUnique
 		}
-		return errOther
-	}
-	if connLost(err) {
-		return errConnLost
 	}
 	return errOther
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 )
 
@@ -74,7 +73,7 @@ func (sqliteDialect) least() string              { return "min" }
 func (sqliteDialect) encodeText(v string) string { return v }
 func (sqliteDialect) decodeText(v string) string { return v }
 
-func (sqliteDialect) insertID(ctx context.Context, ex sqlx.ExtContext, insert string, args []any) (int64, error) {
+func (sqliteDialect) insertID(ctx context.Context, ex Execer, insert string, args []any) (int64, error) {
 	return lastInsertID(ctx, ex, insert, args)
 }
 

@@ -2,11 +2,8 @@ package laravel
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
-	"time"
 )
 
 // MissingTableError reports a table the operation needs that does not exist, and the artisan command
@@ -43,8 +40,6 @@ func (c *Conn) translate(err error) error {
 		return c.missingTable(err)
 	case errUnique:
 		kind = ErrDuplicate
-	case errConnLost:
-		kind = ErrConnLost
 	}
 	switch kind {
 	case ErrDeadlock:
@@ -74,23 +69,8 @@ func (c *Conn) missingTable(err error) error {
 	return &MissingTableError{Table: name, Fix: fix, Err: err}
 }
 
-// retry runs fn up to tries times while it fails with ErrDeadlock, pausing briefly between tries so the
-// transaction that won the deadlock can finish.
+// retry runs fn up to tries times while it fails with ErrDeadlock (see deadlockRetry), counting the
+// retries in Stats.
 func (c *Conn) retry(ctx context.Context, tries int, fn func() error) error {
-	var err error
-	for i := 0; i < max(tries, 1); i++ {
-		if i > 0 {
-			c.retries.Add(1)
-			pause := time.Duration(i)*5*time.Millisecond + time.Duration(rand.IntN(5000))*time.Microsecond
-			select {
-			case <-ctx.Done():
-				return errors.Join(err, ctx.Err())
-			case <-time.After(pause):
-			}
-		}
-		if err = fn(); !errors.Is(err, ErrDeadlock) {
-			return err
-		}
-	}
-	return err
+	return deadlockRetry(tries).do(ctx, fn, func() { c.retries.Add(1) })
 }

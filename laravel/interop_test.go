@@ -140,8 +140,8 @@ func TestPHPInterop(t *testing.T) {
 func lockHeld(t *testing.T, c *laravel.Conn, key string) bool {
 	t.Helper()
 	var n int
-	q := c.Rebind("select count(*) from " + c.Q(c.Tables().CacheLocks) + " where " + c.Q("key") + " = ?")
-	if err := c.DB().QueryRow(q, key).Scan(&n); err != nil {
+	q := queuetest.Rebind(c, "select count(*) from "+queuetest.Q(c, c.Tables().CacheLocks)+" where "+queuetest.Q(c, "key")+" = ?")
+	if err := queuetest.DB(c).QueryRow(q, key).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n > 0

@@ -25,8 +25,8 @@ const (
 )
 
 // Sentinel errors. Each dialect translates native errors (MySQL 1213/1205/1062, PostgreSQL
-// 40001/40P01/55P03/23505, SQLITE_BUSY, SQLITE_CONSTRAINT_UNIQUE, broken connections) into these at
-// its edge, wrapped with context, so callers test with errors.Is.
+// 40001/40P01/55P03/23505, SQLITE_BUSY, SQLITE_CONSTRAINT_UNIQUE) into these at its edge, wrapped
+// with context, so callers test with errors.Is.
 var (
 	// ErrReservationLost means the row no longer carries this worker's claim: another worker re-claimed
 	// it after retry_after, or it was deleted (queue:clear). The completion did nothing.
@@ -38,9 +38,6 @@ var (
 	ErrBusy = errors.New("database busy")
 	// ErrDuplicate means a unique or primary key constraint refused a row.
 	ErrDuplicate = errors.New("duplicate key")
-	// ErrConnLost means the connection broke during the operation; whether the statement ran is
-	// unknown, so it is not retried blindly.
-	ErrConnLost = errors.New("connection lost")
 	// ErrMissingTable means a table the operation needs does not exist.
 	ErrMissingTable = errors.New("missing table")
 	// ErrUnknownStrategy means no claim strategy has the requested name.

@@ -130,9 +130,9 @@ func (c *Conn) createIndex(name string, cols ...string) string {
 func (c *Conn) dropIndex(name string) string { return c.d.onlineDropIndexDDL(c.tables.Jobs, name) }
 
 func (c *Conn) addColumn(name string) string {
-	return fmt.Sprintf("alter table %s add column %s %s default 0", c.Q(c.tables.Jobs), c.Q(name), c.d.columnType(colBigUInt, false)) + c.d.onlineAlterSuffix()
+	return fmt.Sprintf("alter table %s add column %s %s default 0", c.quote(c.tables.Jobs), c.quote(name), c.d.columnType(colBigUInt, false)) + c.d.onlineAlterSuffix()
 }
 
 func (c *Conn) dropColumn(name string) string {
-	return fmt.Sprintf("alter table %s drop column %s", c.Q(c.tables.Jobs), c.Q(name)) + c.d.onlineAlterSuffix()
+	return fmt.Sprintf("alter table %s drop column %s", c.quote(c.tables.Jobs), c.quote(name)) + c.d.onlineAlterSuffix()
 }

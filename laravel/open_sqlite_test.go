@@ -3,6 +3,7 @@ package laravel_test
 import (
 	"context"
 	"fmt"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func TestOpenSQLiteConcurrently(t *testing.T) {
 					errs <- err
 					return
 				}
-				_, err = c.DB().Exec("create table if not exists t (id integer)")
+				_, err = queuetest.DB(c).Exec("create table if not exists t (id integer)")
 				c.Close()
 				if err != nil {
 					errs <- err

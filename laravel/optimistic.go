@@ -9,10 +9,9 @@ import (
 // was asked for; racing claimers pick among them at random.
 const OptimisticWindow = 8
 
-func init() {
-	RegisterStrategy("optimistic", func(c *Conn, p QueueParams) (Queue, error) {
-		return &optimistic{Fenced: NewFenced(c, p), version: columnProbe{name: "version"}}, nil
-	})
+// newOptimistic builds the optimistic strategy.
+func newOptimistic(c *Conn, p QueueParams) (Queue, error) {
+	return &optimistic{Fenced: NewFenced(c, p), version: columnProbe{name: "version"}}, nil
 }
 
 // optimistic claims without row locks or transactions (see casClaim). On a stock table the attempts

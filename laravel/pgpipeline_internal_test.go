@@ -34,8 +34,8 @@ func pgTables(t *testing.T, prefix string) (*Conn, Tables) {
 func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 	ctx := context.Background()
 	c, tables := pgTables(t, "plan")
-	fill := "insert into " + c.Q(tables.Jobs) + " (queue, payload, attempts, available_at, created_at) select 'default', repeat('x', 500), 0, 0, 0 from generate_series(1, 5000)"
-	if _, err := c.DB().ExecContext(ctx, fill); err != nil {
+	fill := "insert into " + c.quote(tables.Jobs) + " (queue, payload, attempts, available_at, created_at) select 'default', repeat('x', 500), 0, 0, 0 from generate_series(1, 5000)"
+	if _, err := c.db.ExecContext(ctx, fill); err != nil {
 		t.Fatal(err)
 	}
 	r := &rowClaimer{c: c}
@@ -67,7 +67,7 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 		t.Fatalf("the claim from a lower bound should walk the primary key from the bound without sorting; plan:\n%s", plan)
 	}
 	var sortSetting string
-	if err := c.DB().QueryRowContext(ctx, "show enable_sort").Scan(&sortSetting); err != nil || sortSetting != "on" {
+	if err := c.db.QueryRowContext(ctx, "show enable_sort").Scan(&sortSetting); err != nil || sortSetting != "on" {
 		t.Fatalf("enable_sort after the pipeline = %q, %v; want on: the setting must stay inside the pipeline's transaction", sortSetting, err)
 	}
 }
@@ -78,13 +78,13 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	ctx := context.Background()
 	c, tables := pgTables(t, "pipe")
-	fill := "insert into " + c.Q(tables.Jobs) + " (queue, payload, attempts, reserved_at, available_at, created_at) select 'default', 'x', 1, 50, 0, 0 from generate_series(1, 3)"
-	if _, err := c.DB().ExecContext(ctx, fill); err != nil {
+	fill := "insert into " + c.quote(tables.Jobs) + " (queue, payload, attempts, reserved_at, available_at, created_at) select 'default', 'x', 1, 50, 0, 0 from generate_series(1, 3)"
+	if _, err := c.db.ExecContext(ctx, fill); err != nil {
 		t.Fatal(err)
 	}
 	count := func() int {
 		var n int
-		if err := c.DB().QueryRowContext(ctx, "select count(*) from "+c.Q(tables.Jobs)).Scan(&n); err != nil {
+		if err := c.db.QueryRowContext(ctx, "select count(*) from "+c.quote(tables.Jobs)).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -101,7 +101,7 @@ func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	if err := c.pgPipeline(ctx, c.deleteFencedStep(held, &deleted)); err != nil || len(deleted) != 2 || count() != 1 {
 		t.Fatalf("delete pipeline: err %v, deleted %v, %d rows left; want ids 1 and 2 deleted, 1 row left", err, deleted, count())
 	}
-	if _, err := c.DB().ExecContext(ctx, "drop table "+c.Q(tables.Jobs)); err != nil {
+	if _, err := c.db.ExecContext(ctx, "drop table "+c.quote(tables.Jobs)); err != nil {
 		t.Fatal(err)
 	}
 	r := &rowClaimer{c: c}

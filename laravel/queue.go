@@ -38,7 +38,14 @@ type StrategyFunc func(c *Conn, p QueueParams) (Queue, error)
 
 var (
 	strategiesMu sync.RWMutex
-	strategies   = map[string]StrategyFunc{}
+	// strategies are the claim strategies by name: the ones artisan-go ships, and any an application
+	// adds with RegisterStrategy.
+	strategies = map[string]StrategyFunc{
+		"batch":        newBatchQueue,
+		"delete-mark":  newDeleteMark,
+		"delete-retry": newDeleteRetry,
+		"optimistic":   newOptimistic,
+	}
 )
 
 // RegisterStrategy makes a claim strategy available to NewQueue under name. Like database/sql.Register
@@ -103,6 +110,17 @@ type Fenced struct {
 func NewFenced(c *Conn, p QueueParams) Fenced {
 	return Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
 }
+
+// ParallelClaimer is implemented by queues that can tell whether claims running at the same time on
+// several connections each get their own rows at once. A worker claims in parallel only then.
+type ParallelClaimer interface {
+	ClaimsInParallel() bool
+}
+
+// ClaimsInParallel reports whether the server's locking read skips rows other claims hold (SKIP
+// LOCKED). Without it (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
+// behind the same lock.
+func (f *Fenced) ClaimsInParallel() bool { return f.C.caps.SkipLocked }
 
 // JobDelete removes a finished job, fenced on the claim. It is one autocommit statement: the fence
 // makes Laravel's select-for-update before the delete unnecessary.
@@ -221,7 +239,7 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 
 // JobRenew moves reserved_at to now while the claim holds, and updates j.ReservedAt.
 func (f *Fenced) JobRenew(ctx context.Context, j *Job, now int64) error {
-	q := f.C.Rebind("update " + f.C.Q(f.C.tables.Jobs) + " set reserved_at = ? where id = ? and attempts = ? and reserved_at = ?")
+	q := f.C.rebind("update " + f.C.quote(f.C.tables.Jobs) + " set reserved_at = ? where id = ? and attempts = ? and reserved_at = ?")
 	err := f.C.retry(ctx, f.Tries, func() error {
 		return f.C.execFenced(ctx, f.C.db, q, now, j.ID, j.Attempts, j.ReservedAt)
 	})
@@ -235,7 +253,7 @@ func (f *Fenced) JobRenew(ctx context.Context, j *Job, now int64) error {
 // JobReturn undoes the claims of jobs that never started: reserved_at NULL, attempts-1, each fenced.
 // Jobs whose claim is gone are reported in the joined error; the others are still returned.
 func (f *Fenced) JobReturn(ctx context.Context, jobs []*Job) error {
-	q := f.C.Rebind("update " + f.C.Q(f.C.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
+	q := f.C.rebind("update " + f.C.quote(f.C.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
 	var errs []error
 	for _, j := range jobs {
 		err := f.C.retry(ctx, f.Tries, func() error {
@@ -257,11 +275,11 @@ func (f *Fenced) JobPush(ctx context.Context, p *JobPushParams) (int64, error) {
 	return id, nil
 }
 
-// Q quotes a table or column name for the connection's dialect.
-func (c *Conn) Q(name string) string { return c.d.quote(name) }
+// quote quotes a table or column name for the connection's dialect.
+func (c *Conn) quote(name string) string { return c.d.quote(name) }
 
-// Rebind turns ? placeholders into the dialect's ($1, $2 … on PostgreSQL).
-func (c *Conn) Rebind(q string) string { return c.d.rebind(q) }
+// rebind turns ? placeholders into the dialect's ($1, $2 … on PostgreSQL).
+func (c *Conn) rebind(q string) string { return c.d.rebind(q) }
 
 // InTx runs fn in one transaction (BEGIN IMMEDIATE on SQLite), commits if it returns nil and rolls
 // back otherwise. fn returns driver errors as they are; InTx translates them to the package sentinels.
@@ -275,7 +293,7 @@ func (c *Conn) deleteFenced(ctx context.Context, tx *sqlx.Tx, j *Job) error {
 }
 
 func (c *Conn) deleteFencedSQL() string {
-	return c.Rebind("delete from " + c.Q(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
+	return c.rebind("delete from " + c.quote(c.tables.Jobs) + " where id = ? and attempts = ? and reserved_at = ?")
 }
 
 // forUpdate is the lock clause of a read-modify-write select: " for update" where rows can be locked,
@@ -313,16 +331,15 @@ func (c *Conn) insertSQL(table string, cols []string) string {
 
 // insertJob inserts one jobs row as Laravel's buildDatabaseRecord does and returns its id. Errors are
 // returned untranslated.
-func (c *Conn) insertJob(ctx context.Context, ex sqlx.ExtContext, p *JobPushParams) (int64, error) {
-	q := c.insertSQL(c.tables.Jobs, []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"})
-	return c.d.insertID(ctx, ex, q, []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)})
+func (c *Conn) insertJob(ctx context.Context, ex Execer, p *JobPushParams) (int64, error) {
+	return c.d.insertID(ctx, ex, c.jobs.insert, jobRow(p))
 }
 
 // AvailableJobsSQL returns Laravel's getNextAvailableJob select for up to limit rows, with the
 // ExcludeIDs condition and the given lock clause ("" for none), and its arguments.
 func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, lock string) (string, []any) {
 	var b strings.Builder
-	b.WriteString("select " + jobColumns + " from " + c.Q(c.tables.Jobs) +
+	b.WriteString("select " + jobColumns + " from " + c.quote(c.tables.Jobs) +
 		" where queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
 	if len(exclude) > 0 {
@@ -335,7 +352,7 @@ func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, l
 	if lock != "" {
 		b.WriteString(" " + lock)
 	}
-	return c.Rebind(b.String()), args
+	return c.rebind(b.String()), args
 }
 
 // ScanJobs reads rows selected with the jobs columns in AvailableJobsSQL's order.
@@ -382,7 +399,7 @@ func (c *Conn) failedHasUUID(ctx context.Context) (bool, error) {
 	if c.failedUUIDKnown {
 		return c.failedUUID, nil
 	}
-	rows, err := c.db.QueryxContext(ctx, "select * from "+c.Q(c.tables.FailedJobs)+" where 1 = 0")
+	rows, err := c.db.QueryxContext(ctx, "select * from "+c.quote(c.tables.FailedJobs)+" where 1 = 0")
 	if err != nil {
 		return false, c.translate(err)
 	}

@@ -17,7 +17,7 @@ const t0 = int64(1_700_000_000)
 func addColumn(t *testing.T, s *queuetest.Setup, name string) {
 	t.Helper()
 	c := s.Conn
-	if _, err := c.DB().Exec("alter table " + c.Q(c.Tables().Jobs) + " add column " + c.Q(name) + " bigint not null default 0"); err != nil {
+	if _, err := queuetest.DB(c).Exec("alter table " + queuetest.Q(c, c.Tables().Jobs) + " add column " + queuetest.Q(c, name) + " bigint not null default 0"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -26,7 +26,7 @@ func addColumn(t *testing.T, s *queuetest.Setup, name string) {
 func laravelSelect(t *testing.T, s *queuetest.Setup, now int64) []int64 {
 	t.Helper()
 	q, args := s.Conn.AvailableJobsSQL(&laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90}, nil, 100, "")
-	rows, err := s.Conn.DB().Queryx(q, args...)
+	rows, err := queuetest.DB(s.Conn).Queryx(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 			if withColumn {
 				cols = "reserved_at, delete_mark"
 			}
-			if err := s.Conn.DB().QueryRow(s.Conn.Rebind("select "+cols+" from "+s.Conn.Q(s.Conn.Tables().Jobs)+" where id = ?"), a).Scan(&reserved, &mark); err != nil {
+			if err := queuetest.DB(s.Conn).QueryRow(queuetest.Rebind(s.Conn, "select "+cols+" from "+queuetest.Q(s.Conn, s.Conn.Tables().Jobs)+" where id = ?"), a).Scan(&reserved, &mark); err != nil {
 				t.Fatalf("the marked row is gone before a sweep: %v", err)
 			}
 			if reserved != laravel.MarkedReservedAt || withColumn && mark != 1 {

@@ -266,18 +266,10 @@ func allowFailures(options []byte) bool {
 	return !phpFalsy(f)
 }
 
-// retryTransient runs a bookkeeping step (batch counters, unique locks), retrying it a few times when
-// it loses a race (deadlock victim, lock wait, SQLITE_BUSY): the job is already complete, so giving up
-// at once would leave its batch or lock wrong.
+// retryTransient runs a completion or bookkeeping step (batch counters, unique locks) under
+// laravel.TransientRetry.
 func retryTransient(ctx context.Context, fn func() error) error {
-	var err error
-	for attempt := 0; attempt < 6; attempt++ {
-		if err = fn(); err == nil || !transient(err) {
-			return err
-		}
-		sleepCtx(ctx, time.Duration(20<<attempt)*time.Millisecond)
-	}
-	return err
+	return laravel.TransientRetry.Do(ctx, fn)
 }
 
 // cacheGet reads a value of the cache store as the store keeps it ("" when absent).

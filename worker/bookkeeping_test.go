@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,7 +87,7 @@ func TestChainStopsOnFailure(t *testing.T) {
 // insertBatch creates a job_batches row for the 8.83 batch fixture.
 func (f *fixture) insertBatch(t *testing.T, id string, total int, options string) {
 	t.Helper()
-	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().JobBatches)+
+	f.exec(t, "insert into "+queuetest.Q(f.Conn, f.Conn.Tables().JobBatches)+
 		" (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, created_at) values (?, ?, ?, ?, 0, '[]', ?, ?)",
 		id, "demo", total, total, options, f.clock.Unix())
 }
@@ -146,8 +147,8 @@ func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
 func (f *fixture) lockCount(t *testing.T, key string) int {
 	t.Helper()
 	var n int
-	q := f.Conn.Rebind("select count(*) from " + f.Conn.Q(f.Conn.Tables().CacheLocks) + " where " + f.Conn.Q("key") + " = ?")
-	if err := f.Conn.DB().QueryRow(q, key).Scan(&n); err != nil {
+	q := queuetest.Rebind(f.Conn, "select count(*) from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks)+" where "+queuetest.Q(f.Conn, "key")+" = ?")
+	if err := queuetest.DB(f.Conn).QueryRow(q, key).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -155,7 +156,7 @@ func (f *fixture) lockCount(t *testing.T, key string) int {
 
 func (f *fixture) insertLock(t *testing.T, key string) {
 	t.Helper()
-	f.exec(t, "insert into "+f.Conn.Q(f.Conn.Tables().CacheLocks)+" ("+f.Conn.Q("key")+", owner, expiration) values (?, ?, ?)",
+	f.exec(t, "insert into "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks)+" ("+queuetest.Q(f.Conn, "key")+", owner, expiration) values (?, ?, ?)",
 		key, "owner", f.clock.Unix()+3600)
 }
 
@@ -273,7 +274,7 @@ func TestUnhandledMoveAndFail(t *testing.T) {
 		if row.Queue != "php" || string(row.Payload) != string(body) || row.Attempts != 0 || row.ReservedAt != nil {
 			t.Fatalf("moved row %+v", row)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 
 		f.push(t, "default", body)
 		runOnce(t, f.worker(t, func(c *Config) { c.Unhandled = "fail" }))
@@ -308,7 +309,7 @@ func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		f.push(t, "chainq", body)
 
 		w := f.worker(t, func(c *Config) { c.Queues = []string{"chainq"}; c.LaravelVersion = "12.54" })

@@ -201,7 +201,7 @@ func (f *fixture) onlyFailed(t *testing.T) queuetest.FailedRow {
 // exec runs a statement with ? placeholders on the fixture's database.
 func (f *fixture) exec(t *testing.T, q string, args ...any) {
 	t.Helper()
-	if _, err := f.Conn.DB().Exec(f.Conn.Rebind(q), args...); err != nil {
+	if _, err := queuetest.DB(f.Conn).Exec(queuetest.Rebind(f.Conn, q), args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -349,13 +350,13 @@ func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		jobs := f.Conn.Tables().Jobs
-		f.exec(t, "alter table "+f.Conn.Q(jobs)+" rename to "+f.Conn.Q(jobs+"_away"))
+		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs)+" rename to "+queuetest.Q(f.Conn, jobs+"_away"))
 		w := f.worker(t, nil)
 		ctx, cancel := context.WithCancel(bg)
 		result := make(chan error, 1)
 		go func() { _, err := w.Run(ctx); result <- err }()
 		time.Sleep(300 * time.Millisecond) // claims fail: the table is missing
-		f.exec(t, "alter table "+f.Conn.Q(jobs+"_away")+" rename to "+f.Conn.Q(jobs))
+		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs+"_away")+" rename to "+queuetest.Q(f.Conn, jobs))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		deadline := time.Now().Add(10 * time.Second)
 		for calls.Load() == 0 && time.Now().Before(deadline) {

@@ -15,6 +15,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 const guardedClass = `App\Jobs\Guarded`
@@ -53,7 +54,7 @@ func TestWithoutOverlapping(t *testing.T) {
 		f.reg.Register(guardedClass, handlerFunc(func() error { return run() }))
 		w := f.worker(t, nil)
 		lock := `laravel-queue-overlap:App\Jobs\Guarded:k1`
-		if ok, err := f.Conn.CacheLockAcquire(bg, laravel.CacheLockAcquireParams{Name: lock, Owner: "php", Seconds: 60}); err != nil || !ok {
+		if ok, err := f.Conn.CacheLockAcquire(bg, &laravel.CacheLockParams{Key: lock, Owner: "php", TTL: time.Minute}); err != nil || !ok {
 			t.Fatalf("take the lock as PHP would: %v, %v", ok, err)
 		}
 		f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
@@ -62,7 +63,7 @@ func TestWithoutOverlapping(t *testing.T) {
 		if now := f.clock.Unix(); calls.Load() != 0 || row.Attempts != 1 || row.AvailableAt < now+6 || row.AvailableAt > now+7 || row.ReservedAt != nil {
 			t.Fatalf("with the lock held: %d calls, attempts %d, available in %d; want released for 7s with attempts 1", calls.Load(), row.Attempts, row.AvailableAt-now)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 
 		f.push(t, "default", middlewareFixture(t, "8.83-overlap-dont-release"))
 		runOnce(t, w)
@@ -71,7 +72,7 @@ func TestWithoutOverlapping(t *testing.T) {
 			t.Fatal("dontRelease ran the handler while the lock was held")
 		}
 
-		if ok, err := f.Conn.CacheLockRelease(bg, laravel.CacheLockReleaseParams{Name: lock, Owner: "php"}); err != nil || !ok {
+		if ok, err := f.Conn.CacheLockRelease(bg, &laravel.CacheLockReleaseParams{Key: lock, Owner: "php"}); err != nil || !ok {
 			t.Fatalf("release as PHP: %v, %v", ok, err)
 		}
 		var owner string
@@ -113,7 +114,7 @@ func TestThrottlesExceptions(t *testing.T) {
 		}))
 		w := f.worker(t, nil)
 		key := "laravel_throttles_exceptions:" + md5hex(guardedClass)
-		jobs := f.Conn.Q(f.Conn.Tables().Jobs)
+		jobs := queuetest.Q(f.Conn, f.Conn.Tables().Jobs)
 		start := f.clock.Unix()
 		f.push(t, "default", middlewareFixture(t, "8.83-throttle"))
 		for attempt := 1; attempt <= 2; attempt++ {
@@ -201,7 +202,7 @@ func TestRateLimited(t *testing.T) {
 		if v, _, _ := f.Conn.CacheGet(bg, md5hex("interop")); v != "i:2;" {
 			t.Fatalf("counter %q", v)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		f.push(t, "default", middlewareFixture(t, "8.83-rate-limited-dont-release"))
 		runOnce(t, w)
 		f.wantRows(t, 0, 0)

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -56,7 +57,7 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 		f.reg.Register(jobClass, ok(&calls))
 		id := f.push(t, "default", envelope(t, jobClass, "", nil))
 		// A previous worker claimed it and died: attempts is already at --tries.
-		f.exec(t, "update "+f.Conn.Q(f.Conn.Tables().Jobs)+" set attempts = 2 where id = ?", id)
+		f.exec(t, "update "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" set attempts = 2 where id = ?", id)
 		w := f.worker(t, func(c *Config) { c.Tries = 2 })
 		runOnce(t, w)
 		if calls.Load() != 0 {
@@ -186,7 +187,7 @@ func TestHandlerActions(t *testing.T) {
 		if row.Attempts != 1 || row.AvailableAt-row.CreatedAt != 30 || row.ReservedAt != nil {
 			t.Fatalf("released row %+v, want attempts 1 and a 30 s delay", row)
 		}
-		f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 
 		f.push(t, "default", envelope(t, `App\Jobs\Fail`, "", nil))
 		runOnce(t, w)

@@ -12,6 +12,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/redislock"
 )
 
@@ -30,7 +31,7 @@ func versionFixture(t *testing.T, name string) []byte {
 // lockAs takes a cache lock as PHP would, for owner.
 func (f *fixture) lockAs(t *testing.T, name, owner string) {
 	t.Helper()
-	if ok, err := f.Conn.CacheLockAcquire(bg, laravel.CacheLockAcquireParams{Name: name, Owner: owner, Seconds: 3600}); err != nil || !ok {
+	if ok, err := f.Conn.CacheLockAcquire(bg, &laravel.CacheLockParams{Key: name, Owner: owner, TTL: time.Hour}); err != nil || !ok {
 		t.Fatalf("take %s for %s: %v, %v", name, owner, ok, err)
 	}
 }
@@ -88,7 +89,7 @@ func TestUniqueLockOwner(t *testing.T) {
 			if released := f.lockHeld(t, key) == ""; released != c.released {
 				t.Errorf("%s, lock held by %s: released %v, want %v", c.version, c.holder, released, c.released)
 			}
-			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().CacheLocks))
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
 		}
 	})
 }
@@ -113,12 +114,12 @@ func TestUniqueUntilProcessingRetry(t *testing.T) {
 		}{{"13.24", 1, true}, {"13.24", 2, false}, {"13.23", 2, true}} {
 			f.lockAs(t, key, "newer")
 			id := f.push(t, "default", versionFixture(t, "12.54-unique-display"))
-			f.exec(t, "update "+f.Conn.Q(f.Conn.Tables().Jobs)+" set attempts = ? where id = ?", c.attempts-1, id)
+			f.exec(t, "update "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" set attempts = ? where id = ?", c.attempts-1, id)
 			runOnce(t, f.worker(t, func(cfg *Config) { cfg.LaravelVersion = c.version }))
 			if released := f.lockHeld(t, key) == ""; released != c.released {
 				t.Errorf("%s, attempt %d: released %v, want %v", c.version, c.attempts, released, c.released)
 			}
-			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().CacheLocks))
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
 		}
 	})
 }
@@ -202,7 +203,7 @@ func TestMiddleware13(t *testing.T) {
 			c.LaravelVersion = "13.24"
 			c.RateLimiters = map[string][]RateLimit{"accounts": {{Allow: 1, Per: time.Minute}}}
 		})
-		jobs := f.Conn.Q(f.Conn.Tables().Jobs)
+		jobs := queuetest.Q(f.Conn, f.Conn.Tables().Jobs)
 
 		// WithoutOverlapping: laravel-queue-overlap: + xxh128(displayName) + ":" + key.
 		lock := "laravel-queue-overlap:" + XXH128("Sync account") + ":acct-9"
@@ -256,7 +257,7 @@ func TestDontRetry(t *testing.T) {
 				cfg.DontRetry = map[string]bool{`App\Exceptions\CardDeclined`: true}
 			}))
 			f.wantRows(t, 1-c.failed, c.failed)
-			f.exec(t, "delete from "+f.Conn.Q(f.Conn.Tables().Jobs))
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		}
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"runtime/metrics"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,8 +115,10 @@ func Defaults() Config {
 
 // Params wires a Worker to its queue, its database and its handlers.
 type Params struct {
-	Queue    laravel.Queue
-	Conn     *laravel.Conn
+	Queue laravel.Queue
+	// Conn keeps the database's side of the bookkeeping: job_batches rows, the cache_locks table and,
+	// unless Cache is set, the cache table. A *laravel.Conn is one.
+	Conn     Bookkeeping
 	Registry *handlers.Registry
 	Keyring  *payload.Keyring // nil when no ShouldBeEncrypted jobs are expected
 	Config   Config
@@ -130,6 +131,25 @@ type Params struct {
 	// store); nil uses the cache table when CacheEnabled.
 	Cache CacheStore
 }
+
+// Bookkeeping is what a worker records beside the jobs table, as Laravel's worker does: batch
+// counters in job_batches (DatabaseBatchRepository), unique locks force-released from cache_locks,
+// and the database cache store's values. *laravel.Conn implements it.
+type Bookkeeping interface {
+	CacheStore
+	// BatchFind reads a batch; a missing one gives laravel.ErrBatchNotFound.
+	BatchFind(ctx context.Context, id string) (*laravel.Batch, error)
+	// BatchRecordSuccess and BatchRecordFailure count a finished or failed job under the row lock.
+	BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
+	BatchRecordFailure(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
+	// BatchCancel marks a batch cancelled and finished at now (Unix seconds).
+	BatchCancel(ctx context.Context, id string, now int64) error
+	// CacheLockForceRelease deletes a cache lock whoever owns it (key without the store's prefix).
+	CacheLockForceRelease(ctx context.Context, key string) error
+}
+
+// The database is the default bookkeeping and cache store.
+var _ Bookkeeping = (*laravel.Conn)(nil)
 
 // CacheStore reads and counts values of Laravel's cache store by key (without the store's prefix).
 // *laravel.Conn is the database store.
@@ -170,7 +190,7 @@ var ErrConfig = errors.New("invalid worker configuration")
 // Worker runs jobs. Create one with New.
 type Worker struct {
 	queue    laravel.Queue
-	conn     *laravel.Conn
+	conn     Bookkeeping
 	registry *handlers.Registry
 	keyring  *payload.Keyring
 	locks    LockReleaser
@@ -284,17 +304,20 @@ func New(p Params) (*Worker, error) {
 }
 
 // middlewareStores picks the cache store job middleware use: the Redis store when Params.Locks and
-// Params.Cache reach one, else the database store when the cache is enabled.
+// Params.Cache reach one, else the database store (Params.Conn, when it has locks and values) when
+// the cache is enabled. Without one, jobs with middleware are left to PHP.
 func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
 	if p.Locks != nil || p.Cache != nil {
 		locks, _ := p.Locks.(LockStore)
 		values, _ := p.Cache.(LimiterStore)
 		return locks, values, false
 	}
-	if !p.Config.CacheEnabled {
+	locks, hasLocks := p.Conn.(DatabaseLocks)
+	values, hasValues := p.Conn.(LimiterStore)
+	if !p.Config.CacheEnabled || !hasLocks || !hasValues {
 		return nil, nil, false
 	}
-	return dbLocks{p.Conn}, p.Conn, true
+	return dbLocks{locks}, values, true
 }
 
 func logger(l *slog.Logger) *slog.Logger {
@@ -430,9 +453,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 
 // transient reports whether a database error is a lost race (deadlock victim, lock wait, SQLITE_BUSY)
 // that is retried at once rather than backed off.
-func transient(err error) bool {
-	return errors.Is(err, laravel.ErrDeadlock) || errors.Is(err, laravel.ErrBusy)
-}
+func transient(err error) bool { return laravel.Transient(err) }
 
 // signalsEvery is how often the loop reads the cache signals (queue:restart, maintenance mode, paused
 // queues). Laravel reads them on every loop; with many jobs a second that costs queries each, so they are
@@ -611,7 +632,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 		})
 	}
 	parallel := min(limit, maxParallelClaims)
-	if !strings.Contains(strings.ToUpper(w.conn.Lock()), "SKIP LOCKED") {
+	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() {
 		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
 		// behind the same lock, so one claim takes them all in turn.
 		parallel = 1

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestWelcomeBinary(t *testing.T) {
 		t.Fatalf("delivered %q, want one welcome mail to ana@example.com in en_GB", sent)
 	}
 	var left []string
-	rows, err := conn.DB().Query("select payload from jobs")
+	rows, err := queuetest.DB(conn).Query("select payload from jobs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestWelcomeBinary(t *testing.T) {
 		t.Fatalf("jobs left %d, want only the podcast job for PHP", len(left))
 	}
 	var failed int
-	conn.DB().QueryRow("select count(*) from failed_jobs").Scan(&failed)
+	queuetest.DB(conn).QueryRow("select count(*) from failed_jobs").Scan(&failed)
 	if failed != 0 {
 		t.Fatalf("%d failed jobs, want none", failed)
 	}

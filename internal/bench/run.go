@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,10 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/benchsql"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -306,12 +304,12 @@ func (e *env) drainBare(workers int, pkWalk bool) drainer {
 			go func() {
 				defer wg.Done()
 				for !isDone() {
-					ids, err := bareClaim(ctx, c, e.p.Batch)
+					ids, err := benchsql.BareClaim(ctx, c, e.p.Batch)
 					if err != nil {
 						if ctx.Err() != nil {
 							return
 						}
-						if conflict(err) {
+						if benchsql.Conflict(err) {
 							continue
 						}
 						errs[i] = err
@@ -324,7 +322,7 @@ func (e *env) drainBare(workers int, pkWalk bool) drainer {
 					for _, id := range ids {
 						proto.record(id, i)
 					}
-					if err := bareDelete(ctx, c, ids); err != nil && ctx.Err() == nil {
+					if err := benchsql.BareDelete(ctx, c, ids); err != nil && ctx.Err() == nil {
 						errs[i] = err
 						return
 					}
@@ -351,93 +349,4 @@ func withPostgresOption(dsn, option string) string {
 		return dsn + sep + "options=" + strings.ReplaceAll(url.QueryEscape(option), "+", "%20")
 	}
 	return dsn + " options='" + option + "'"
-}
-
-// bareClaim claims up to n rows in plain SQL and returns their ids.
-func bareClaim(ctx context.Context, c *laravel.Conn, n int) ([]int64, error) {
-	now := time.Now().Unix()
-	jobs := c.Q(c.Tables().Jobs)
-	pred := fmt.Sprintf("queue = 'default' and ((reserved_at is null and available_at <= %d) or reserved_at <= %d)", now, now-90)
-	var ids []int64
-	if c.Dialect() != laravel.MySQL {
-		lock := ""
-		if c.Lock() != "" {
-			lock = " " + c.Lock()
-		}
-		q := fmt.Sprintf("update %s set reserved_at = %d, attempts = attempts + 1 where id in (select id from %s where %s order by id limit %d%s) returning id, payload", jobs, now, jobs, pred, n, lock)
-		rows, err := c.DB().QueryContext(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var payload []byte
-			if err := rows.Scan(&id, &payload); err != nil {
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-		return ids, rows.Err()
-	}
-	err := inReadCommitted(ctx, c, func(tx *sqlx.Tx) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf("select id, payload from %s where %s order by id limit %d %s", jobs, pred, n, c.Lock()))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id int64
-			var payload []byte
-			if err := rows.Scan(&id, &payload); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, fmt.Sprintf("update %s set reserved_at = %d, attempts = attempts + 1 where id in (%s)", jobs, now, idList(ids)))
-		return err
-	})
-	return ids, err
-}
-
-// inReadCommitted runs fn in a READ COMMITTED transaction.
-func inReadCommitted(ctx context.Context, c *laravel.Conn, fn func(tx *sqlx.Tx) error) error {
-	tx, err := c.DB().BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-// bareDelete deletes the claimed rows in one statement, again while the server picks it as a deadlock
-// victim.
-func bareDelete(ctx context.Context, c *laravel.Conn, ids []int64) error {
-	for {
-		_, err := c.DB().ExecContext(ctx, "delete from "+c.Q(c.Tables().Jobs)+" where id in ("+idList(ids)+")")
-		if err == nil || !conflict(err) || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-// conflict reports a deadlock or busy error, by its text since the bare loop has no driver mapping.
-func conflict(err error) bool {
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "deadlock") || strings.Contains(s, "busy") || strings.Contains(s, "locked") || strings.Contains(s, "serializ")
-}
-
-func idList(ids []int64) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +26,12 @@ func TestGoDispatchPHPRuns(t *testing.T) {
 			Set("tags", payload.NewList("x", int64(2))).
 			SetProtected("note", "protected from go").
 			SetPrivate(`App\Jobs\Plain`, "secret", "private from go")
-		p, err := d.Dispatch(ctx, s.conn.DB(), dispatch.Job{Command: plain, Queue: "interop", Tries: 4, Backoff: []int{1, 2}, Timeout: 30 * time.Second})
+		p, err := d.Dispatch(ctx, queuetest.DB(s.conn), dispatch.Job{Command: plain, Queue: "interop", Tries: 4, Backoff: []int{1, 2}, Timeout: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		secret := payload.NewObject(`App\Jobs\Secret`).Set("label", "sealed").SetPrivate(`App\Jobs\Secret`, "password", "swordfish")
-		enc, err := d.Dispatch(ctx, s.conn.DB(), dispatch.Job{Command: secret, Queue: "interop", Encrypt: true})
+		enc, err := d.Dispatch(ctx, queuetest.DB(s.conn), dispatch.Job{Command: secret, Queue: "interop", Encrypt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func TestGoDispatchPHPRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		tx, err := s.conn.DB().BeginTx(ctx, nil)
+		tx, err := queuetest.DB(s.conn).BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestGoDispatchMatchesPHP(t *testing.T) {
 		Set("enabled", true).Set("nothing", nil).
 		Set("tags", payload.NewList().Set("a", int64(1)).Set("b", payload.NewList(true, nil, "x/y"))).
 		SetProtected("note", "protected ünïcode").SetPrivate(`App\Jobs\Plain`, "secret", "private")
-	goJob, err := s.dispatcher(t).Dispatch(ctx, s.conn.DB(), dispatch.Job{Command: cmd})
+	goJob, err := s.dispatcher(t).Dispatch(ctx, queuetest.DB(s.conn), dispatch.Job{Command: cmd})
 	if err != nil {
 		t.Fatal(err)
 	}

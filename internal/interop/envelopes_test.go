@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,8 +69,8 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 			return nil
 		}))
 		// The 11.x payload names its unique lock in Laravel's hidden context.
-		lock := s.conn.Rebind("insert into cache_locks (" + s.conn.Q("key") + ", owner, expiration) values (?, ?, ?)")
-		if _, err := s.conn.DB().ExecContext(ctx, lock, s.cfg.Cache.Prefix+"k", "owner", 2000000000); err != nil {
+		lock := queuetest.Rebind(s.conn, "insert into cache_locks ("+queuetest.Q(s.conn, "key")+", owner, expiration) values (?, ?, ?)")
+		if _, err := queuetest.DB(s.conn).ExecContext(ctx, lock, s.cfg.Cache.Prefix+"k", "owner", 2000000000); err != nil {
 			t.Fatal(err)
 		}
 
@@ -114,7 +115,7 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 			t.Errorf("jobs left: %+v", rows)
 		}
 		var locks int
-		if err := s.conn.DB().QueryRowContext(ctx, "select count(*) from cache_locks").Scan(&locks); err != nil {
+		if err := queuetest.DB(s.conn).QueryRowContext(ctx, "select count(*) from cache_locks").Scan(&locks); err != nil {
 			t.Fatal(err)
 		}
 		if locks != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
@@ -83,7 +84,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // deleteJobs empties the jobs table.
 func (s *side) deleteJobs(t *testing.T, ctx context.Context) {
 	t.Helper()
-	if _, err := s.conn.DB().ExecContext(ctx, "delete from "+s.conn.Q(s.conn.Tables().Jobs)); err != nil {
+	if _, err := queuetest.DB(s.conn).ExecContext(ctx, "delete from "+queuetest.Q(s.conn, s.conn.Tables().Jobs)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,9 +224,9 @@ func TestThrottleAndRateLimitSharedWithPHP(t *testing.T) {
 func (s *side) throttleAndRateLimit(t *testing.T, ctx context.Context, variant string) {
 	t.Helper()
 	t.Log("variant", variant)
-	jobs := s.conn.Q(s.conn.Tables().Jobs)
+	jobs := queuetest.Q(s.conn, s.conn.Tables().Jobs)
 	now := func() { // make every row available again, as the next job under the key would be
-		if _, err := s.conn.DB().ExecContext(ctx, s.conn.Rebind("update "+jobs+" set available_at = ?"), time.Now().Unix()); err != nil {
+		if _, err := queuetest.DB(s.conn).ExecContext(ctx, queuetest.Rebind(s.conn, "update "+jobs+" set available_at = ?"), time.Now().Unix()); err != nil {
 			t.Fatal(err)
 		}
 	}

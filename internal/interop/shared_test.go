@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"os"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ func TestGoReleasePHPWaits(t *testing.T) {
 		ctx := testContext(t)
 		s := newSide(t, db)
 		s.registerMirrors()
-		j, err := s.dispatcher(t).Dispatch(ctx, s.conn.DB(), dispatch.Job{
+		j, err := s.dispatcher(t).Dispatch(ctx, queuetest.DB(s.conn), dispatch.Job{
 			Command: payload.NewObject(`App\Jobs\Releasing`).Set("tries", int64(3)).Set("releaseDelay", int64(2)), Tries: 3})
 		if err != nil {
 			t.Fatal(err)

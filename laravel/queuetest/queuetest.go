@@ -137,7 +137,7 @@ func (s *Setup) Rows(t testing.TB) []Row {
 			t.Fatalf("sweep: %v", err)
 		}
 	}
-	rows, err := s.Conn.DB().Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + s.Conn.Q(s.Conn.Tables().Jobs) + " order by id")
+	rows, err := DB(s.Conn).Query("select id, queue, payload, attempts, reserved_at, available_at, created_at from " + Q(s.Conn, s.Conn.Tables().Jobs) + " order by id")
 	if err != nil {
 		t.Fatalf("select jobs: %v", err)
 	}
@@ -160,7 +160,7 @@ func (s *Setup) Rows(t testing.TB) []Row {
 func (s *Setup) Count(t testing.TB, table string) int {
 	t.Helper()
 	var n int
-	if err := s.Conn.DB().QueryRow("select count(*) from " + s.Conn.Q(table)).Scan(&n); err != nil {
+	if err := DB(s.Conn).QueryRow("select count(*) from " + Q(s.Conn, table)).Scan(&n); err != nil {
 		t.Fatalf("count %s: %v", table, err)
 	}
 	return n
@@ -172,8 +172,34 @@ type testCase struct {
 	fn   func(t *testing.T, s *Setup)
 }
 
-var cases []testCase
+// cases are the conformance cases, in the order they start.
+var cases = []testCase{
+	{"FIFOByID", Options{}, caseFIFOByID},
+	{"AvailabilityInclusive", Options{}, caseAvailabilityInclusive},
+	{"ExpiredIgnoresAvailableAt", Options{}, caseExpiredIgnoresAvailableAt},
+	{"AttemptsSaturate", Options{}, caseAttemptsSaturate},
+	{"AttemptsSmallint", Options{Schema: laravel.SchemaParams{SmallAttempts: true}}, caseAttemptsSmallint},
+	{"ExcludeIDs", Options{}, caseExcludeIDs},
+	{"Push", Options{}, casePush},
+	{"DeleteFenced", Options{}, caseDeleteFenced},
+	{"Release", Options{}, caseRelease},
+	{"ReleaseFenced", Options{}, caseReleaseFenced},
+	{"FailFenced", Options{}, caseFailFenced},
+	{"RenewFenced", Options{}, caseRenewFenced},
+	{"ReturnFenced", Options{}, caseReturnFenced},
+	{"Renew", Options{}, caseRenew},
+	{"Return", Options{}, caseReturn},
+	{"DeleteAndPush", Options{}, caseDeleteAndPush},
+	{"ExpiresMidJob", Options{}, caseExpiresMidJob},
+	{"FailWithUUID", Options{}, caseFail(false)},
+	{"FailWithoutUUID", Options{Schema: laravel.SchemaParams{FailedJobsWithoutUUID: true}}, caseFail(true)},
+	{"WorkersRacing", Options{}, caseWorkersRacing},
+	{"WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, caseWorkersRacingLegacyIndex},
+	{"InjectedConflict", Options{}, injectedConflict},
+	{"LockWaitTimeout", Options{}, lockWaitTimeout},
+}
 
+// register adds a case after the table's, for a case kept in a file of its own.
 func register(name string, opts Options, fn func(t *testing.T, s *Setup)) {
 	cases = append(cases, testCase{name, opts, fn})
 }

@@ -127,23 +127,19 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 	return res
 }
 
-func init() {
-	register("WorkersRacing", Options{}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 500})
-		t.Logf("8 workers drained 500 jobs; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
-	})
+func caseWorkersRacing(t *testing.T, s *Setup) {
+	r := Race(t, s, RaceParams{Workers: 8, Jobs: 500})
+	t.Logf("8 workers drained 500 jobs; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
+}
 
-	// Laravel 5.4's composite (queue, reserved_at) index with plain FOR UPDATE is the setup in which
-	// MySQL deadlocks were reported under concurrent workers, when the claim scans that index while
-	// releases insert and deletes remove rows. Any deadlock must surface as ErrDeadlock and be
-	// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
-	// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
-	register("WorkersRacingLegacyIndex", Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}, ForceForUpdate: true}, func(t *testing.T, s *Setup) {
-		r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
-		t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
-	})
-
-	register("InjectedConflict", Options{}, injectedConflict)
+// Laravel 5.4's composite (queue, reserved_at) index with plain FOR UPDATE is the setup in which
+// MySQL deadlocks were reported under concurrent workers, when the claim scans that index while
+// releases insert and deletes remove rows. Any deadlock must surface as ErrDeadlock and be
+// survived: nothing lost, nothing run twice. (MariaDB 10.11 plans Laravel's claim as a primary-key
+// scan, which serializes claimers instead; InjectedConflict provokes a deadlock for certain.)
+func caseWorkersRacingLegacyIndex(t *testing.T, s *Setup) {
+	r := Race(t, s, RaceParams{Workers: 8, Jobs: 300, ReleaseFirst: true, Work: time.Millisecond})
+	t.Logf("8 workers ran 300 jobs twice; lock %q; deadlocks %d, busy %d, retries %d", s.Conn.Lock(), r.Deadlocks, r.Busy, r.Retries)
 }
 
 // injectedConflict provokes one conflict deterministically with a second real transaction. On MariaDB
@@ -165,7 +161,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 		p := s.Params
 		p.BusyTimeout = 50 * time.Millisecond
 		q := s.NewQueue(t, Open(t, p))
-		other, err := c.DB().Conn(bg)
+		other, err := DB(c).Conn(bg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +219,7 @@ func injectedConflict(t *testing.T, s *Setup) {
 func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWasVictim bool, err error) {
 	c := s.Conn
 	before := c.Stats().Deadlocks
-	tx, err := c.DB().BeginTxx(bg, nil)
+	tx, err := DB(c).BeginTxx(bg, nil)
 	if err != nil {
 		return false, err
 	}
@@ -232,13 +228,13 @@ func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWa
 		// cycle. Setting it needs a superuser; without one the retry loop copes.
 		if _, err := tx.Exec("set local deadlock_timeout = '3s'"); err != nil {
 			_ = tx.Rollback()
-			if tx, err = c.DB().BeginTxx(bg, nil); err != nil {
+			if tx, err = DB(c).BeginTxx(bg, nil); err != nil {
 				return false, err
 			}
 		}
 	}
 	defer tx.Rollback()
-	ins := c.Rebind("insert into " + c.Q(c.Tables().FailedJobs) + " (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
+	ins := Rebind(c, "insert into "+Q(c, c.Tables().FailedJobs)+" (uuid, connection, queue, payload, exception) values (?, 'database', 'default', '{}', 'x')")
 	for i := range 50 { // weight, so MariaDB picks the fail as the victim
 		if _, err := tx.Exec(ins, fmt.Sprintf("ffffffff-0000-4000-8000-%012d", i)); err != nil {
 			return false, err
@@ -255,7 +251,7 @@ func injectDeadlock(t *testing.T, s *Setup, j *laravel.Job, uuid string) (failWa
 	}()
 	waitForLockWait(t, c, failed)
 	var id int64
-	lockErr := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id)
+	lockErr := tx.QueryRow(Rebind(c, "select id from "+Q(c, c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id)
 	if err := tx.Rollback(); err != nil && lockErr == nil {
 		return false, err
 	}
@@ -278,10 +274,10 @@ func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 	if c.Dialect() == laravel.Postgres {
 		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
 	}
-	insert := "%insert into " + c.Q(c.Tables().FailedJobs) + "%"
+	insert := "%insert into " + Q(c, c.Tables().FailedJobs) + "%"
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var n int
-		if err := c.DB().QueryRow(q, insert).Scan(&n); err != nil {
+		if err := DB(c).QueryRow(q, insert).Scan(&n); err != nil {
 			t.Fatalf("watch lock waits: %v", err)
 		}
 		if n > 0 {
@@ -294,10 +290,6 @@ func waitForLockWait(t *testing.T, c *laravel.Conn, failed <-chan error) {
 		}
 	}
 	t.Fatal("the fail never waited for the injected transaction")
-}
-
-func init() {
-	register("LockWaitTimeout", Options{}, lockWaitTimeout)
 }
 
 // lockWaitTimeout holds the claimed row in a second transaction while a delete on a connection with a
@@ -319,13 +311,13 @@ func lockWaitTimeout(t *testing.T, s *Setup) {
 		p.DSN += "?" + param
 	}
 	q := s.NewQueue(t, Open(t, p))
-	tx, err := c.DB().BeginTxx(bg, nil)
+	tx, err := DB(c).BeginTxx(bg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
 	var id int64
-	if err := tx.QueryRow(c.Rebind("select id from "+c.Q(c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
+	if err := tx.QueryRow(Rebind(c, "select id from "+Q(c, c.Tables().Jobs)+" where id = ? for update"), j.ID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	err = q.JobDelete(bg, j)

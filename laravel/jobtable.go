@@ -1,0 +1,51 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Execer is a handle rows can be written through: *sql.DB, *sql.Tx, *sql.Conn and sqlx's handles all
+// implement it, so a job can be queued inside the caller's own transaction.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// JobTable is a jobs table in one dialect, written through a handle the caller holds rather than a
+// Conn's pool. Laravel's own queue writes rows the same way; dispatch uses it to join the caller's
+// transaction. It is safe for concurrent use.
+type JobTable struct {
+	d      dialect
+	insert string
+}
+
+// NewJobTable returns the jobs table named table (a plain SQL identifier; "" means "jobs") of
+// the dialect d. An unknown dialect or a malformed name gives an error wrapping ErrInvalid.
+func NewJobTable(d Dialect, table string) (*JobTable, error) {
+	impl, err := dialectFor(d)
+	if err != nil {
+		return nil, err
+	}
+	t := Tables{Jobs: table}.withDefaults()
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return newJobTable(impl, t.Jobs), nil
+}
+
+// jobRow is the insert's arguments.
+func jobRow(p *JobPushParams) []any {
+	return []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)}
+}
+
+func newJobTable(d dialect, table string) *JobTable {
+	cols := []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"}
+	return &JobTable{d: d, insert: d.rebind("insert into " + d.quote(table) + " (" + quoteAll(d, cols) + ") values (" + placeholders(len(cols)) + ")")}
+}
+
+// JobInsert inserts one row as Laravel's DatabaseQueue::buildDatabaseRecord does (reserved_at NULL,
+// the payload byte for byte) through ex and returns its id. The driver's error is returned as it is.
+func (t *JobTable) JobInsert(ctx context.Context, ex Execer, p *JobPushParams) (int64, error) {
+	return t.d.insertID(ctx, ex, t.insert, jobRow(p))
+}
