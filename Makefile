@@ -9,11 +9,17 @@ help: ## List the tasks
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
 	go test $(TAGS) -count=1 $(PKGS)
+	go test -tags otlp -count=1 ./tracing
+
+build: ## Build bin/artisan-go; bin/artisan-go-otlp also exports traces over OTLP
+	go build -o bin/artisan-go ./cmd/artisan-go
+	go build -tags otlp -o bin/artisan-go-otlp ./cmd/artisan-go
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet $(PKGS)
 	go vet $(TAGS) $(PKGS)
+	go vet -tags otlp ./tracing
 
 bench: ## Run the Go benchmarks
 	go test $(TAGS) -run '^$$' -bench . -benchmem $(PKGS)
@@ -21,4 +27,4 @@ bench: ## Run the Go benchmarks
 demo: ## Run the demo on embedded SQLite
 	go run ./cmd/artisan-go demo
 
-.PHONY: help test lint bench demo
+.PHONY: help test build lint bench demo

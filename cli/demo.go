@@ -100,6 +100,9 @@ func demo(ctx context.Context, path string, verbose bool, out io.Writer) error {
 	cfg.Sleep = 0
 	cfg.Tries = 1
 	cfg.CacheEnabled = true
+	// The demo's file holds the queue's tables, not the application's users table that the podcast
+	// job's models live in, so they are not looked up before it runs.
+	cfg.CheckModels = false
 	logOut := io.Discard
 	if verbose {
 		logOut = out

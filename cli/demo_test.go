@@ -30,7 +30,7 @@ func TestDemoRunsAndSummarizes(t *testing.T) {
 		"pending 0, failed 0, finished true",
 		`unique lock laravel_unique_job:App\Jobs\UniqueReport77 released: true`,
 		`App\Jobs\FlakyJob`,
-		"errors.errorString: upstream returned 503 in ",
+		"RuntimeException: upstream returned 503 in ",
 		"Closure (Dispatch.php:59)",
 	} {
 		if !strings.Contains(text, want) {

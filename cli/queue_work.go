@@ -45,13 +45,14 @@ var workFlags = []struct {
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
+	{"metrics-addr", "metrics.addr", "host:port serving /metrics, /healthz and /readyz (empty: none)", false},
 }
 
 func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("queue:work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	envFile := fs.String("env-file", "", "a Laravel .env file to read (DB_*, QUEUE_CONNECTION, APP_KEY, ...)")
-	jsonLog := fs.Bool("json", false, "log JSON lines (Laravel 11's --json)")
+	jsonLog := fs.Bool("json", false, "print each job's events as JSON lines on standard output, as Laravel 11.27+ does; the log becomes JSON too")
 	configFile := fs.String("config", "", "a YAML configuration file")
 	values := map[string]*string{}
 	bools := map[string]*bool{}
@@ -97,6 +98,14 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	for _, warning := range cfg.Warnings() {
 		log.Warn(warning)
 	}
+	ln, err := listenMetrics(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
+		return 1
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
 	conn, err := openConn(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
@@ -104,7 +113,11 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	defer conn.Close()
 	_, queueFlag := overrides["worker.queues"]
-	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag)
+	var events func(worker.RunEvent)
+	if *jsonLog {
+		events = jsonEvents(stdout, cfg.App.Timezone)
+	}
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag, ln, events)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1
@@ -168,14 +181,25 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 }
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool) (int, error) {
+// ln serves the metrics when it is not nil.
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, ln net.Listener, events func(worker.RunEvent)) (int, error) {
 	rc, err := openRedisCache(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
 	defer rc.Close()
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc)
+	op, err := newOperating(ctx, cfg, conn, reg, log, ln)
 	if err != nil {
+		return 1, err
+	}
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc, op.observer(), events)
+	if err != nil {
+		return 1, err
+	}
+	opCtx, stopOp := context.WithCancel(context.WithoutCancel(ctx))
+	defer op.stop()
+	defer stopOp()
+	if err := op.start(opCtx, w, w.Config(), conn); err != nil {
 		return 1, err
 	}
 	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
@@ -214,7 +238,7 @@ func claimBatch(w config.Worker) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
 	if err != nil {
 		return nil, nil, err
@@ -238,7 +262,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log, Observer: obs, Events: events}
 	switch {
 	case rc != nil:
 		p.Locks, p.Cache = rc.Locks, rc.Values
@@ -266,7 +290,7 @@ func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, 
 func addRoutes(reg *handlers.Registry, rs []config.Route) error {
 	routes := make([]handlers.Route, 0, len(rs))
 	for _, r := range rs {
-		routes = append(routes, handlers.Route{Class: r.Class, Exec: r.Exec, HTTP: r.HTTP, Builtin: r.Builtin, Timeout: r.Timeout})
+		routes = append(routes, handlers.Route(r))
 	}
 	return handlers.AddRoutes(reg, routes)
 }
@@ -291,7 +315,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
-	wc.ShutdownGrace, wc.Force = w.ShutdownGrace, w.Force
+	wc.ShutdownGrace, wc.Force, wc.MaintenanceFile = w.ShutdownGrace, w.Force, w.MaintenanceFile
 	wc.BatchCompanion, wc.FailedCompanion = w.BatchCompanion, w.FailedCompanion
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
@@ -302,6 +326,11 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})
 	}
 	wc.RunUnknownMiddleware, wc.DontRetry = classSet(w.RunUnknownMiddleware), classSet(w.DontRetry)
+	wc.DBConnection = cfg.DB.Driver
+	wc.Models = map[string]worker.Model{}
+	for _, m := range cfg.Models {
+		wc.Models[strings.TrimPrefix(m.Class, `\`)] = worker.Model{Table: m.Table, Key: m.Key, Connection: m.Connection}
+	}
 	return wc, nil
 }
 

@@ -3,7 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // newSQLiteApp creates a Laravel-like SQLite database with the queue tables and the given fixtures on
@@ -121,5 +123,72 @@ func TestQueueWorkRoutes(t *testing.T) {
 	var n int
 	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d jobs left (%v), want the routed raw jobs done", n, err)
+	}
+	// --json prints Laravel 11.27+'s job lines on standard output: starting and success for each job.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("stdout has %d lines, want 4 (starting and success for 2 jobs):\n%s", len(lines), out.String())
+	}
+	for i, line := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		status := map[bool]string{true: "starting", false: "success"}[i%2 == 0]
+		if e["status"] != status || e["level"] != "info" || e["job"] != `App\Handlers\Legacy` || e["queue"] != "emails" ||
+			e["connection"] != "database" || e["attempts"] != 1.0 || e["id"] == nil || (status == "success") != (e["result"] == "deleted") ||
+			(status == "success") != (e["duration"] != nil) || e["timestamp"] == nil {
+			t.Errorf("line %d: %s", i+1, line)
+		}
+	}
+}
+
+func TestQueueWorkMetricsAddrInUse(t *testing.T) {
+	_, env := newSQLiteApp(t, "welcome")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--metrics-addr", busy.Addr().String(), "--stop-when-empty"}, nil, &out, &errb)
+	msg := errb.String()
+	if code == 0 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "metrics address "+busy.Addr().String()) || !strings.Contains(msg, "address already in use") {
+		t.Fatalf("exit status %d, stderr %q; want one line naming the address in use, and a non-zero status", code, msg)
+	}
+}
+
+func TestQueueWorkServesMetrics(t *testing.T) {
+	_, env := newSQLiteApp(t, "welcome")
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--queue=emails", "--metrics-addr", "127.0.0.1:0", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "serving metrics") {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
+	}
+}
+
+func TestQueueWorkWritesPulseRows(t *testing.T) {
+	conn, env := newSQLiteApp(t, "podcast")
+	if err := laravel.CreatePulseTables(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Jobs\\ProcessPodcast'\n    builtin: noop\npulse:\n  slow_job_threshold: 0s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "writing Laravel Pulse's queue and slow job rows") {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
+	}
+	var processed, slow int
+	if err := queuetest.DB(conn).QueryRow(`select cast(value as integer) from pulse_aggregates where type = 'processed' and "key" = 'database:emails' and period = 60`).Scan(&processed); err != nil {
+		t.Fatal(err)
+	}
+	if err := queuetest.DB(conn).QueryRow(`select count(*) from pulse_entries where type = 'slow_job'`).Scan(&slow); err != nil {
+		t.Fatal(err)
+	}
+	if processed != 1 || slow != 1 {
+		t.Fatalf("Pulse rows: %d processed, %d slow_job entries; want the job's, written when the worker stopped", processed, slow)
 	}
 }

@@ -62,8 +62,17 @@ type Config struct {
 	// RateLimited middleware use; a job limited by a limiter not listed is left to PHP workers. YAML
 	// only.
 	RateLimiters []RateLimit `mapstructure:"rate_limiters"`
+	// Models say where model classes keep their rows when Eloquent's default table name (the
+	// snake-case plural of the class basename) is not theirs. YAML only.
+	Models []Model `mapstructure:"models"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
+	// Metrics configures the Prometheus metrics and health endpoints of `queue:work`.
+	Metrics Metrics `mapstructure:"metrics"`
+	// Tracing configures OpenTelemetry spans per job.
+	Tracing Tracing `mapstructure:"tracing"`
+	// Pulse configures the rows written for Laravel Pulse's dashboard.
+	Pulse Pulse `mapstructure:"pulse"`
 
 	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
 	defaultQueue string
@@ -190,6 +199,10 @@ type Worker struct {
 	// dontRetry (Laravel 13.17+): a job whose error names one of them (its PHPClass method) fails at
 	// once instead of being retried. Default none.
 	DontRetry []string `mapstructure:"dont_retry"`
+	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
+	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
+	// storage/framework/down next to the .env file given with --env-file; "" without one.
+	MaintenanceFile string `mapstructure:"maintenance_file"`
 }
 
 // App holds the Laravel application settings the worker needs.
@@ -264,6 +277,24 @@ type Route struct {
 	Builtin string `mapstructure:"builtin"`
 	// Timeout bounds one run of the route, within the job's own timeout; 0 means the job's timeout.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// UniqueID computes the uniqueId of a ShouldBeUnique class whose uniqueId() is a PHP method from
+	// the command's properties, e.g. "{reportId}", so that the worker releases the lock PHP took.
+	UniqueID string `mapstructure:"unique_id"`
+	// UniqueUntilProcessing marks a ShouldBeUniqueUntilProcessing class.
+	UniqueUntilProcessing bool `mapstructure:"unique_until_processing"`
+}
+
+// Model names the table (and key column, and database connection) of a model class whose rows the
+// worker looks up before running a SerializesModels job.
+type Model struct {
+	// Class is the model class, e.g. App\Models\Person.
+	Class string `mapstructure:"class"`
+	// Table is the model's table ($table in PHP).
+	Table string `mapstructure:"table"`
+	// Key is the primary key column ($primaryKey); empty is id.
+	Key string `mapstructure:"key"`
+	// Connection is the model's connection name ($connection), when the job does not carry one.
+	Connection string `mapstructure:"connection"`
 }
 
 // Log configures the worker's own log.
@@ -272,6 +303,44 @@ type Log struct {
 	Format string `mapstructure:"format"`
 	// Level is "debug", "info" (default), "warn" or "error".
 	Level string `mapstructure:"level"`
+}
+
+// Metrics configures the HTTP endpoints `queue:work` serves: /metrics (Prometheus text format),
+// /healthz and /readyz.
+type Metrics struct {
+	// Addr is the host:port to listen on (--metrics-addr), e.g. "127.0.0.1:9090". Default "": no
+	// endpoints.
+	Addr string `mapstructure:"addr"`
+	// Classes are the job classes that get their own class label; others are counted as "other".
+	// Default none: the classes this worker has handlers or routes for.
+	Classes []string `mapstructure:"classes"`
+	// SampleInterval is how often each queue's depth and head age are read from the database.
+	// Default 15s.
+	SampleInterval time.Duration `mapstructure:"sample_interval"`
+	// StuckAfter is how long the worker may go without a working claim while it has free slots
+	// before /readyz fails. Default 60s.
+	StuckAfter time.Duration `mapstructure:"stuck_after"`
+}
+
+// Tracing configures OpenTelemetry: one span per job, continuing the trace a Laravel app put in the
+// job's Context (a "traceparent" value).
+type Tracing struct {
+	// OTLPEndpoint is an OTLP/HTTP traces endpoint, e.g. "http://127.0.0.1:4318/v1/traces". Default
+	// "": no spans.
+	OTLPEndpoint string `mapstructure:"otlp_endpoint"`
+	// ServiceName is the service.name resource attribute. Default "artisan-go".
+	ServiceName string `mapstructure:"service_name"`
+}
+
+// Pulse configures the rows artisan-go writes for Laravel Pulse's Queues and SlowJobs cards.
+type Pulse struct {
+	// Mode is "auto" (write when the pulse_entries and pulse_aggregates tables exist) or "off".
+	// Default "auto".
+	Mode string `mapstructure:"mode"`
+	// SlowJobThreshold is Pulse's SlowJobs threshold (pulse.recorders.SlowJobs.threshold). Default 1s.
+	SlowJobThreshold time.Duration `mapstructure:"slow_job_threshold"`
+	// FlushInterval is how often the recorded rows are written, in one transaction. Default 1s.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
 }
 
 // DefaultQueue returns the connection's default queue, queue.connections.<connection>.queue in
@@ -338,5 +407,8 @@ func Default() Config {
 		Failed:    Failed{Driver: "database-uuids"},
 		Unhandled: "leave",
 		Log:       Log{Format: "text", Level: "info"},
+		Metrics:   Metrics{Classes: []string{}, SampleInterval: 15 * time.Second, StuckAfter: 60 * time.Second},
+		Tracing:   Tracing{ServiceName: "artisan-go"},
+		Pulse:     Pulse{Mode: "auto", SlowJobThreshold: time.Second, FlushInterval: time.Second},
 	}
 }

@@ -61,6 +61,7 @@ var (
 	typStrings  = reflect.TypeFor[[]string]()
 	typInts     = reflect.TypeFor[[]int]()
 	typRoutes   = reflect.TypeFor[[]Route]()
+	typModels   = reflect.TypeFor[[]Model]()
 )
 
 // errUnset marks a value that sets nothing (an empty environment value for a number).
@@ -82,6 +83,8 @@ func convert(t reflect.Type, raw any) (any, error) {
 		return toRoutes(raw)
 	case typRateLimits:
 		return toRateLimits(raw)
+	case typModels:
+		return toModels(raw)
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -237,7 +240,7 @@ func toInts(raw any) ([]int, error) {
 }
 
 // routeKeys are the keys of one route in YAML.
-var routeKeys = []string{"builtin", "class", "exec", "http", "timeout"}
+var routeKeys = []string{"builtin", "class", "exec", "http", "timeout", "unique_id", "unique_until_processing"}
 
 // toRoutes reads the routes list: a YAML sequence of mappings with the keys in routeKeys.
 func toRoutes(raw any) ([]Route, error) {
@@ -275,6 +278,13 @@ func toRoutes(raw any) ([]Route, error) {
 				r.Builtin, err = scalarString(v)
 			case "timeout":
 				r.Timeout, err = toDuration(v)
+			case "unique_id":
+				r.UniqueID, err = scalarString(v)
+			case "unique_until_processing":
+				var b any
+				if b, err = convert(reflect.TypeFor[bool](), v); err == nil {
+					r.UniqueUntilProcessing = b.(bool)
+				}
 			default:
 				hint := ""
 				if c := closest(strings.ToLower(k), routeKeys); c != "" {
@@ -287,6 +297,48 @@ func toRoutes(raw any) ([]Route, error) {
 			}
 		}
 		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// modelKeys are the keys of one models entry in YAML.
+var modelKeys = []string{"class", "connection", "key", "table"}
+
+// toModels reads the models list: a YAML sequence of mappings with the keys in modelKeys.
+func toModels(raw any) ([]Model, error) {
+	if ms, ok := raw.([]Model); ok {
+		return ms, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want a list of models such as [{class: App\\Models\\Person, table: people}], got %s", describe(raw))
+	}
+	out := make([]Model, 0, len(list))
+	var errs []error
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("models[%d]: want a mapping with class and table, got %s", i, describe(e)))
+			continue
+		}
+		var md Model
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fields := map[string]*string{"class": &md.Class, "table": &md.Table, "key": &md.Key, "connection": &md.Connection}
+			var err error
+			if dst, ok := fields[strings.ToLower(k)]; ok {
+				*dst, err = scalarString(m[k])
+			} else {
+				hint := ""
+				if c := closest(strings.ToLower(k), modelKeys); c != "" {
+					hint = fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				err = fmt.Errorf("unknown key%s; a model has %s", hint, strings.Join(modelKeys, ", "))
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("models[%d].%s: %w", i, k, err))
+			}
+		}
+		out = append(out, md)
 	}
 	return out, errors.Join(errs...)
 }

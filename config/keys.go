@@ -52,13 +52,18 @@ func collectKeys(t reflect.Type, prefix string, index []int) []key {
 		}
 		path := prefix + tag
 		idx := append(append([]int(nil), index...), i)
-		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Route]() {
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Route]() && f.Type != reflect.TypeFor[Model]() {
 			out = append(out, collectKeys(f.Type, path+".", idx)...)
 			continue
 		}
 		out = append(out, key{path: path, typ: f.Type, index: idx})
 	}
 	return out
+}
+
+// yamlOnly reports whether a key is a list set only in the YAML file (routes, models, rate_limiters).
+func yamlOnly(path string) bool {
+	return strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "models") || strings.HasPrefix(path, "rate_limiters")
 }
 
 // EnvName returns our environment variable for a dotted key: ARTISAN_GO_ and the key in upper case,
@@ -71,7 +76,7 @@ func EnvName(path string) string {
 var ourEnv = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range keys {
-		if k.path != "routes" && k.path != "rate_limiters" {
+		if !yamlOnly(k.path) {
 			m[EnvName(k.path)] = k.path
 		}
 	}
@@ -132,7 +137,7 @@ func laravelNames(v version) map[string][]string {
 // setters names the environment variables that set a key, for error messages; routes are set in YAML
 // only.
 func setters(path string, v version) string {
-	if strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "rate_limiters") {
+	if yamlOnly(path) {
 		return "set in the YAML file"
 	}
 	names := []string{EnvName(path)}

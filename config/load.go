@@ -322,6 +322,11 @@ func readYAML(path string) ([]setting, error) {
 func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	ver := parseVersion(c.LaravelVersion)
 	unset := func(path string) bool { _, ok := set[path]; return !ok }
+	if unset("worker.maintenance_file") && baseDir != "" {
+		// php artisan down (the file driver, every version's default) writes storage/framework/down
+		// next to the .env file.
+		c.Worker.MaintenanceFile = filepath.Join(baseDir, "storage", "framework", "down")
+	}
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"
 	}

@@ -356,6 +356,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "unknown route key", yaml: "routes:\n  - class: A\n    exe: [x]\n",
 			want: []string{"routes[0].exe", `did you mean "exec"`}},
 		{name: "routes not a list", yaml: "routes: x\n", want: []string{"routes", "want a list of routes"}},
+		{name: "models not a list", yaml: "models: x\n", want: []string{"models", "want a list of models"}},
+		{name: "model key misspelt", yaml: "models:\n  - class: App\\Models\\Person\n    tabel: people\n", want: []string{"models[0].tabel", `did you mean "table"`}},
 		{name: "bad port in .env", dotenv: "DB_PORT=abc\n", want: []string{"db.port", "DB_PORT in ", "whole number"}},
 		{name: "bad duration in YAML", yaml: "worker:\n  timeout: soon\n", want: []string{"worker.timeout", "duration"}},
 		{name: "bad bool in environment", environ: []string{"ARTISAN_GO_WORKER_ONCE=maybe"},
@@ -505,15 +507,18 @@ func TestExampleFile(t *testing.T) {
 		}
 	}
 	want := Default()
-	want.Routes, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.App.PreviousKeys, cfg.RateLimiters
+	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
 	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}
-	if len(cfg.Routes) != 3 || cfg.Routes[0].Timeout != 30*time.Second {
+	if len(cfg.Routes) != 4 || cfg.Routes[0].Timeout != 30*time.Second || cfg.Routes[3].UniqueID != "{reportId}" {
 		t.Errorf("routes %+v", cfg.Routes)
 	}
 	if len(cfg.RateLimiters) != 1 || cfg.RateLimiters[0] != (RateLimit{Limiter: "uploads", Allow: 10, Per: time.Minute, By: "{userId}"}) {
 		t.Errorf("rate_limiters %+v", cfg.RateLimiters)
+	}
+	if len(cfg.Models) != 1 || cfg.Models[0] != (Model{Class: `App\Models\Person`, Table: "people"}) {
+		t.Errorf("models %+v", cfg.Models)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -67,6 +68,8 @@ func (c *Config) Validate() error {
 	c.validateCacheAndFailed(v)
 	c.validateRoutes(v)
 	c.validateRateLimits(v)
+	c.validateOperating(v)
+	c.validateModels(v)
 	return errors.Join(v.errs...)
 }
 
@@ -277,6 +280,26 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 	}
 }
 
+func (c *Config) validateModels(v *validator) {
+	seen := map[string]int{}
+	for i, m := range c.Models {
+		field := fmt.Sprintf("models[%d]", i)
+		class := strings.TrimPrefix(m.Class, `\`)
+		switch {
+		case !classRE.MatchString(m.Class):
+			v.add(field+".class", fmt.Sprintf("%q is not a PHP class name", m.Class), `name the model class as PHP does, e.g. App\Models\Person`)
+		default:
+			if j, dup := seen[class]; dup {
+				v.add(field+".class", fmt.Sprintf("%s is named twice (also models[%d])", class, j), "keep one entry per model class")
+			}
+			seen[class] = i
+		}
+		if m.Table == "" && m.Key == "" && m.Connection == "" {
+			v.add(field, "names no table, key or connection", "set table (and key, connection) as the model's $table, $primaryKey and $connection")
+		}
+	}
+}
+
 func (c *Config) validateRoutes(v *validator) {
 	seen := map[string]int{}
 	for i, r := range c.Routes {
@@ -352,4 +375,30 @@ func (c *Config) Warnings() []string {
 		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go, which reads the database cache store only: `php artisan queue:restart` cannot stop this worker and unique-job locks are not released", c.Cache.Store))
 	}
 	return out
+}
+
+func (c *Config) validateOperating(v *validator) {
+	if a := c.Metrics.Addr; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			v.add("metrics.addr", fmt.Sprintf("%q is not host:port", a), `use an address such as "127.0.0.1:9090" or ":9090", or "" for no metrics`)
+		}
+	}
+	if c.Metrics.SampleInterval <= 0 {
+		v.add("metrics.sample_interval", fmt.Sprintf("%v is not positive", c.Metrics.SampleInterval), "use an interval such as 15s")
+	}
+	if c.Metrics.StuckAfter <= 0 {
+		v.add("metrics.stuck_after", fmt.Sprintf("%v is not positive", c.Metrics.StuckAfter), "use a duration longer than --sleep, such as 60s")
+	}
+	if e := c.Tracing.OTLPEndpoint; e != "" && !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
+		v.add("tracing.otlp_endpoint", fmt.Sprintf("%q is not an http(s) URL", e), `use the collector's OTLP/HTTP traces URL, e.g. "http://127.0.0.1:4318/v1/traces"`)
+	}
+	if !oneOf(c.Pulse.Mode, []string{"auto", "off"}) {
+		v.add("pulse.mode", fmt.Sprintf("%q is not a mode", c.Pulse.Mode), "use auto (write when Pulse's tables exist) or off")
+	}
+	if c.Pulse.SlowJobThreshold < 0 {
+		v.add("pulse.slow_job_threshold", fmt.Sprintf("%v is negative", c.Pulse.SlowJobThreshold), "use Pulse's threshold, 1s by default")
+	}
+	if c.Pulse.FlushInterval <= 0 {
+		v.add("pulse.flush_interval", fmt.Sprintf("%v is not positive", c.Pulse.FlushInterval), "use an interval such as 1s")
+	}
 }

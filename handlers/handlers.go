@@ -43,8 +43,9 @@ const (
 	ActionRelease
 	// ActionFail fails the job at once, without retry, as Laravel's $job->fail($e).
 	ActionFail
-	// ActionDelete removes the job without running the success path (no chain, no batch
-	// bookkeeping), as Laravel's $job->delete().
+	// ActionDelete removes the job as Laravel's $job->delete() does: when the handler returns nil the
+	// job counts as done (the next chain link is dispatched, the batch counts a success, the unique
+	// lock is released); when it returns an error, the job is only deleted.
 	ActionDelete
 )
 
@@ -106,8 +107,9 @@ func (j *Job) Fail(err error) {
 	j.set(ActionFail, 0, err)
 }
 
-// Delete asks for the job to be deleted without running the success path. The last of Release, Fail
-// and Delete called wins.
+// Delete asks for the job to be deleted. As in Laravel, a deleted job whose handler returns nil is
+// done: its chain continues, its batch counts it, its unique lock is released. The last of Release,
+// Fail and Delete called wins.
 func (j *Job) Delete() {
 	j.set(ActionDelete, 0, nil)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,7 +32,76 @@ type Route struct {
 	Builtin string
 	// Timeout bounds one run of the route, within the job's own timeout; 0 leaves only the job's.
 	Timeout time.Duration
+	// UniqueID computes the uniqueId of a ShouldBeUnique class whose uniqueId() is a PHP method, from
+	// the command's properties: "{reportId}", "{tenant}-{reportId}". The worker needs it to release the
+	// unique lock PHP took at dispatch. Empty: the id comes from the payload or a uniqueId property.
+	UniqueID string
+	// UniqueUntilProcessing marks a ShouldBeUniqueUntilProcessing class: its lock is released as the
+	// job starts.
+	UniqueUntilProcessing bool
 }
+
+// uniqueRoute is a route's handler with the unique-id template of its class.
+type uniqueRoute struct {
+	Handler
+	parts           []string // literal text at even indexes, property names at odd ones
+	untilProcessing bool
+}
+
+// UniqueID expands the template with the command's properties, cast to strings as PHP casts them.
+func (u uniqueRoute) UniqueID(job *Job) string {
+	var b strings.Builder
+	for i, p := range u.parts {
+		if i%2 == 0 {
+			b.WriteString(p)
+			continue
+		}
+		v, _ := job.Command.Get(p)
+		b.WriteString(payload.StringCast(v))
+	}
+	return b.String()
+}
+
+// UniqueUntilProcessing reports whether the lock goes as the job starts.
+func (u uniqueRoute) UniqueUntilProcessing() bool { return u.untilProcessing }
+
+// untilProcessingRoute is the handler of a ShouldBeUniqueUntilProcessing route whose unique id comes
+// from the payload or a uniqueId property.
+type untilProcessingRoute struct{ Handler }
+
+// UniqueUntilProcessing reports that the lock goes as the job starts.
+func (untilProcessingRoute) UniqueUntilProcessing() bool { return true }
+
+// parseUniqueID splits a unique-id template into literal text and {property} names.
+func parseUniqueID(tmpl string) ([]string, error) {
+	var parts []string
+	rest := tmpl
+	for {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			if strings.IndexByte(rest, '}') >= 0 {
+				return nil, fmt.Errorf("unique_id %q has a } without {", tmpl)
+			}
+			return append(parts, rest), nil
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return nil, fmt.Errorf("unique_id %q has a { without }", tmpl)
+		}
+		name := rest[open+1 : open+end]
+		if !propertyName.MatchString(name) {
+			return nil, fmt.Errorf("unique_id %q: {%s} is not a property name", tmpl, name)
+		}
+		if strings.IndexByte(rest[:open], '}') >= 0 {
+			return nil, fmt.Errorf("unique_id %q has a } without {", tmpl)
+		}
+		parts = append(parts, rest[:open], name)
+		rest = rest[open+end+1:]
+	}
+}
+
+// propertyName matches a PHP property name.
+var propertyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ErrRoute is wrapped by the errors AddRoutes returns for a route it cannot add.
 var ErrRoute = errors.New("invalid route")
@@ -93,6 +163,20 @@ func AddRoutes(r *Registry, routes []Route) error {
 				continue
 			}
 			hs[i] = h
+		}
+	}
+	for i, rt := range routes {
+		switch {
+		case hs[i] == nil:
+		case rt.UniqueID != "":
+			parts, err := parseUniqueID(rt.UniqueID)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("route %d (%s): %w: %w", i, rt.Class, ErrRoute, err))
+				continue
+			}
+			hs[i] = uniqueRoute{Handler: hs[i], parts: parts, untilProcessing: rt.UniqueUntilProcessing}
+		case rt.UniqueUntilProcessing:
+			hs[i] = untilProcessingRoute{hs[i]}
 		}
 	}
 	if len(errs) > 0 {
@@ -184,6 +268,30 @@ type ExecError struct {
 	ExitCode int    // -1 when the command was killed by a signal
 	Stderr   string // trimmed, at most about 4 KiB: the start and the end
 	Killed   bool   // the job's or the route's timeout passed and the command was killed
+	// Class is the PHP exception class the command named on the first line of its standard error
+	// ("php-exception: App\Exceptions\UpstreamDown"); that line is not part of Stderr.
+	Class string
+}
+
+// PHPClass returns the class the command named, or "" for the worker's default.
+func (e *ExecError) PHPClass() string { return e.Class }
+
+// execClassLine is the prefix of the first standard error line by which an exec route names the PHP
+// class its failure is recorded under.
+const execClassLine = "php-exception:"
+
+// phpClassPattern matches a PHP class name, namespaced or not.
+var phpClassPattern = regexp.MustCompile(`^\\?[A-Za-z_][A-Za-z0-9_]*(\\[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// splitClassLine takes a leading "php-exception: Class" line off an exec route's standard error.
+func splitClassLine(stderr string) (class, rest string) {
+	first, rest, _ := strings.Cut(stderr, "\n")
+	name, ok := strings.CutPrefix(first, execClassLine)
+	name = strings.TrimSpace(name)
+	if !ok || !phpClassPattern.MatchString(name) {
+		return "", stderr
+	}
+	return strings.TrimPrefix(name, `\`), strings.TrimSpace(rest)
 }
 
 // Error implements error.
@@ -244,11 +352,13 @@ func (h *ExecHandler) Handle(ctx context.Context, job *Job) error {
 		}
 		return fmt.Errorf("exec %s: %w", h.Argv[0], err)
 	}
+	class, text := splitClassLine(message(&stderr))
 	return &ExecError{
 		Program:  h.Argv[0],
 		ExitCode: ee.ExitCode(),
-		Stderr:   message(&stderr),
+		Stderr:   text,
 		Killed:   ctx.Err() != nil,
+		Class:    class,
 	}
 }
 
@@ -257,6 +367,24 @@ type HTTPError struct {
 	URL    string
 	Status int    // the response's status code
 	Body   string // the response body, trimmed, at most about 4 KiB
+	// Class is the PHP exception class named by a JSON answer {"exception": "...", "message": "..."};
+	// Body is then the message.
+	Class string
+}
+
+// PHPClass returns the class the endpoint named, or "" for the worker's default.
+func (e *HTTPError) PHPClass() string { return e.Class }
+
+// namedException reads a JSON answer that names a PHP exception class and its message.
+func namedException(body string) (class, msg string, ok bool) {
+	var v struct {
+		Exception string `json:"exception"`
+		Message   string `json:"message"`
+	}
+	if json.Unmarshal([]byte(body), &v) != nil || !phpClassPattern.MatchString(v.Exception) {
+		return "", "", false
+	}
+	return strings.TrimPrefix(v.Exception, `\`), v.Message, true
 }
 
 // Error implements error.
@@ -316,6 +444,9 @@ func (h *HTTPHandler) Handle(ctx context.Context, job *Job) error {
 		return nil
 	}
 	herr := &HTTPError{URL: h.URL, Status: resp.StatusCode, Body: message(&body)}
+	if class, msg, ok := namedException(herr.Body); ok {
+		herr.Class, herr.Body = class, msg
+	}
 	if err != nil && herr.Body == "" {
 		herr.Body = "reading the body: " + err.Error()
 	}

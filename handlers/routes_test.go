@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 func TestAddRoutesRejects(t *testing.T) {
@@ -155,6 +156,7 @@ func TestExecRouteFailure(t *testing.T) {
 		{"stderr is the message", `cat >/dev/null; printf '  order 991 has no items\n\n' >&2; exit 3`, 3, "order 991 has no items (sh: exit status 3)"},
 		{"no stderr", `exit 1`, 1, "sh: exit status 1"},
 		{"stdout is not the message", `echo progress; echo broken >&2; exit 2`, 2, "broken (sh: exit status 2)"},
+		{"class named", `printf 'php-exception: App\\Exceptions\\UpstreamDown\nupstream returned 503\n' >&2; exit 4`, 4, "upstream returned 503 (sh: exit status 4)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +170,9 @@ func TestExecRouteFailure(t *testing.T) {
 			}
 			if err.Error() != tt.want {
 				t.Errorf("message %q, want %q", err.Error(), tt.want)
+			}
+			if want := map[bool]string{true: `App\Exceptions\UpstreamDown`}[tt.name == "class named"]; ee.PHPClass() != want {
+				t.Errorf("PHP class %q, want %q", ee.PHPClass(), want)
 			}
 			if a, _, _ := job.Action(); a != ActionNone {
 				t.Errorf("action %v: a failing command is an exception, not a failure", a)
@@ -256,6 +261,11 @@ func endpoint(t *testing.T) (*httptest.Server, chan []byte) {
 	mux.HandleFunc("POST /moved", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ok", http.StatusFound)
 	})
+	mux.HandleFunc("POST /named", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(`{"exception": "App\\Exceptions\\UpstreamDown", "message": "upstream returned 503"}`))
+	})
 	mux.HandleFunc("POST /down", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 	})
@@ -287,6 +297,7 @@ func TestHTTPRoute(t *testing.T) {
 		{"/busy", 0, 429, ActionNone, "429 Too Many Requests: slow down"},
 		{"/moved", 0, 302, ActionNone, "302 Found"},
 		{"/down", 0, 503, ActionNone, "503 Service Unavailable: database unavailable"},
+		{"/named", 0, 502, ActionNone, "502 Bad Gateway: upstream returned 503"},
 		{"/slow", 200 * time.Millisecond, 0, ActionNone, "deadline exceeded"},
 	}
 	for _, tt := range tests {
@@ -314,6 +325,9 @@ func TestHTTPRoute(t *testing.T) {
 			}
 			if tt.path == "/unprocessable" && failure.Error() != "POST "+srv.URL+"/unprocessable: 422 Unprocessable Entity: order 991 is cancelled" {
 				t.Errorf("failure %q", failure)
+			}
+			if want := map[bool]string{true: `App\Exceptions\UpstreamDown`}[tt.path == "/named"]; he != nil && he.PHPClass() != want {
+				t.Errorf("PHP class %q, want %q", he.PHPClass(), want)
 			}
 			if tt.path == "/ok" {
 				checkDocument(t, <-bodies)
@@ -352,5 +366,38 @@ func TestRoutesMirrorConfig(t *testing.T) {
 	}
 	if len(builtins) != len(config.Builtins) {
 		t.Errorf("handlers has %d builtins, config accepts %d", len(builtins), len(config.Builtins))
+	}
+}
+
+func TestRouteUniqueID(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	err := AddRoutes(r, []Route{
+		{Class: `App\Jobs\BuildReport`, Builtin: "noop", UniqueID: "{tenant}-{reportId}", UniqueUntilProcessing: true},
+		{Class: `App\Jobs\Plain`, Builtin: "noop", UniqueUntilProcessing: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := r.Lookup(`App\Jobs\BuildReport`)
+	u, ok := h.(interface {
+		UniqueID(*Job) string
+		UniqueUntilProcessing() bool
+	})
+	if !ok {
+		t.Fatalf("route handler %T does not compute unique ids", h)
+	}
+	job := &Job{Command: payload.NewObject(`App\Jobs\BuildReport`).Set("tenant", "acme").Set("reportId", int64(42))}
+	if got := u.UniqueID(job); got != "acme-42" || !u.UniqueUntilProcessing() {
+		t.Errorf("UniqueID = %q (until processing %v), want acme-42 (true)", got, u.UniqueUntilProcessing())
+	}
+	h, _ = r.Lookup(`App\Jobs\Plain`)
+	if _, computes := h.(interface{ UniqueID(*Job) string }); computes {
+		t.Errorf("a route without unique_id computes ids, hiding a uniqueId property")
+	}
+	for _, tmpl := range []string{"{reportId", "reportId}", "{}", "{report id}", "a}{b"} {
+		if err := AddRoutes(NewRegistry(), []Route{{Class: "X", Builtin: "noop", UniqueID: tmpl}}); !errors.Is(err, ErrRoute) {
+			t.Errorf("unique_id %q: err %v, want ErrRoute", tmpl, err)
+		}
 	}
 }

@@ -76,6 +76,8 @@ type dialect interface {
 	classify(err error) errClass
 	// batchReason says why the batch strategy suits this server, for the start-up log.
 	batchReason(engine, version string) string
+	// pulse is what Laravel Pulse's tables are in this dialect.
+	pulse() pulseSQL
 }
 
 // capabilities are the facts about a server that strategies choose by.

@@ -181,3 +181,32 @@ func (mysqlDialect) classify(err error) errClass {
 func (mysqlDialect) batchReason(engine, version string) string {
 	return engine + " " + version + " has SKIP LOCKED: batched claims in READ COMMITTED transactions"
 }
+
+// pulse is what Laravel Pulse's tables are on MySQL and MariaDB: key_hash is unhex(md5(key)), virtual.
+func (mysqlDialect) pulse() pulseSQL {
+	keyHash := "`key_hash` char(16) character set binary as (unhex(md5(`key`)))"
+	tail := " default character set utf8mb4 collate 'utf8mb4_unicode_ci'"
+	ddl := []string{
+		"create table `pulse_values` (`id` bigint unsigned not null auto_increment primary key, `timestamp` int unsigned not null, `type` varchar(255) not null, `key` mediumtext not null, " + keyHash + ", `value` mediumtext not null)" + tail,
+		"alter table `pulse_values` add index `pulse_values_timestamp_index`(`timestamp`)",
+		"alter table `pulse_values` add index `pulse_values_type_index`(`type`)",
+		"alter table `pulse_values` add unique `pulse_values_type_key_hash_unique`(`type`, `key_hash`)",
+		"create table `pulse_entries` (`id` bigint unsigned not null auto_increment primary key, `timestamp` int unsigned not null, `type` varchar(255) not null, `key` mediumtext not null, " + keyHash + ", `value` bigint null)" + tail,
+		"alter table `pulse_entries` add index `pulse_entries_timestamp_index`(`timestamp`)",
+		"alter table `pulse_entries` add index `pulse_entries_type_index`(`type`)",
+		"alter table `pulse_entries` add index `pulse_entries_key_hash_index`(`key_hash`)",
+		"alter table `pulse_entries` add index `pulse_entries_timestamp_type_key_hash_value_index`(`timestamp`, `type`, `key_hash`, `value`)",
+		"create table `pulse_aggregates` (`id` bigint unsigned not null auto_increment primary key, `bucket` int unsigned not null, `period` mediumint unsigned not null, `type` varchar(255) not null, `key` mediumtext not null, " + keyHash + ", `aggregate` varchar(255) not null, `value` decimal(20, 2) not null, `count` int unsigned null)" + tail,
+		"alter table `pulse_aggregates` add unique `pulse_aggregates_bucket_period_type_aggregate_key_hash_unique`(`bucket`, `period`, `type`, `aggregate`, `key_hash`)",
+		"alter table `pulse_aggregates` add index `pulse_aggregates_period_bucket_index`(`period`, `bucket`)",
+		"alter table `pulse_aggregates` add index `pulse_aggregates_type_index`(`type`)",
+		"alter table `pulse_aggregates` add index `pulse_aggregates_period_type_aggregate_bucket_index`(`period`, `type`, `aggregate`, `bucket`)",
+	}
+	return pulseSQL{
+		keyHashSQL: "select table_name, coalesce(generation_expression, '') from information_schema.columns where table_schema = database() and table_name in (?, ?) and column_name = 'key_hash'",
+		addSQL:     " on duplicate key update `value` = `value` + values(`value`)",
+		maxSQL:     " on duplicate key update `value` = greatest(`value`, values(`value`))",
+		keyHash:    func(sum [16]byte) any { return sum[:] },
+		ddl:        ddl,
+	}
+}

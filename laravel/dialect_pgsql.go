@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -225,4 +226,35 @@ func (pgsqlDialect) classify(err error) errClass {
 
 func (pgsqlDialect) batchReason(engine, version string) string {
 	return "PostgreSQL " + version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound"
+}
+
+// pulse is what Laravel Pulse's tables are on PostgreSQL: key_hash is md5(key)::uuid, stored.
+func (pgsqlDialect) pulse() pulseSQL {
+	keyHash := `"key_hash" uuid generated always as (md5("key")::uuid) stored`
+	ddl := []string{
+		`create table "pulse_values" ("id" bigserial not null primary key, "timestamp" integer not null, "type" varchar(255) not null, "key" text not null, ` + keyHash + `, "value" text not null)`,
+		`create index "pulse_values_timestamp_index" on "pulse_values" ("timestamp")`,
+		`create index "pulse_values_type_index" on "pulse_values" ("type")`,
+		`alter table "pulse_values" add constraint "pulse_values_type_key_hash_unique" unique ("type", "key_hash")`,
+		`create table "pulse_entries" ("id" bigserial not null primary key, "timestamp" integer not null, "type" varchar(255) not null, "key" text not null, ` + keyHash + `, "value" bigint null)`,
+		`create index "pulse_entries_timestamp_index" on "pulse_entries" ("timestamp")`,
+		`create index "pulse_entries_type_index" on "pulse_entries" ("type")`,
+		`create index "pulse_entries_key_hash_index" on "pulse_entries" ("key_hash")`,
+		`create index "pulse_entries_timestamp_type_key_hash_value_index" on "pulse_entries" ("timestamp", "type", "key_hash", "value")`,
+		`create table "pulse_aggregates" ("id" bigserial not null primary key, "bucket" integer not null, "period" integer not null, "type" varchar(255) not null, "key" text not null, ` + keyHash + `, "aggregate" varchar(255) not null, "value" decimal(20, 2) not null, "count" integer null)`,
+		`alter table "pulse_aggregates" add constraint "pulse_aggregates_bucket_period_type_aggregate_key_hash_unique" unique ("bucket", "period", "type", "aggregate", "key_hash")`,
+		`create index "pulse_aggregates_period_bucket_index" on "pulse_aggregates" ("period", "bucket")`,
+		`create index "pulse_aggregates_type_index" on "pulse_aggregates" ("type")`,
+		`create index "pulse_aggregates_period_type_aggregate_bucket_index" on "pulse_aggregates" ("period", "type", "aggregate", "bucket")`,
+	}
+	return pulseSQL{
+		keyHashSQL: "select table_name, case when is_generated = 'ALWAYS' then 'generated' else '' end from information_schema.columns where table_schema = current_schema() and table_name in (?, ?) and column_name = 'key_hash'",
+		addSQL:     conflictUpdate(""),
+		maxSQL:     conflictUpdate("greatest"),
+		keyHash: func(sum [16]byte) any {
+			h := hex.EncodeToString(sum[:])
+			return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		},
+		ddl: ddl,
+	}
 }

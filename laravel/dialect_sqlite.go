@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -188,4 +189,31 @@ func (sqliteDialect) classify(err error) errClass {
 
 func (sqliteDialect) batchReason(engine, version string) string {
 	return "SQLite: one UPDATE … RETURNING claims a batch under the database write lock"
+}
+
+// pulse is what Laravel Pulse's tables are on SQLite: key_hash is a plain string Pulse fills with md5($key) in PHP.
+func (sqliteDialect) pulse() pulseSQL {
+	ddl := []string{
+		`create table "pulse_values" ("id" integer primary key autoincrement not null, "timestamp" integer not null, "type" varchar not null, "key" text not null, "key_hash" varchar not null, "value" text not null)`,
+		`create index "pulse_values_timestamp_index" on "pulse_values" ("timestamp")`,
+		`create index "pulse_values_type_index" on "pulse_values" ("type")`,
+		`create unique index "pulse_values_type_key_hash_unique" on "pulse_values" ("type", "key_hash")`,
+		`create table "pulse_entries" ("id" integer primary key autoincrement not null, "timestamp" integer not null, "type" varchar not null, "key" text not null, "key_hash" varchar not null, "value" integer)`,
+		`create index "pulse_entries_timestamp_index" on "pulse_entries" ("timestamp")`,
+		`create index "pulse_entries_type_index" on "pulse_entries" ("type")`,
+		`create index "pulse_entries_key_hash_index" on "pulse_entries" ("key_hash")`,
+		`create index "pulse_entries_timestamp_type_key_hash_value_index" on "pulse_entries" ("timestamp", "type", "key_hash", "value")`,
+		`create table "pulse_aggregates" ("id" integer primary key autoincrement not null, "bucket" integer not null, "period" integer not null, "type" varchar not null, "key" text not null, "key_hash" varchar not null, "aggregate" varchar not null, "value" numeric not null, "count" integer)`,
+		`create unique index "pulse_aggregates_bucket_period_type_aggregate_key_hash_unique" on "pulse_aggregates" ("bucket", "period", "type", "aggregate", "key_hash")`,
+		`create index "pulse_aggregates_period_bucket_index" on "pulse_aggregates" ("period", "bucket")`,
+		`create index "pulse_aggregates_type_index" on "pulse_aggregates" ("type")`,
+		`create index "pulse_aggregates_period_type_aggregate_bucket_index" on "pulse_aggregates" ("period", "type", "aggregate", "bucket")`,
+	}
+	return pulseSQL{
+		keyHashSQL: "select m.name, case when x.hidden in (2, 3) then 'generated' else '' end from sqlite_master m join pragma_table_xinfo(m.name) x where m.type = 'table' and m.name in (?, ?) and x.name = 'key_hash'",
+		addSQL:     conflictUpdate(""),
+		maxSQL:     conflictUpdate("max"),
+		keyHash:    func(sum [16]byte) any { return hex.EncodeToString(sum[:]) },
+		ddl:        ddl,
+	}
 }

@@ -478,3 +478,10 @@ func (n *jsonNode) write(w *phpJSON) {
 		w.null()
 	}
 }
+
+// AppendPHPJSONString appends s as PHP's json_encode writes a string with its default flags (slashes
+// and non-ASCII characters escaped), or with JSON_UNESCAPED_UNICODE when unescapedUnicode. Invalid
+// UTF-8 is an error, as json_encode fails on it.
+func AppendPHPJSONString(b []byte, s string, unescapedUnicode bool) ([]byte, error) {
+	return appendPHPString(b, s, unescapedUnicode, nil)
+}

@@ -83,11 +83,7 @@ func (w *Worker) pushCompanion(ctx context.Context, r *jobRun, cmd *payload.Obje
 	return err
 }
 
-// exceptionClassMessage names an error as the failed_jobs text does: its PHP class (or Go type) and
-// its message.
+// exceptionClassMessage names an error as the failed_jobs text does: its PHP class and its message.
 func exceptionClassMessage(err error) (string, string) {
-	if c, ok := err.(phpClasser); ok && c.PHPClass() != "" {
-		return c.PHPClass(), err.Error()
-	}
-	return goTypeName(err), err.Error()
+	return phpClassOf(err), err.Error()
 }

@@ -56,6 +56,10 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
 		return "", false
 	}
+	if !hasID && !isUniqueIDer && w.uniqueWarned.add(r.class) {
+		w.log.Warn("unique job: its uniqueId() is not known here, so the lock is released under an empty id; if the class defines uniqueId(), set its route's unique_id (\"{property}\") or implement worker.UniqueIDer, or PHP drops new dispatches until uniqueFor passes",
+			"class", r.class)
+	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
 	return UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, uniqueID, XXH128)
 }

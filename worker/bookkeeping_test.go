@@ -332,3 +332,31 @@ func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
 		}
 	})
 }
+
+// encryptedNoop is a handler whose class is ShouldBeEncrypted.
+type encryptedNoop struct{ handlers.Handler }
+
+func (encryptedNoop) ShouldBeEncrypted() bool { return true }
+
+// TestChainLinkEncrypted writes the next link of a chain encrypted when its class's handler says the
+// class is ShouldBeEncrypted, as PHP encrypts it, and the worker reads it back.
+func TestChainLinkEncrypted(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(`App\Jobs\Noop`, encryptedNoop{handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil })})
+		f.push(t, "default", fixture883(t, "chain"))
+		w := f.worker(t, nil)
+		runOnce(t, w)
+		env, err := payload.ParseEnvelope(f.onlyRow(t).Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !env.CommandEncrypted() {
+			t.Fatalf("next link written in clear: %.80s", env.Command)
+		}
+		runOnce(t, w)
+		if s := w.Stats(); s.Processed != 2 || s.Failed != 0 {
+			t.Errorf("stats %+v, want the encrypted link read and run", s)
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
@@ -132,20 +131,5 @@ func phpFalsy(v payload.Value) bool {
 	return false
 }
 
-// phpString converts a scalar as PHP's string cast does.
-func phpString(v payload.Value) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case float64:
-		return strconv.FormatFloat(v, 'G', 14, 64)
-	case bool:
-		if v {
-			return "1"
-		}
-		return ""
-	}
-	return ""
-}
+// phpString is PHP's (string) cast of a scalar.
+func phpString(v payload.Value) string { return payload.StringCast(v) }

@@ -126,8 +126,24 @@ func callers(skip, max int) []Frame {
 	return out
 }
 
-// phpClasser is implemented by errors that name the PHP class they are written under.
-type phpClasser interface{ PHPClass() string }
+// PHPClasser is implemented by errors that name the PHP class they are written under in failed_jobs
+// and in queue:work --json output, e.g. App\Exceptions\UpstreamDown. Other errors are written as
+// DefaultExceptionClass.
+type PHPClasser interface{ PHPClass() string }
+
+type phpClasser = PHPClasser
+
+// DefaultExceptionClass is the PHP class of an error that does not name one: what PHP code throws for
+// a failure it has no better class for.
+const DefaultExceptionClass = "RuntimeException"
+
+// phpClassOf returns the PHP class err is written under.
+func phpClassOf(err error) string {
+	if c, ok := err.(phpClasser); ok && c.PHPClass() != "" {
+		return c.PHPClass()
+	}
+	return DefaultExceptionClass
+}
 
 // ExceptionText renders err as PHP's Throwable::__toString does, which is what Laravel stores in the
 // failed_jobs exception column: "<class>: <message> in <file>:<line>", "Stack trace:", numbered frames
@@ -156,10 +172,7 @@ func ExceptionText(err error, fallback Frame) string {
 }
 
 func writeThrowable(b *strings.Builder, err error, fallback Frame) {
-	class := goTypeName(err)
-	if c, ok := err.(phpClasser); ok && c.PHPClass() != "" {
-		class = c.PHPClass()
-	}
+	class := phpClassOf(err)
 	file, line, trace := fallback.File, fallback.Line, []Frame(nil)
 	if fallback.Function != "" {
 		trace = []Frame{{File: fallback.File, Line: fallback.Line, Function: fallback.Function}}
@@ -191,8 +204,8 @@ func writeThrowable(b *strings.Builder, err error, fallback Frame) {
 	b.WriteString("#" + strconv.Itoa(len(trace)) + " {main}")
 }
 
-// goTypeName names a Go value's type as "package.Type", without pointer stars: the class name used for
-// Go errors that do not name a PHP class.
+// goTypeName names a Go value's type as "package.Type", without pointer stars: how a panic's value is
+// named.
 func goTypeName(v any) string {
 	if v == nil {
 		return "nil"

@@ -23,7 +23,7 @@ func TestExceptionText(t *testing.T) {
 		{
 			"plain error at the handler",
 			errors.New("smtp down"),
-			"errors.errorString: smtp down in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}",
+			"RuntimeException: smtp down in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}",
 		},
 		{
 			"class named by the error",
@@ -34,7 +34,7 @@ func TestExceptionText(t *testing.T) {
 			"wrapped: innermost first, then Next",
 			fmt.Errorf("charge: %w", classedError{}),
 			"App\\Exceptions\\PaymentFailed: card declined in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}\n\n" +
-				"Next fmt.wrapError: charge: card declined in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}",
+				"Next RuntimeException: charge: card declined in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}",
 		},
 		{
 			"exception with its own place",

@@ -38,6 +38,9 @@ func (w *Worker) newJobPayload(cmd *payload.Object, now time.Time, delay int64) 
 		s := phpString(b)
 		p.BatchID = &s
 	}
+	if w.keyring != nil && w.shouldBeEncrypted(cmd.Class) {
+		p.Encrypt, p.Keyring = true, w.keyring
+	}
 	if delay > 0 {
 		d := int(delay)
 		p.Delay = &d
@@ -72,4 +75,25 @@ func backoffString(cmd *payload.Object) *string {
 		return nil
 	}
 	return &s
+}
+
+// Encrypted is implemented by handlers of ShouldBeEncrypted classes, so that the worker encrypts the
+// jobs of that class it writes (the next link of a chain), as PHP does.
+type Encrypted interface {
+	ShouldBeEncrypted() bool
+}
+
+// shouldBeEncrypted reports whether jobs of class are written encrypted: its handler says so, or this
+// worker has read an encrypted job of that class. The payload does not name a class's interfaces, so a
+// class neither seen encrypted nor marked by its handler is written in clear.
+func (w *Worker) shouldBeEncrypted(class string) bool {
+	if _, seen := w.encryptedClasses.Load(class); seen {
+		return true
+	}
+	if h, ok := w.registry.Lookup(class); ok {
+		if e, ok := h.(Encrypted); ok {
+			return e.ShouldBeEncrypted()
+		}
+	}
+	return false
 }

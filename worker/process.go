@@ -27,6 +27,7 @@ type runningJob struct {
 	started time.Time
 	// abandoned is set when the handler ignored its timeout and the job's slot was freed without it.
 	abandoned atomic.Bool
+	obs       observed // what the Observer hooks keep
 }
 
 func (rj *runningJob) isDone() bool {
@@ -65,16 +66,20 @@ var wrappers = map[string]bool{
 // process runs one claimed job through Laravel's Worker::process.
 func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	rj.started = time.Now()
+	var r *jobRun
+	if w.obs != nil {
+		defer func() { w.observeFinish(ctx, r) }()
+	}
 	j := rj.job
 	env, err := payload.ParseEnvelope(j.Payload)
 	if err != nil {
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
-		r := &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
+		r = &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
 	}
-	r := &jobRun{rj: rj, env: env, displayName: env.DisplayName}
+	r = &jobRun{rj: rj, env: env, displayName: env.DisplayName}
 	if env.IsRaw() {
 		r.class, _ = env.RawTarget()
 	} else {
@@ -82,6 +87,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	}
 	if r.displayName == "" {
 		r.displayName = r.class
+	}
+	if env.Command != "" && env.CommandEncrypted() {
+		w.encryptedClasses.Store(r.class, true) // its class is ShouldBeEncrypted: so are its chain links of that class
 	}
 	h, ok := w.lookup(r)
 	if !ok {
@@ -105,18 +113,34 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 	}
+	ctx = w.observeStart(ctx, r)
 	if w.logs(slog.LevelInfo) {
 		w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
 	}
 
+	w.report(r, EventStarting, "", nil)
 	limits := w.limits(env)
 	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
 		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
+		w.report(r, EventSuccess, "deleted", nil) // PHP raises JobProcessed for the job it just failed
 		return
 	}
 	if decodeErr != nil {
 		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
 		return
+	}
+	if r.cmd != nil && w.cfg.CheckModels && w.conn != nil {
+		missing, err := w.checkModels(ctx, r)
+		if err != nil {
+			// The models cannot be checked (a missing table, a lost connection): PHP workers can run it.
+			w.log.Error("check the job's models", "class", r.displayName, "id", j.ID, "error", err)
+			w.leave(r, "its models could not be checked")
+			return
+		}
+		if missing != nil {
+			w.modelNotFound(ctx, r, missing)
+			return
+		}
 	}
 
 	mws, why := w.readMiddleware(r)
@@ -136,12 +160,21 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	action, delay, actionErr := hj.Action()
 	switch action {
 	case handlers.ActionDelete:
+		if herr == nil {
+			// CallQueuedHandler treats a job its handler deleted as done: only a released or failed job
+			// skips the next chain link, the batch's success and the unique lock's release.
+			w.succeed(ctx, r, limits, &w.stats.deleted)
+			return
+		}
+		// The handler threw after deleting its job: PHP's exception path finds the job deleted and
+		// does nothing more, so neither the success path nor a failure follows.
 		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
 		if w.logs(slog.LevelInfo) {
 			w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
 		}
 	case handlers.ActionRelease:
 		w.releaseJob(r, delay)
+		w.report(r, EventSuccess, "released", nil)
 	case handlers.ActionFail:
 		if actionErr == nil {
 			actionErr = herr
@@ -150,12 +183,13 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			actionErr = newException(ManuallyFailedClass, "", nil)
 		}
 		w.fail(ctx, r, actionErr)
+		w.report(r, EventSuccess, "deleted", nil)
 	default:
 		if herr != nil {
 			w.exception(ctx, r, limits, herr)
 			return
 		}
-		w.succeed(ctx, r, limits)
+		w.succeed(ctx, r, limits, &w.stats.processed)
 	}
 }
 
@@ -313,6 +347,7 @@ func handlerFrame(h handlers.Handler) Frame {
 // maxExceptions, otherwise release it with the backoff.
 func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err error) {
 	j := r.rj.job
+	r.rj.obs.threw = true
 	if limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) {
 		w.fail(ctx, r, err)
 		return
@@ -322,7 +357,9 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 		return
 	}
 	w.log.Warn("Exception", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "error", err.Error())
+	r.rj.obs.err = err
 	w.releaseJob(r, time.Duration(BackoffDelay(r.env.BackoffSpec(), r.env.BackoffSpec() != "", w.cfg.Backoff, j.Attempts))*time.Second)
+	w.report(r, EventReleased, "released", nil)
 }
 
 // maxExceptionsReached counts one exception under job-exceptions:<uuid> and reports whether the job's
@@ -355,6 +392,7 @@ func (w *Worker) onTimeout(ctx context.Context, r *jobRun, limits Limits) {
 	if r.rj.isDone() {
 		return // handed back at shutdown
 	}
+	r.rj.obs.threw = true
 	class, msg := TimeoutFailure(w.version, r.displayName)
 	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
 	if w.maxExceptionsReached(ctx, r) {
@@ -388,6 +426,21 @@ func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
 // fail deletes the job and writes its failed_jobs row, then does what Laravel's failed() path does:
 // release the unique lock and record the failure in the job's batch.
 func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
+	if !w.failRow(ctx, r, cause) || r.env == nil {
+		return
+	}
+	if r.cmd == nil && !r.env.IsRaw() {
+		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
+			r.cmd = cmd
+		}
+	}
+	w.releaseUniqueLock(ctx, r)
+	w.recordBatchFailure(ctx, r, cause)
+	w.queueFailedHooks(ctx, r, cause)
+}
+
+// failRow deletes the job and writes its failed_jobs row, and reports whether it did.
+func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
@@ -404,27 +457,20 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 			FailedAt: w.clock().In(w.cfg.Location),
 		})
 	}
+	r.rj.obs.err = cause
 	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
-		return
+		return false
 	}
 	w.log.Error("Failed", "class", r.displayName, "id", j.ID, "uuid", uuid, "attempt", j.Attempts,
 		"duration", time.Since(r.rj.started), "error", cause.Error())
-	if r.env == nil {
-		return
-	}
-	if r.cmd == nil && !r.env.IsRaw() {
-		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
-			r.cmd = cmd
-		}
-	}
-	w.releaseUniqueLock(ctx, r)
-	w.recordBatchFailure(ctx, r, cause)
-	w.queueFailedHooks(ctx, r, cause)
+	w.report(r, EventFailed, "deleted", cause)
+	return true
 }
 
-// succeed completes a job whose handler returned nil: the next chain link is pushed with the delete,
-// then the batch records the success and the unique lock is released.
-func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
+// succeed completes a job whose handler returned nil (or deleted it): the next chain link is pushed
+// with the delete, then the batch records the success and the unique lock is released. counter counts
+// the completion.
+func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter *atomic.Int64) {
 	j := r.rj.job
 	next, err := w.nextInChain(r)
 	if err != nil {
@@ -432,7 +478,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.exception(ctx, r, limits, err)
 		return
 	}
-	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, &w.stats.processed) {
+	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, counter) {
 		return
 	}
 	if next != nil {
@@ -443,6 +489,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits) {
 		w.releaseUniqueLock(ctx, r)
 	}
 	w.recordBatchSuccess(ctx, r)
+	w.report(r, EventSuccess, "deleted", nil)
 	if w.logs(slog.LevelInfo) {
 		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
 	}
@@ -495,12 +542,17 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	switch {
 	case err == nil:
 		counter.Add(1)
+		if w.obs != nil {
+			rj.obs.outcome.Store(uint32(w.outcomeOf(counter)))
+		}
 		return true
 	case errors.Is(err, laravel.ErrReservationLost):
 		w.stats.lost.Add(1)
+		rj.obs.outcome.Store(uint32(OutcomeLost))
 		w.log.Warn("reservation lost", "action", what, "id", rj.job.ID, "queue", rj.job.Queue)
 	default:
 		// The row keeps its reservation and is claimed again after retry_after: nothing is lost.
+		rj.obs.outcome.Store(uint32(OutcomeError))
 		w.log.Error("complete job", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
 	}
 	return false

@@ -41,7 +41,7 @@ func TestMaxTries(t *testing.T) {
 			t.Fatalf("handler ran %d times, want 3", calls.Load())
 		}
 		fr := f.onlyFailed(t)
-		if !strings.HasPrefix(fr.Exception, "errors.errorString: smtp down in ") || !strings.HasSuffix(fr.Exception, "{main}") {
+		if !strings.HasPrefix(fr.Exception, "RuntimeException: smtp down in ") || !strings.HasSuffix(fr.Exception, "{main}") {
 			t.Fatalf("exception text %q", fr.Exception)
 		}
 		if fr.Connection != "database" || fr.Queue != "default" || fr.UUID == "" {
@@ -192,7 +192,7 @@ func TestHandlerActions(t *testing.T) {
 		f.push(t, "default", envelope(t, `App\Jobs\Fail`, "", nil))
 		runOnce(t, w)
 		f.wantRows(t, 0, 1)
-		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, "errors.errorString: bad input in ") {
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, "RuntimeException: bad input in ") {
 			t.Fatalf("exception %q", got)
 		}
 

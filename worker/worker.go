@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/metrics"
 	"sort"
 	"sync"
@@ -65,6 +66,9 @@ type Config struct {
 	RetryAfter     time.Duration // the connection's retry_after
 	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
 	Force          bool          // --force: work while the application is in maintenance mode
+	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
+	// claims nothing unless Force; "" does not look.
+	MaintenanceFile string
 	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
 	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
 	// the callbacks are skipped.
@@ -100,6 +104,14 @@ type Config struct {
 	// DontRetry are the PHP exception classes the application's exception handler lists with
 	// dontRetry (Laravel 13.17+): a job whose exception names one of them fails at once.
 	DontRetry map[string]bool
+	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
+	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
+	CheckModels bool
+	// Models says where model classes keep their rows when Eloquent's default naming does not.
+	Models map[string]Model
+	// DBConnection is the name of the worker's database connection (DB_CONNECTION); models on other
+	// connections are not checked. "" checks every model on the worker's database.
+	DBConnection string
 }
 
 // Defaults returns Laravel 8.83's queue:work defaults with one job in flight.
@@ -109,7 +121,7 @@ func Defaults() Config {
 		Sleep: 3 * time.Second, Tries: 1, Timeout: 60 * time.Second, Backoff: []int{0}, MemoryMB: 128,
 		Concurrency: 1, RetryAfter: 90 * time.Second, ShutdownGrace: 30 * time.Second,
 		AbandonAfter: 5 * time.Second, Unhandled: UnhandledLeave, FailedDriver: "database-uuids",
-		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024,
+		Location: time.UTC, CacheEnabled: true, ExcludeLimit: 1024, CheckModels: true,
 	}
 }
 
@@ -124,12 +136,17 @@ type Params struct {
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
+	// Events receives each job's events (queue:work --json prints them); nil drops them. It is called
+	// from the jobs' goroutines, so it must be safe for concurrent use.
+	Events func(RunEvent)
 	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
 	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
 	Locks LockReleaser
 	// Cache is the cache store when it is not the database store (e.g. redislock for a Redis cache
 	// store); nil uses the cache table when CacheEnabled.
 	Cache CacheStore
+	// Observer is told about claims and jobs (metrics, traces, Pulse); nil observes nothing.
+	Observer Observer
 }
 
 // Bookkeeping is what a worker records beside the jobs table, as Laravel's worker does: batch
@@ -174,7 +191,7 @@ type Stats struct {
 	Processed       int64 // handlers that completed successfully
 	Released        int64 // jobs released back with a delay
 	Failed          int64 // jobs written to failed_jobs (or deleted with the null failer)
-	Deleted         int64 // jobs the handler deleted without the success path
+	Deleted         int64 // jobs the handler deleted (done, as Laravel counts them, but not in Processed)
 	LeftForPHP      int64 // unhandled jobs handed back
 	Moved           int64 // unhandled jobs moved to another queue
 	ChainDispatched int64 // next chain links pushed
@@ -195,14 +212,22 @@ type Worker struct {
 	keyring  *payload.Keyring
 	locks    LockReleaser
 	cache    CacheStore
+	obs      Observer
 	cfg      Config
 	version  Version
 	log      *slog.Logger
 	clock    func() time.Time
+	events   func(RunEvent)
 	excluded *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
-	paused      atomic.Bool
+	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
+	modelWarned onceSet
+	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
+	uniqueWarned onceSet
+	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
+	encryptedClasses sync.Map
+	paused           atomic.Bool
 
 	// The cache store as job middleware use it (nil without a reachable store); limiterWarned
 	// remembers the rate limiters already warned about.
@@ -293,8 +318,8 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, excluded: newIDRing(cfg.ExcludeLimit),
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
+		log: logger(p.Logger), clock: clock, events: p.Events, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
@@ -364,7 +389,7 @@ func (w *Worker) Stats() Stats {
 // returns Laravel's exit status. On cancellation it stops claiming, lets in-flight jobs finish within
 // ShutdownGrace and hands back the rest. Database errors while claiming are logged and retried with a
 // backoff; they never stop the worker. Like Laravel's worker it claims nothing while the application is
-// in maintenance mode (the cache maintenance driver's key) unless Force is set, and skips queues paused
+// in maintenance mode (MaintenanceFile, or the cache maintenance driver's key) unless Force is set, and skips queues paused
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
@@ -397,9 +422,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		}
 		w.readSignals(ctx, st)
 		if (st.down && !w.cfg.Force) || w.paused.Load() {
-			// Maintenance mode (cache driver) or paused (SIGUSR2): claim nothing, as Laravel's worker.
+			// Maintenance mode or paused (SIGUSR2): claim nothing, as Laravel's worker. Its pauseWorker
+			// checks the stop conditions with no job, so --stop-when-empty stops it here.
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
-			if status, stop := w.shouldStop(ctx, st, false); stop {
+			if status, stop := w.shouldStop(ctx, st, true); stop {
 				return w.finish(ctx, cancelJobs, status), nil
 			}
 			continue
@@ -479,21 +505,33 @@ type stopState struct {
 	jobs        int
 }
 
+// setDown records whether the application is in maintenance mode, logging when it goes down.
+func (w *Worker) setDown(st *stopState, down bool) {
+	if down && !st.down {
+		w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
+	}
+	st.down = down
+}
+
 // readSignals reads the cache signals when signalsEvery has passed since the last read.
 func (w *Worker) readSignals(ctx context.Context, st *stopState) {
-	if !w.cfg.CacheEnabled || time.Since(st.signalsRead) < signalsEvery {
+	if time.Since(st.signalsRead) < signalsEvery {
 		return
 	}
 	st.signalsRead = time.Now()
+	if w.cfg.MaintenanceFile != "" && !w.cfg.Force {
+		_, err := os.Stat(w.cfg.MaintenanceFile)
+		w.setDown(st, err == nil)
+	}
+	if !w.cfg.CacheEnabled {
+		return
+	}
 	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
 		st.restart = true
 	}
 	if !w.cfg.Force && w.version.AtLeast(9, 0) {
 		if _, down, err := w.cache.CacheGet(ctx, maintenanceKey); err == nil {
-			if down && !st.down {
-				w.log.Warn("application is in maintenance mode; not claiming jobs (use --force to work anyway)")
-			}
-			st.down = down
+			w.setDown(st, down || st.down && w.cfg.MaintenanceFile != "")
 		}
 	}
 	if w.version.AtLeast(12, 40) {
@@ -626,10 +664,14 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
-		return w.queue.JobClaim(ctx, &laravel.JobClaimParams{
+		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
+		if w.obs != nil {
+			w.obs.Claimed(queue, len(jobs), err)
+		}
+		return jobs, err
 	}
 	parallel := min(limit, maxParallelClaims)
 	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() {

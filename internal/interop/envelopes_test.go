@@ -33,7 +33,7 @@ func TestOtherVersionEnvelopes(t *testing.T) {
 		{"8.0", "8.0", false, `Illuminate\Queue\MaxAttemptsExceededException`}, // retryUntil passed
 		{"11.x", "11.45", false, ""},
 		{"12.x", "12.54", false, ""},
-		{"13.x", "13.0", true, "errors.errorString: invoice 7 refused"}, // maxTries 1
+		{"13.x", "13.0", true, "RuntimeException: invoice 7 refused"}, // maxTries 1
 		{"13.x-raw", "13.0", false, ""},
 	}
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {

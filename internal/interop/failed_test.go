@@ -44,7 +44,7 @@ func TestGoFailurePHPCommands(t *testing.T) {
 			t.Fatalf("failed_jobs has %d rows, want 3", len(failed))
 		}
 		for _, f := range failed {
-			if f.Connection != "database" || f.Queue != "critical" || !strings.HasPrefix(f.Exception, "errors.errorString: failing ") ||
+			if f.Connection != "database" || f.Queue != "critical" || !strings.HasPrefix(f.Exception, "RuntimeException: failing ") ||
 				!strings.Contains(f.Exception, "Stack trace:\n#0 ") || f.FailedAt == "" {
 				t.Errorf("failed_jobs row %+v", f)
 			}

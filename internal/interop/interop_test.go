@@ -38,6 +38,8 @@ type side struct {
 	// locks releases unique locks, and cache reads and counts cache values, when the app's cache
 	// store is Redis.
 	locks, cache *redislock.Locks
+	// goConfig changes the worker configuration of every differential work step (differential_test.go).
+	goConfig func(*worker.Config)
 }
 
 func testContext(t *testing.T) context.Context {
@@ -102,6 +104,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
 	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis"
+	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
 	}

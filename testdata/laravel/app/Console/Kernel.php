@@ -11,5 +11,6 @@ class Kernel extends ConsoleKernel
         Commands\InteropDispatch::class,
         Commands\InteropBatch::class,
         Commands\InteropBenchEnqueue::class,
+        Commands\InteropScenario::class,
     ];
 }

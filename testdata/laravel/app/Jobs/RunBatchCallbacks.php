@@ -10,6 +10,7 @@ use Illuminate\Foundation\Bus\Dispatchable;
 use Illuminate\Queue\InteractsWithQueue;
 use ReflectionMethod;
 use RuntimeException;
+use Throwable;
 
 /**
  * Runs a batch's then/catch/finally callbacks for artisan-go.
@@ -49,7 +50,7 @@ class RunBatchCallbacks implements ShouldQueue
             return;
         }
         $e = $this->exceptionMessage === null ? null
-            : new RuntimeException($this->exceptionClass ? $this->exceptionClass.': '.$this->exceptionMessage : $this->exceptionMessage);
+            : $this->exception();
         $invoke = new ReflectionMethod(Batch::class, 'invokeHandlerCallback');
         $invoke->setAccessible(true);
         foreach ($this->callbacks as $type) {
@@ -57,5 +58,23 @@ class RunBatchCallbacks implements ShouldQueue
                 $invoke->invoke($batch, $handler, $batch, $e);
             }
         }
+    }
+
+    /**
+     * The exception the callbacks receive: of the class the Go worker recorded when PHP has it and can
+     * build it from a message, as the original was; otherwise a RuntimeException that names the class.
+     */
+    private function exception()
+    {
+        $class = $this->exceptionClass;
+        if ($class && class_exists($class) && is_subclass_of($class, Throwable::class)) {
+            try {
+                return new $class($this->exceptionMessage);
+            } catch (Throwable $e) {
+                // A constructor that wants more than a message: fall back to naming the class.
+            }
+        }
+
+        return new RuntimeException($class ? $class.': '.$this->exceptionMessage : $this->exceptionMessage);
     }
 }

@@ -9,6 +9,7 @@ use Illuminate\Foundation\Bus\Dispatchable;
 use Illuminate\Queue\InteractsWithQueue;
 use Illuminate\Support\Str;
 use RuntimeException;
+use Throwable;
 
 /**
  * Runs the PHP side of a job's failure for artisan-go: the chain's catch callbacks and the job's own
@@ -42,7 +43,7 @@ class RunFailedHooks implements ShouldQueue
         $command = Str::startsWith($this->command, 'O:')
             ? unserialize($this->command)
             : unserialize($encrypter->decrypt($this->command));
-        $e = new RuntimeException($this->exceptionClass ? $this->exceptionClass.': '.$this->exceptionMessage : $this->exceptionMessage);
+        $e = $this->exception();
 
         if (method_exists($command, 'invokeChainCatchCallbacks')) {
             $command->invokeChainCatchCallbacks($e);
@@ -50,5 +51,23 @@ class RunFailedHooks implements ShouldQueue
         if (method_exists($command, 'failed')) {
             $command->failed($e);
         }
+    }
+
+    /**
+     * The exception the callbacks receive: of the class the Go worker recorded when PHP has it and can
+     * build it from a message, as the original was; otherwise a RuntimeException that names the class.
+     */
+    private function exception()
+    {
+        $class = $this->exceptionClass;
+        if ($class && class_exists($class) && is_subclass_of($class, Throwable::class)) {
+            try {
+                return new $class($this->exceptionMessage);
+            } catch (Throwable $e) {
+                // A constructor that wants more than a message: fall back to naming the class.
+            }
+        }
+
+        return new RuntimeException($class ? $class.': '.$this->exceptionMessage : $this->exceptionMessage);
     }
 }

@@ -1,0 +1,71 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// DefaultDepthLimit bounds how many rows QueueDepth counts per queue.
+const DefaultDepthLimit = 100000
+
+// QueueDepthParams says which queues QueueDepth samples.
+type QueueDepthParams struct {
+	Queues     []string
+	Now        int64 // worker clock, Unix seconds
+	RetryAfter int64 // seconds; an older reservation counts as available, as Laravel's claim takes it
+	// Limit bounds the count per queue; 0 means DefaultDepthLimit.
+	Limit int
+}
+
+// QueueDepth is one queue's sample.
+type QueueDepth struct {
+	Queue string
+	// Available counts the rows a claim could take now (Laravel's availability rule), up to the limit.
+	Available int64
+	// Capped says Available reached the limit: there are at least that many.
+	Capped bool
+	// OldestAvailableAt is the available_at of the queue's head, the row the next claim takes
+	// (the lowest available id); 0 when nothing is available.
+	OldestAvailableAt int64
+}
+
+// QueueDepth samples each queue with two statements that walk the queue's index (Laravel's jobs
+// migration indexes queue; every secondary index carries the primary key, so rows come in id order)
+// and stop early, whatever the table's size: the count reads at most Limit matching rows, and the
+// head is the first available row in id order, the one Laravel's own claim would take. Its
+// available_at stands for the oldest available job: rows are appended in time order, and a row
+// released or delayed later gets a higher id and a later available_at.
+func (c *Conn) QueueDepth(ctx context.Context, p *QueueDepthParams) ([]QueueDepth, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultDepthLimit
+	}
+	avail := " where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?)"
+	count := c.rebind(fmt.Sprintf("select count(*) from (select 1 as one from %s%s limit %d) capped", c.quote(c.tables.Jobs), avail, limit))
+	head := c.rebind("select available_at from " + c.quote(c.tables.Jobs) + avail + " order by id asc limit 1")
+	out := make([]QueueDepth, 0, len(p.Queues))
+	for _, q := range p.Queues {
+		args := []any{q, p.Now, p.Now - p.RetryAfter}
+		d := QueueDepth{Queue: q}
+		if err := c.db.QueryRowContext(ctx, count, args...).Scan(&d.Available); err != nil {
+			return nil, fmt.Errorf("count jobs of queue %q: %w", q, c.translate(err))
+		}
+		d.Capped = d.Available >= int64(limit)
+		err := c.db.QueryRowContext(ctx, head, args...).Scan(&d.OldestAvailableAt)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read the head of queue %q: %w", q, c.translate(err))
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Ping checks that the database answers.
+func (c *Conn) Ping(ctx context.Context) error {
+	if err := c.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping %s database %s: %w", c.name, c.where, c.translate(err))
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
+
+// TestJobEvents checks the events a job's run reports, in Laravel's order: starting, then success
+// (deleted or released by the handler), released_after_exception, or failed (deleted, with the class and
+// message) followed by success when the handler failed its job itself.
+func TestJobEvents(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var mu sync.Mutex
+		var got []string
+		f.reg.Register(`App\Jobs\Ok`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		f.reg.Register(`App\Jobs\Throws`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return errors.New("boom") }))
+		f.reg.Register(`App\Jobs\Fails`, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
+			j.Fail(errors.New("refused"))
+			return nil
+		}))
+		cfg := Defaults()
+		cfg.Tries, cfg.Timeout = 2, 0
+		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now,
+			Events: func(e RunEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, strings.Join([]string{e.Job, e.Status, e.Result, e.Exception, e.Message}, " "))
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, class := range []string{`App\Jobs\Ok`, `App\Jobs\Fails`, `App\Jobs\Throws`} {
+			f.push(t, "default", envelope(t, class, "", nil))
+			runOnce(t, w)
+		}
+		want := []string{
+			`App\Jobs\Ok starting   `, `App\Jobs\Ok success deleted  `,
+			`App\Jobs\Fails starting   `, `App\Jobs\Fails failed deleted RuntimeException refused`, `App\Jobs\Fails success deleted  `,
+			`App\Jobs\Throws starting   `, `App\Jobs\Throws released_after_exception released  `,
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}

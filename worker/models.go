@@ -1,0 +1,191 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// Model tells the worker where a model class's rows are, when Eloquent's default naming
+// (laravel.ModelTable) does not find them.
+type Model struct {
+	Table string // "" is Eloquent's default: the snake-case plural of the class basename
+	Key   string // the primary key column; "" is id
+	// Connection is the database connection the model's rows live on, when the job does not say.
+	Connection string
+}
+
+// ModelFinder looks up which keys of a model exist. *laravel.Conn is one; a Params.Conn that is not
+// one leaves models unchecked.
+type ModelFinder interface {
+	ModelKeys(ctx context.Context, p *laravel.ModelKeysParams) (map[string]bool, error)
+}
+
+// The database finds models.
+var _ ModelFinder = (*laravel.Conn)(nil)
+
+// ModelNotFoundClass is the exception PHP throws when a SerializesModels job's model is gone.
+const ModelNotFoundClass = `Illuminate\Database\Eloquent\ModelNotFoundException`
+
+// modelIdentifierClass is the class SerializesModels writes in place of a model or collection.
+const modelIdentifierClass = `Illuminate\Contracts\Database\ModelIdentifier`
+
+// ModelTableError reports a model whose table does not exist: a configuration problem, not the job's.
+type ModelTableError struct {
+	Model string // the model class
+	Table string
+	Err   error
+}
+
+// Error names the model, the table and the setting that fixes it.
+func (e *ModelTableError) Error() string {
+	return fmt.Sprintf("model %s: table %q does not exist; set its table under models (models: [{class: %q, table: ...}]) or create the table", e.Model, e.Table, e.Model)
+}
+
+// Unwrap returns the database's error.
+func (e *ModelTableError) Unwrap() error { return e.Err }
+
+// checkModels does what PHP's SerializesModels does when it unserializes a job: it looks up every model
+// the command holds. A single model whose row is gone is returned as the ModelNotFoundException PHP
+// throws; a collection keeps only the models that still exist, as Eloquent's restoreCollection does, so
+// the handler sees the ids PHP's handle() would. Models on another connection than the worker's
+// database (Config.DBConnection) are not checked (logged once per class).
+func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error) {
+	finder, ok := w.conn.(ModelFinder)
+	if !ok {
+		return nil, nil
+	}
+	for i := range r.cmd.Props {
+		id, ok := r.cmd.Props[i].Value.(*payload.Object)
+		if !ok || id.Class != modelIdentifierClass {
+			continue
+		}
+		class, _ := id.Get("class")
+		className, _ := class.(string)
+		ids, _ := id.Get("id")
+		conn, _ := id.Get("connection")
+		connName, _ := conn.(string)
+		m := w.cfg.Models[className]
+		if connName == "" {
+			connName = m.Connection
+		}
+		if className == "" {
+			continue
+		}
+		if connName != "" && w.cfg.DBConnection != "" && connName != w.cfg.DBConnection {
+			// This worker reaches one database; PHP loads the model from its own connection.
+			if w.modelWarned.add(className) {
+				w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
+					"model", className, "connection", connName, "worker_connection", w.cfg.DBConnection)
+			}
+			continue
+		}
+		table := m.Table
+		if table == "" {
+			table = laravel.ModelTable(className)
+		}
+		list, isList := ids.(*payload.Array)
+		var keys []any
+		if isList {
+			for _, e := range list.Entries {
+				keys = append(keys, e.Value)
+			}
+		} else if ids != nil {
+			keys = []any{ids}
+		}
+		found, err := finder.ModelKeys(ctx, &laravel.ModelKeysParams{Table: table, Key: m.Key, IDs: keys})
+		if errors.Is(err, laravel.ErrMissingTable) {
+			return nil, &ModelTableError{Model: className, Table: table, Err: err}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !isList {
+			if ids == nil || !found[keyString(ids)] {
+				return newException(ModelNotFoundClass, "No query results for model ["+className+"].", nil), nil
+			}
+			continue
+		}
+		kept := &payload.Array{}
+		for _, e := range list.Entries {
+			if found[keyString(e.Value)] {
+				kept.Entries = append(kept.Entries, e)
+			}
+		}
+		if len(kept.Entries) != len(list.Entries) {
+			id.Set("id", kept)
+		}
+	}
+	return nil, nil
+}
+
+// keyString writes a model key as the database returns it.
+func keyString(v any) string {
+	switch k := v.(type) {
+	case int64:
+		return strconv.FormatInt(k, 10)
+	case string:
+		return k
+	}
+	return fmt.Sprint(v)
+}
+
+// deleteWhenMissingModels reports whether the job asks to be deleted when a model is gone: its
+// deleteWhenMissingModels property (PHP reads the class's default, which the serialized command holds
+// when the class declares it) or the payload's key (13.x).
+func deleteWhenMissingModels(r *jobRun) bool {
+	if v, ok := r.cmd.Get("deleteWhenMissingModels"); ok {
+		if b, ok := v.(bool); ok {
+			return b
+		}
+	}
+	return r.env.DeleteWhenMissingModels != nil && *r.env.DeleteWhenMissingModels
+}
+
+// modelNotFound applies CallQueuedHandler::handleModelNotFound: delete the job when it asks for that,
+// otherwise fail it with the exception. As in PHP (whose failed() path unserializes the command again
+// and throws the same exception), the failure writes failed_jobs and nothing more: no batch failure or
+// failed() hooks. From 11.39 the unique lock named in the payload's context is released first; from
+// 12.51 a deleted job of a batch counts as the batch's success.
+func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
+	j := r.rj.job
+	if _, ok := hiddenContext(r.env, "laravel_unique_job_key"); ok && w.version.AtLeast(11, 39) {
+		w.releaseUniqueLock(ctx, r)
+	}
+	if deleteWhenMissingModels(r) {
+		if w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
+			if r.env.BatchID != nil && *r.env.BatchID != "" && r.env.UUID != "" && w.version.AtLeast(12, 51) {
+				w.recordBatchSuccess(ctx, r)
+			}
+			w.log.Info("Deleted: a model is missing (deleteWhenMissingModels)", "class", r.displayName, "id", j.ID, "error", e.Message)
+			w.report(r, EventSuccess, "deleted", nil)
+		}
+		return
+	}
+	w.failRow(ctx, r, e)
+}
+
+// onceSet remembers names, so that something is logged once per name.
+type onceSet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// add reports whether name is new.
+func (s *onceSet) add(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[name] {
+		return false
+	}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[name] = true
+	return true
+}

@@ -1,0 +1,129 @@
+package worker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// modelID is what SerializesModels writes for a model (an int64 id) or a collection (a list of ids).
+func modelID(class string, id payload.Value) *payload.Object {
+	return payload.NewObject(modelIdentifierClass).Set("class", class).Set("id", id).
+		Set("relations", payload.NewList()).Set("connection", nil)
+}
+
+// TestMissingModels checks models before the handler runs, as PHP's unserialize does: a missing model
+// fails the job with ModelNotFoundException (or deletes it with deleteWhenMissingModels), a collection
+// keeps the models that exist, a configured table is used, and a model whose table does not exist
+// leaves the job to PHP instead of failing it.
+func TestMissingModels(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.exec(t, "create table people (id integer primary key, name varchar(20))")
+		f.exec(t, "insert into people (id, name) values (1, 'ada'), (3, 'lin')")
+		var seen []string
+		f.reg.Register(`App\Jobs\Greet`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			var cmd struct {
+				People payload.ModelIdentifier `php:"people"`
+			}
+			if err := payload.Bind(j.Command, &cmd); err != nil {
+				return err
+			}
+			seen = append(seen, string(payload.CanonicalJSON(cmd.People.ID)))
+			return nil
+		}))
+		w := f.worker(t, func(c *Config) {
+			c.Models = map[string]Model{`App\Models\Client`: {Table: "people"}}
+		})
+		person := func(id int64) *payload.Object { return modelID(`App\Models\Person`, id) }
+		everyone := modelID(`App\Models\Person`, payload.NewList(int64(1), int64(2), int64(3)))
+
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"person": person(1), "people": everyone}))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if len(seen) != 1 || seen[0] != "[1,3]" {
+			t.Errorf("the handler saw the collection %v, want [1,3] (id 2 is gone)", seen)
+		}
+
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"person": person(2), "people": everyone}))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, `Illuminate\Database\Eloquent\ModelNotFoundException: No query results for model [App\Models\Person]. in `) {
+			t.Errorf("exception %q", got)
+		}
+
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"person": person(9), "deleteWhenMissingModels": true}))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"client": modelID(`App\Models\Client`, int64(3))}))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"invoice": modelID(`App\Models\Invoice`, int64(1))}))
+		runOnce(t, w)
+		f.wantRows(t, 1, 1)
+		if row := f.onlyRow(t); row.Attempts != 0 || row.ReservedAt != nil {
+			t.Errorf("job with an unreadable model table %+v, want it handed back untouched", row)
+		}
+		if s := w.Stats(); s.Processed != 2 || s.Failed != 1 || s.Deleted != 1 || s.LeftForPHP != 1 {
+			t.Errorf("stats %+v, want 2 processed, 1 failed, 1 deleted, 1 left", s)
+		}
+	})
+}
+
+// TestModelsOnAnotherConnection leaves models of other connections unchecked: the worker reaches
+// one database, and PHP loads such a model from its own.
+func TestModelsOnAnotherConnection(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.reg.Register(`App\Jobs\Greet`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		w := f.worker(t, func(c *Config) {
+			c.DBConnection = "mysql"
+			c.Models = map[string]Model{`App\Models\Archived`: {Connection: "archive"}}
+		})
+		reports := modelID(`App\Models\Report`, int64(1)).Set("connection", "reports")
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"report": reports}))
+		f.push(t, "default", envelope(t, `App\Jobs\Greet`, "", map[string]payload.Value{"old": modelID(`App\Models\Archived`, int64(1))}))
+		runOnce(t, w)
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if s := w.Stats(); s.Processed != 2 {
+			t.Errorf("stats %+v, want both jobs run: their models live on other connections", s)
+		}
+	})
+}
+
+// TestMissingModelReleasesContextLock releases, from Laravel 11.39, the unique lock the payload's
+// context names when a job fails for a missing model; 8.x keeps it (its failed() path throws first).
+func TestMissingModelReleasesContextLock(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.exec(t, "create table people (id integer primary key)")
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		const key = `laravel_unique_job:App\Jobs\Work:42`
+		ctxKey := `"illuminate:log:context":{"data":[],"hidden":{"laravel_unique_job_cache_store":"s:8:\"database\";","laravel_unique_job_key":"s:` +
+			itoa(int64(len(key))) + `:\"` + strings.ReplaceAll(key, `\`, `\\`) + `\";"}}`
+		for _, tc := range []struct {
+			version string
+			kept    int
+		}{{"8.83", 1}, {"11.40", 0}} {
+			f.insertLock(t, "laravel_cache"+key)
+			f.push(t, "default", envelope(t, jobClass, ctxKey, map[string]payload.Value{"person": modelID(`App\Models\Person`, int64(5))}))
+			runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = tc.version }))
+			if n := f.lockCount(t, "laravel_cache"+key); n != tc.kept {
+				t.Errorf("Laravel %s: %d locks left after a missing model, want %d", tc.version, n, tc.kept)
+			}
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
+		}
+		f.wantRows(t, 0, 2)
+	})
+}
