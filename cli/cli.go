@@ -1,5 +1,6 @@
 // Package cli is the artisan-go command line: queue:work, queue:push, queue:doctor, queue:migrate-index,
-// queue:bench, payload:decode and demo.
+// queue:bench, payload:decode and demo, and Laravel's queue management commands (queue:failed,
+// queue:retry, queue:restart, ..., listed in admin.go's table).
 //
 // It is a package rather than a main so that an application can build its own artisan-go binary with its
 // Go handlers in it: register them on handlers.Default() and call Main. Each subcommand lives in its own

@@ -75,6 +75,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 	defer conn.Close()
 	findings, err := laravel.Diagnose(ctx, conn, laravel.DoctorParams{
 		Strategy: cfg.Worker.Strategy, RetryAfter: cfg.Worker.RetryAfter, Timeout: cfg.Worker.Timeout,
+		FailedJobs: cfg.Failed.Driver != "null",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)

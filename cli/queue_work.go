@@ -196,6 +196,16 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
+	// Checked before the first claim: jobs that run but can never complete would run again and again.
+	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{
+		FailedJobs: cfg.Failed.Driver != "null", Cache: cfg.Cache.Store == "database", Batches: true,
+	}); err != nil {
+		return 1, err
+	}
+	if skew, err := laravel.ClockSkew(ctx, conn, laravel.ClockSkewParams{}); err == nil && skew.Abs() >= laravel.MaxClockSkew {
+		log.Warn("this machine's clock is off the database server's: claims compare reserved_at and available_at with the worker's clock, as Laravel's do, so this worker takes jobs early (ahead) or late (behind) by that much, and may take a running job from another worker before retry_after; synchronise the clocks (NTP)",
+			"ahead_by", skew.Round(time.Millisecond))
+	}
 	opCtx, stopOp := context.WithCancel(context.WithoutCancel(ctx))
 	defer op.stop()
 	defer stopOp()
@@ -222,7 +232,8 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	}
 	st := w.Stats()
 	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "released", st.Released,
-		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost)
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost,
+		"reapplied", st.Reapplied, "unapplied", st.Unapplied)
 	return status, err
 }
 

@@ -36,6 +36,10 @@ type Config struct {
 	// it. It is written to failed_jobs.connection and decides where chained jobs go. Set by
 	// QUEUE_CONNECTION (QUEUE_DRIVER before Laravel 5.7). Default "database".
 	Connection string `mapstructure:"connection"`
+	// Connections names the application's other queue connections with the database driver (from
+	// config/queue.php), which `queue:work <connection>` may also name. "database" and the connection
+	// QUEUE_CONNECTION names are always known. YAML only. Default empty.
+	Connections []string `mapstructure:"connections"`
 	// LaravelVersion is the application's Laravel version ("8.83", "11", "12.54"). Payload formats,
 	// lock keys and several defaults below depend on it. Set by ARTISAN_GO_LARAVEL_VERSION. Default
 	// "8.83".
@@ -76,6 +80,9 @@ type Config struct {
 
 	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
 	defaultQueue string
+	// configured is the connection the .env, the YAML file and the environment name, when the
+	// connection argument of queue:work overrides it; "" otherwise.
+	configured string
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string
@@ -217,6 +224,9 @@ type App struct {
 	Cipher string `mapstructure:"cipher"`
 	// Timezone is the application time zone, used for failed_jobs.failed_at. APP_TIMEZONE. Default "UTC".
 	Timezone string `mapstructure:"timezone"`
+	// Env is APP_ENV; in "production" queue:clear asks before deleting, as Laravel's confirmable
+	// commands do. Default "production", as config/app.php has it.
+	Env string `mapstructure:"env"`
 }
 
 // Cache is Laravel's default cache store.
@@ -393,6 +403,7 @@ func Default() Config {
 			Name:     "Laravel",
 			Cipher:   "AES-256-CBC",
 			Timezone: "UTC",
+			Env:      "production",
 		},
 		Cache: Cache{
 			Store:  "file",

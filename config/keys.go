@@ -116,6 +116,7 @@ func laravelNames(v version) map[string][]string {
 		"app.previous_keys":    {"APP_PREVIOUS_KEYS"},
 		"app.cipher":           {"APP_CIPHER"},
 		"app.timezone":         {"APP_TIMEZONE"},
+		"app.env":              {"APP_ENV"},
 		"cache.store":          {"CACHE_DRIVER"},
 		"cache.prefix":         {"CACHE_PREFIX"},
 		"cache.redis.host":     {"REDIS_HOST"},

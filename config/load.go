@@ -143,6 +143,17 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	if _, ok := p.Overrides["connection"]; ok {
+		// queue:work's connection argument: Validate checks that the application has it.
+		cfg.configured = "database"
+		for _, layer := range typed[:3] {
+			for _, s := range layer {
+				if s.path == "connection" {
+					cfg.configured = fmt.Sprint(s.value)
+				}
+			}
+		}
+	}
 	for _, vars := range []map[string]string{dotenv, environ} {
 		if raw, ok := vars["DB_QUEUE"]; ok {
 			if v, defined := laravelEnvValue(raw); defined && strings.TrimSpace(v) != "" {

@@ -168,7 +168,7 @@ log:
 	want.Worker = Worker{Queues: []string{"high", "default"}, Sleep: 500 * time.Millisecond, Tries: 3, Timeout: 2 * time.Minute,
 		Backoff: []int{10, 30, 60}, MaxJobs: 1000, MaxTime: time.Hour, StopWhenEmpty: true, Name: "supervisor-1",
 		Concurrency: 16, RetryAfter: 300 * time.Second, Strategy: "skip-locked", ShutdownGrace: 30 * time.Second}
-	want.App = App{Name: "My Shop!", Timezone: "Europe/Paris", Cipher: "AES-256-CBC",
+	want.App = App{Name: "My Shop!", Timezone: "Europe/Paris", Cipher: "AES-256-CBC", Env: "production",
 		PreviousKeys: []string{"base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}
 	want.Cache = Cache{Store: "redis", Prefix: "my_shop_cache_", Redis: Redis{Host: "redis.internal", Port: 6379, Password: "pw", DB: 1, Prefix: "my_shop_database_"}}
 	want.Failed.Driver = "database"

@@ -94,6 +94,9 @@ func oneOf(s string, set []string) bool {
 func (c *Config) validateTop(v *validator) {
 	if strings.TrimSpace(c.Connection) == "" {
 		v.add("connection", "is empty", `set it to the queue connection of config/queue.php the jobs are pushed to, usually "database"`)
+	} else if !c.knownConnection(c.Connection) {
+		v.add("connection", fmt.Sprintf("The [%s] queue connection has not been configured.", c.Connection),
+			fmt.Sprintf("name a connection of config/queue.php: %q, QUEUE_CONNECTION's, or one listed under connections: in the YAML configuration", "database"))
 	}
 	if ver := parseVersion(c.LaravelVersion); !ver.ok || ver.major < 5 {
 		v.add("laravel_version", fmt.Sprintf("%q is not a Laravel version from 5.4 on", c.LaravelVersion),
@@ -362,8 +365,7 @@ func (c *Config) Warnings() []string {
 	if w.Timeout == 0 {
 		out = append(out, "worker.timeout is 0: jobs run without a time limit, and one that runs past worker.retry_after can be claimed by another worker")
 	}
-	switch c.Connection {
-	case "sync", "redis", "sqs", "beanstalkd", "null", "deferred", "background", "failover":
+	if oneOf(c.Connection, skeletonConnections) {
 		out = append(out, fmt.Sprintf("connection %q is the name of a non-database connection in Laravel's skeleton; name the database connection the jobs are pushed to (QUEUE_CONNECTION or the connection argument), usually \"database\"", c.Connection))
 	}
 	for i, r := range c.Routes {
@@ -401,4 +403,18 @@ func (c *Config) validateOperating(v *validator) {
 	if c.Pulse.FlushInterval <= 0 {
 		v.add("pulse.flush_interval", fmt.Sprintf("%v is not positive", c.Pulse.FlushInterval), "use an interval such as 1s")
 	}
+}
+
+// skeletonConnections are the queue connections of Laravel's config/queue.php skeleton besides
+// database. They exist in most applications, so naming one is only warned about (see Warnings).
+var skeletonConnections = []string{"sync", "redis", "sqs", "beanstalkd", "null", "deferred", "background", "failover"}
+
+// knownConnection reports whether the application has a queue connection of that name, as far as
+// artisan-go can know: "database", the connection the configuration names, those listed under
+// connections, and the skeleton's. Laravel refuses any other name.
+func (c *Config) knownConnection(name string) bool {
+	if name == "database" || name == c.configured || c.configured == "" || oneOf(name, c.Connections) || oneOf(name, skeletonConnections) {
+		return true
+	}
+	return false
 }

@@ -15,3 +15,11 @@ func killGroup(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// killLeftovers kills what is left of the command's process group after it exited: programs it
+// started in the background must not outlive the job (nor the worker).
+func killLeftovers(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -148,6 +148,11 @@ func AddRoutes(r *Registry, routes []Route) error {
 				bad("exec has an empty program name")
 				continue
 			}
+			if _, err := exec.LookPath(rt.Exec[0]); err != nil {
+				// Found now rather than when the first job of the class runs.
+				bad("exec program %q cannot be run (%v); install it, or give its absolute path", rt.Exec[0], err)
+				continue
+			}
 			hs[i] = &ExecHandler{Argv: rt.Exec, Timeout: rt.Timeout}
 		case rt.HTTP != "":
 			u, err := url.Parse(rt.HTTP)
@@ -341,6 +346,7 @@ func (h *ExecHandler) Handle(ctx context.Context, job *Job) error {
 	cmd.WaitDelay = execWaitDelay
 	killGroup(cmd)
 	err = cmd.Run()
+	killLeftovers(cmd)
 	if err == nil || errors.Is(err, exec.ErrWaitDelay) {
 		// ErrWaitDelay: the command exited 0 but something it started still holds its output.
 		return nil

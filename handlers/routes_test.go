@@ -230,11 +230,48 @@ func TestExecRouteKilled(t *testing.T) {
 
 func TestExecRouteMissingProgram(t *testing.T) {
 	t.Parallel()
-	h := routeHandler(t, Route{Class: "X", Exec: []string{filepath.Join(t.TempDir(), "no-such-program")}})
-	err := h.Handle(context.Background(), fixtureJob(t, "welcome"))
+	missing := filepath.Join(t.TempDir(), "no-such-program")
+	// Found when the routes are registered, at start.
+	err := AddRoutes(NewRegistry(), []Route{{Class: "X", Exec: []string{missing}}})
+	if !errors.Is(err, ErrRoute) || !strings.Contains(err.Error(), "no-such-program") {
+		t.Errorf("AddRoutes = %v, want a route error naming the program", err)
+	}
+	// A program removed after the start is a start error of the job.
+	h := &ExecHandler{Argv: []string{missing}}
+	err = h.Handle(context.Background(), fixtureJob(t, "welcome"))
 	var ee *ExecError
 	if err == nil || errors.As(err, &ee) || !strings.Contains(err.Error(), "no-such-program") {
 		t.Errorf("Handle = %v, want a start error naming the program", err)
+	}
+}
+
+// TestExecRouteBackgroundChildKilled: a command that exits 0 leaving a program running in the
+// background does not leave it behind: the process group is killed when the command exits.
+func TestExecRouteBackgroundChildKilled(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := routeHandler(t, Route{Class: "X", Exec: []string{"/bin/sh", "-c", "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > " + pidFile}})
+	if err := h.Handle(context.Background(), fixtureJob(t, "welcome")); err != nil {
+		t.Fatalf("Handle = %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	// Killed: gone, or a zombie waiting for its new parent to reap it, once the signal is delivered
+	// (a sleep left alone would run for 300 s).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		f := strings.Fields(string(stat))
+		if err != nil || len(f) > 2 && f[2] == "Z" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("background child %s still runs (state %s)", pid, f[2])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

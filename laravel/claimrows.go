@@ -120,6 +120,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
 				return err
 			})
+			c.returnUnknownClaim(err, jobs)
 		default:
 			jobs, err = casClaim(ctx, c, p, where, args, limit, limit, false)
 		}
@@ -159,7 +160,8 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			}
 			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
 		}
-		return c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
+		jobs = nil
+		err := c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 			var err error
 			if deleted, err = c.deleteFencedRows(ctx, tx, done); err != nil {
 				return err
@@ -171,6 +173,8 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			}
 			return err
 		})
+		c.returnUnknownClaim(err, jobs)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
@@ -256,7 +260,7 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 		_ = tx.Rollback()
 		return c.translate(err)
 	}
-	return c.translate(tx.Commit())
+	return c.translate(commitErr(tx.Commit()))
 }
 
 // casClaim claims without row locks: it reads a window of up to window available rows, then takes

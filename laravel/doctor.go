@@ -113,6 +113,9 @@ type DoctorParams struct {
 	// RetryAfter is the connection's retry_after; Timeout is the longest job timeout (--timeout or a
 	// job's $timeout). Zero skips the check.
 	RetryAfter, Timeout time.Duration
+	// FailedJobs says the workers write failed_jobs (every failed-job driver but null): its table and
+	// grants are checked too.
+	FailedJobs bool
 }
 
 // StrategyColumns lists the columns a strategy uses when the table has them, and what each is for.
@@ -196,5 +199,31 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		add("retry-after", SeverityError, fmt.Sprintf("set retry_after in config/queue.php (DB_QUEUE_RETRY_AFTER) above the longest timeout, e.g. %d", int((p.Timeout+30*time.Second)/time.Second)),
 			"retry_after (%v) is not longer than the longest job timeout (%v): a PHP worker takes a job that is still running and runs it twice", p.RetryAfter, p.Timeout)
 	}
+	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
+	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
+		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",
+			"this machine's clock is %v ahead of the database server's (negative: behind): workers compare reservations with their own clocks, so one ahead takes running jobs before retry_after", skew.Round(time.Millisecond))
+	}
 	return out, nil
+}
+
+// grantFindings reports missing privileges and a missing failed_jobs table as findings.
+func grantFindings(ctx context.Context, c *Conn, p GrantsParams) []Finding {
+	err := CheckGrants(ctx, c, p)
+	var mg *MissingGrantsError
+	var mt *MissingTableError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &mg):
+		var out []Finding
+		for _, g := range mg.Missing {
+			out = append(out, Finding{Code: "missing-grant", Severity: SeverityError,
+				Message: fmt.Sprintf("the database user lacks %s on %s: jobs would run but never complete", g.Privilege, g.Table), Fix: mg.Fix})
+		}
+		return out
+	case errors.As(err, &mt):
+		return []Finding{{Code: "missing-table", Severity: SeverityError, Message: fmt.Sprintf("the table %q does not exist", mt.Table), Fix: "run " + mt.Fix}}
+	}
+	return []Finding{{Code: "grants-unknown", Severity: SeverityWarning, Message: "could not check the database user's privileges: " + err.Error(), Fix: "check that the user may select, insert, update and delete jobs rows and insert failed_jobs rows"}}
 }

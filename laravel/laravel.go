@@ -95,6 +95,9 @@ type JobFailParams struct {
 	UUID       string    // payload uuid; written when the table has a uuid column
 	Exception  string    // PHP Throwable::__toString layout
 	FailedAt   time.Time // written in its location (the app timezone) as Y-m-d H:i:s; zero means now
+	// Rewritten, when set, is told what was changed when failed_jobs refused the row as it was (a uuid
+	// already there or too long for the column is replaced by a fresh one), so the job still fails.
+	Rewritten func(change string)
 }
 
 // JobPushParams is a new job row. The payload is stored byte for byte.

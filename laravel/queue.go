@@ -222,15 +222,27 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 		args = append([]any{uuid}, args...)
 	}
 	insert := f.C.insertSQL(f.C.tables.FailedJobs, cols)
-	err = f.C.retry(ctx, f.Tries, func() error {
-		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
-			if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+	write := func() error {
+		return f.C.retry(ctx, f.Tries, func() error {
+			return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
+				if err := f.C.deleteFenced(ctx, tx, j); err != nil {
+					return err
+				}
+				_, err := tx.ExecContext(ctx, insert, args...)
 				return err
-			}
-			_, err := tx.ExecContext(ctx, insert, args...)
-			return err
+			})
 		})
-	})
+	}
+	err = write()
+	if err != nil && withUUID && uuidRefused(err) {
+		// A job that must fail always reaches failed_jobs: a uuid the table refuses (a duplicate, or
+		// longer than the column) is replaced by a fresh one, and the caller is told.
+		old := args[0].(string)
+		args[0] = newUUID()
+		if err = write(); err == nil && p.Rewritten != nil {
+			p.Rewritten(fmt.Sprintf("failed_jobs refused uuid %.60q; written with the new uuid %s", old, args[0]))
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("fail job %d: %w", j.ID, err)
 	}

@@ -181,8 +181,8 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	e.UUID = r.str(names[kUUID], vals[kUUID])
 	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
 	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
-	e.MaxTries = r.intp(names[kMaxTries], vals[kMaxTries])
-	e.MaxExceptions = r.intp(names[kMaxExceptions], vals[kMaxExceptions])
+	e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
+	e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
 	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
 	if b := r.boolp(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {
 		e.FailOnTimeout = *b
@@ -381,6 +381,22 @@ func (r *envReader) intp(key string, v json.RawMessage) *int {
 	return &n
 }
 
+// countp reads a limit (maxTries, maxExceptions) as intp does, but a whole number beyond the int32
+// range saturates instead of failing: PHP compares attempts with it as it is (an int, or a float past
+// PHP_INT_MAX), so such a limit is never reached there, nor here at math.MaxInt32.
+func (r *envReader) countp(key string, v json.RawMessage) *int {
+	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f == math.Trunc(f) && math.Abs(f) > math.MaxInt32 {
+			n := math.MaxInt32
+			if f < 0 {
+				n = math.MinInt32
+			}
+			return &n
+		}
+	}
+	return r.intp(key, v)
+}
+
 func (r *envReader) boolp(key string, v json.RawMessage) *bool {
 	if isNull(v) {
 		return nil
@@ -397,9 +413,11 @@ func (r *envReader) boolp(key string, v json.RawMessage) *bool {
 	return &b
 }
 
-// backoff accepts a string ("1,5,10"), a number (old payloads) or null.
+// backoff accepts a string ("1,5,10"), a number (old payloads) or null. An object or a list, which
+// Laravel never writes, counts as absent (the worker's --backoff applies) rather than making the whole
+// payload unreadable: PHP runs such a job too, and only fails on it when it reads the backoff.
 func (r *envReader) backoff(key string, v json.RawMessage) *string {
-	if isNull(v) {
+	if isNull(v) || len(v) > 0 && (v[0] == '{' || v[0] == '[') {
 		return nil
 	}
 	if len(v) > 0 && v[0] == '"' {

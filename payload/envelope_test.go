@@ -3,6 +3,7 @@ package payload
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -168,7 +169,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{`{"job":"X","maxTries":1.5}`, "maxTries"},
 		{`{"job":"X","timeout":99999999999}`, "timeout"},
 		{`{"job":"X","failOnTimeout":1}`, "failOnTimeout"},
-		{`{"job":"X","backoff":[1,2]}`, "backoff"},
+		{`{"job":"X","backoff":true}`, "backoff"},
 		{`{"job":"X","retryUntil":"soon"}`, "retryUntil"},
 	}
 	for _, tt := range tests {
@@ -185,5 +186,29 @@ func TestParseEnvelopeErrors(t *testing.T) {
 	e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":3.0,"timeout":"60","backoff":null,"delay":null}`))
 	if err != nil || *e.MaxTries != 3 || *e.Timeout != 60 || e.BackoffSpec() != "" {
 		t.Errorf("integral float or nulls: %v %+v", err, e)
+	}
+}
+
+// TestParseEnvelopeAsPHPReadsIt: values PHP runs a job with are read, not refused: limits beyond
+// int32 (PHP compares attempts with them as they are, so they are never reached) saturate, and a
+// backoff that is an object or a list (which Laravel never writes) counts as absent.
+func TestParseEnvelopeAsPHPReadsIt(t *testing.T) {
+	for _, tt := range []struct {
+		in                  string
+		maxTries, maxExcept int
+	}{
+		{`{"job":"X","maxTries":99999999999,"maxExceptions":-99999999999}`, math.MaxInt32, math.MinInt32},
+		{`{"job":"X","maxTries":1e20,"maxExceptions":3}`, math.MaxInt32, 3},
+		{`{"job":"X","maxTries":-1,"maxExceptions":1,"backoff":{"a":1}}`, -1, 1},
+		{`{"job":"X","maxTries":2,"maxExceptions":1,"backoff":[5,10]}`, 2, 1},
+	} {
+		e, err := ParseEnvelope([]byte(tt.in))
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if *e.MaxTries != tt.maxTries || *e.MaxExceptions != tt.maxExcept || e.BackoffSpec() != "" {
+			t.Errorf("%s: maxTries %d maxExceptions %d backoff %q", tt.in, *e.MaxTries, *e.MaxExceptions, e.BackoffSpec())
+		}
 	}
 }

@@ -85,3 +85,17 @@ func ExampleEnvelope_BackoffSpec() {
 	// Output:
 	// true App\Legacy run 30
 }
+
+// RetryPayload writes the payload php artisan queue:retry pushes for a failed job: json_encode's
+// default escaping, attempts reset, and here a refreshed retryUntil.
+func ExampleRetryPayload() {
+	failed := []byte(`{"uuid":"9a1c…","displayName":"App\\Jobs\\Café","attempts":3,"retryUntil":1700000000,"data":{"tags":{}}}`)
+	until := int64(1800000000)
+	out, err := payload.RetryPayload(failed, &payload.RetryUntil{Unix: &until})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(out))
+	// Output:
+	// {"uuid":"9a1c\u2026","displayName":"App\\Jobs\\Caf\u00e9","attempts":0,"retryUntil":1800000000,"data":{"tags":[]}}
+}

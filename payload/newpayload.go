@@ -270,10 +270,13 @@ func newUUID(r io.Reader) (string, error) {
 
 // phpJSON writes JSON the way PHP's json_encode does with Laravel's flags.
 type phpJSON struct {
-	b     []byte
-	raw   bool   // JSON_UNESCAPED_UNICODE
-	first []bool // per open object: no key written yet
-	err   error
+	b   []byte
+	raw bool // JSON_UNESCAPED_UNICODE
+	// floats writes re-encoded numbers as PHP writes them after json_decode (1.50 as 1.5, 1e2 as
+	// 100.0) instead of as they were written.
+	floats bool
+	first  []bool // per open object: no key written yet
+	err    error
 }
 
 func (w *phpJSON) open() *phpJSON {
@@ -471,7 +474,11 @@ func (n *jsonNode) write(w *phpJSON) {
 	case string:
 		w.str(s)
 	case json.Number:
-		w.b = append(w.b, s...)
+		if w.floats {
+			w.b = phpNumber(w.b, s)
+		} else {
+			w.b = append(w.b, s...)
+		}
 	case bool:
 		w.bool(s)
 	default:

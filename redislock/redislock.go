@@ -146,6 +146,15 @@ func (l *Locks) CacheCount(ctx context.Context, key string, ttl time.Duration) (
 	return strconv.ParseInt(v, 10, 64)
 }
 
+// CacheForever stores value under key (without prefix) with no expiry, as RedisStore::forever does;
+// value is what the store keeps: a number as it is, anything else PHP-serialized.
+func (l *Locks) CacheForever(ctx context.Context, key, value string) error {
+	if _, err := l.command(ctx, "SET", l.p.Prefix+key, value); err != nil {
+		return fmt.Errorf("write Redis cache key %s: %w", key, err)
+	}
+	return nil
+}
+
 // CacheForget deletes key (without prefix).
 func (l *Locks) CacheForget(ctx context.Context, key string) error {
 	if _, err := l.command(ctx, "DEL", l.p.Prefix+key); err != nil {

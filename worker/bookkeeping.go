@@ -110,7 +110,7 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 			return err
 		}
 	}
-	if err := retryTransient(ctx, func() error { return release(ctx, key) }); err != nil {
+	if err := retryDurable(ctx, func() error { return release(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
 }
@@ -190,7 +190,7 @@ func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 		return
 	}
 	var counts *laravel.BatchCounts
-	err := retryTransient(ctx, func() (err error) {
+	err := retryDurable(ctx, func() (err error) {
 		counts, err = w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
 		return err
 	})
@@ -219,7 +219,7 @@ func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun, cause error)
 		return
 	}
 	var counts *laravel.BatchCounts
-	err := retryTransient(ctx, func() (err error) {
+	err := retryDurable(ctx, func() (err error) {
 		counts, err = w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
 		return err
 	})
@@ -251,7 +251,7 @@ func (w *Worker) cancelUnlessAllowed(ctx context.Context, id string) {
 	if allowFailures(b.Options) {
 		return
 	}
-	if err := retryTransient(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
+	if err := retryDurable(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
 		w.log.Error("cancel batch", "batch", id, "error", err)
 	}
 }

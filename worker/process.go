@@ -454,7 +454,7 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
 		}
 		return w.queue.JobFail(ctx, j, &laravel.JobFailParams{
 			Connection: w.cfg.Connection, Queue: j.Queue, UUID: uuid, Exception: text,
-			FailedAt: w.clock().In(w.cfg.Location),
+			FailedAt: w.clock().In(w.cfg.Location), Rewritten: func(change string) { w.log.Warn("failed row rewritten", "id", j.ID, "change", change) },
 		})
 	}
 	r.rj.obs.err = cause
@@ -538,7 +538,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	}
 	rj.done = true
 	ctx := w.completionCtx.get()
-	err := retryTransient(ctx, func() error { return op(ctx) })
+	err := w.applyCompletion(ctx, rj, what, op)
 	switch {
 	case err == nil:
 		counter.Add(1)
@@ -553,7 +553,7 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 	default:
 		// The row keeps its reservation and is claimed again after retry_after: nothing is lost.
 		rj.obs.outcome.Store(uint32(OutcomeError))
-		w.log.Error("complete job", "action", what, "id", rj.job.ID, "queue", rj.job.Queue, "error", err)
+		w.unapplied(rj, what, err)
 	}
 	return false
 }

@@ -138,7 +138,9 @@ func (l Limits) AlreadyExceeded(v Version, attempts int, now int64) bool {
 	if l.HasRetryUntil && v.AtLeast(5, 5) {
 		return now > l.RetryUntil
 	}
-	return l.MaxTries > 0 && attempts > l.MaxTries
+	// Laravel returns early only for a maxTries of exactly 0 or attempts within it, so a negative
+	// maxTries fails the job before it runs.
+	return l.MaxTries != 0 && attempts > l.MaxTries
 }
 
 // WillExceed reports whether an exception in this attempt fails the job instead of releasing it

@@ -167,7 +167,7 @@ func TestPauseAll(t *testing.T) {
 		ran := &queueLog{}
 		f.reg.Register(jobClass, ran)
 		f.push(t, "default", envelope(t, jobClass, "", nil))
-		if err := f.Conn.CacheForever(bg, pausedAllKey, "b:1;"); err != nil {
+		if err := f.Conn.CacheForever(bg, allPausedKey, "b:1;"); err != nil {
 			t.Fatal(err)
 		}
 		run := func(version string) {

@@ -199,6 +199,11 @@ type Stats struct {
 	Lost            int64 // completions skipped because the reservation was lost
 	Returned        int64 // claimed jobs returned or released at shutdown
 	Renewed         int64 // reservation renewals of long-running jobs
+	// Reapplied counts completions kept through a lost database connection and applied once it came
+	// back; Unapplied those that could not be applied at all (the job runs again after retry_after).
+	Reapplied, Unapplied int64
+	// Waiting is how many completions wait for the database connection now (not a counter).
+	Waiting int64
 }
 
 // ErrConfig is wrapped by the errors New returns for unusable options.
@@ -249,6 +254,7 @@ type Worker struct {
 
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
+		reapplied, unapplied, waiting                                                                          atomic.Int64
 	}
 }
 
@@ -381,6 +387,7 @@ func (w *Worker) Stats() Stats {
 		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.left.Load(), Moved: s.moved.Load(),
 		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
 		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
+		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Waiting: s.waiting.Load(),
 	}
 }
 
@@ -491,7 +498,7 @@ const (
 	restartKey     = "illuminate:queue:restart"
 	maintenanceKey = "illuminate:foundation:down" // php artisan down with the cache maintenance driver (9.x+)
 	pausedPrefix   = "illuminate:queue:paused:"   // + connection:queue, php artisan queue:pause (12.40+)
-	pausedAllKey   = "illuminate:queues:paused"   // php artisan queue:pause --all (13.25+)
+	allPausedKey   = "illuminate:queues:paused"   // php artisan queue:pause --all (13.25+)
 )
 
 // stopState is what the stop conditions and signals remember between loops.
@@ -537,22 +544,26 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 	if w.version.AtLeast(12, 40) {
 		all := false
 		if w.version.AtLeast(13, 25) {
-			// queue:pause --all (13.25+) pauses every queue of every connection.
-			v, ok, err := w.cache.CacheGet(ctx, pausedAllKey)
-			all = err == nil && ok && v != "b:0;" && v != "N;"
+			v, ok, err := w.cache.CacheGet(ctx, allPausedKey)
+			all = err == nil && cacheTruthy(v, ok)
 		}
 		for _, q := range w.cfg.Queues {
 			v, ok, err := w.cache.CacheGet(ctx, pausedPrefix+w.cfg.Connection+":"+q)
 			if err != nil && !all {
 				continue
 			}
-			paused := all || ok && v != "b:0;" && v != "N;"
+			paused := all || cacheTruthy(v, ok)
 			if paused != st.paused[q] {
 				w.log.Info("queue pause changed", "queue", q, "paused", paused)
 			}
 			st.paused[q] = paused
 		}
 	}
+}
+
+// cacheTruthy reports whether a cache value read as PHP's (bool) cast of it would be true.
+func cacheTruthy(v string, ok bool) bool {
+	return ok && v != "b:0;" && v != "N;" && v != "i:0;" && v != "0" && v != `s:0:"";` && v != `s:1:"0";`
 }
 
 // shouldStop checks Laravel's stop conditions in Laravel's order.
@@ -839,6 +850,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
 // their handlers are cancelled and their rows released so that another worker runs them.
 func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
+	if ctx.Err() != nil {
+		w.returnPrefetched(ctx)
+	}
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	if ctx.Err() == nil || w.cfg.ShutdownGrace <= 0 {

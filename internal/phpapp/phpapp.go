@@ -351,6 +351,16 @@ func (a *App) Artisan(ctx context.Context, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
+// MustArtisan is Artisan that fails the test when the command fails.
+func (a *App) MustArtisan(ctx context.Context, args ...string) string {
+	a.t.Helper()
+	out, err := a.Artisan(ctx, args...)
+	if err != nil {
+		a.t.Fatalf("phpapp: %v", err)
+	}
+	return out
+}
+
 // Work runs PHP's worker until the queue is empty (`queue:work database --stop-when-empty args...`) and
 // returns what it printed.
 func (a *App) Work(ctx context.Context, args ...string) (string, error) {

@@ -11,6 +11,7 @@ class Kernel extends ConsoleKernel
         Commands\InteropDispatch::class,
         Commands\InteropBatch::class,
         Commands\InteropBenchEnqueue::class,
+        Commands\InteropCache::class,
         Commands\InteropScenario::class,
     ];
 }

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/text/width"
+
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// console writes what an artisan command writes, in the style of the configured Laravel version:
+// plain lines and Symfony tables before 9.21, and from 9.21 (Laravel's "fresh new look") the
+// components style, with INFO and ERROR labels. Messages go to stdout as PHP writes them; errors go
+// to stderr, so that scripts can tell them apart.
+type console struct {
+	out, err io.Writer
+	modern   bool
+}
+
+func newConsole(version string, stdout, stderr io.Writer) *console {
+	v, err := payload.ParseVersion(version)
+	return &console{out: stdout, err: stderr, modern: err == nil && v.AtLeast(9, 21)}
+}
+
+// info writes a success or information message, as $this->info() or $this->components->info().
+func (c *console) info(msg string) { c.label(c.out, "INFO", msg) }
+
+// fail writes an error message, as $this->error() or $this->components->error().
+func (c *console) fail(msg string) { c.label(c.err, "ERROR", msg) }
+
+func (c *console) label(w io.Writer, label, msg string) {
+	if !c.modern {
+		fmt.Fprintln(w, msg)
+		return
+	}
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, "?") {
+		msg += "."
+	}
+	fmt.Fprintf(w, "\n  %s  %s\n\n", label, msg)
+}
+
+// detail writes one line of $this->components->twoColumnDetail: the two texts apart, joined by dots
+// to the width a non-interactive terminal has (80 columns).
+func (c *console) detail(first, second string) {
+	dots := max(80-4-displayWidth(first)-displayWidth(second)-2, 0)
+	if second == "" {
+		fmt.Fprintf(c.out, "  %s %s\n", first, strings.Repeat(".", dots+1))
+		return
+	}
+	fmt.Fprintf(c.out, "  %s %s %s\n", first, strings.Repeat(".", dots), second)
+}
+
+// table writes a table as Symfony's Table helper does in its default style: every column as wide as
+// its widest cell, each cell padded with one space either side, rows shorter than the widest padded
+// with empty cells.
+func (c *console) table(headers []string, rows [][]string) {
+	cols := len(headers)
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	widths := make([]int, cols)
+	all := append([][]string{headers}, rows...)
+	for _, r := range all {
+		for i, cell := range r {
+			widths[i] = max(widths[i], displayWidth(cell))
+		}
+	}
+	var b strings.Builder
+	border := func() {
+		b.WriteByte('+')
+		for _, w := range widths {
+			b.WriteString(strings.Repeat("-", w+2))
+			b.WriteByte('+')
+		}
+		b.WriteByte('\n')
+	}
+	line := func(r []string) {
+		b.WriteByte('|')
+		for i, w := range widths {
+			cell := ""
+			if i < len(r) {
+				cell = r[i]
+			}
+			b.WriteString(" " + cell + strings.Repeat(" ", w-displayWidth(cell)) + " |")
+		}
+		b.WriteByte('\n')
+	}
+	border()
+	line(headers)
+	border()
+	for _, r := range rows {
+		line(r)
+	}
+	border()
+	io.WriteString(c.out, b.String())
+}
+
+// displayWidth is the number of terminal columns s takes, as mb_strwidth counts them: East Asian wide
+// and fullwidth characters take two.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// progress reports a long operation (a retry or flush of many rows) on stderr: a bar redrawn in
+// place on a terminal, otherwise one plain line every tenth of the work (and at the end), so logs stay
+// short. PHP's commands print none; stdout keeps only what PHP prints.
+type progress struct {
+	w         io.Writer
+	verb      string
+	total     int64
+	done      int64
+	tty       bool
+	nextLine  int64
+	lastDrawn time.Time
+}
+
+// newProgress starts a progress report for total items; it reports nothing for fewer than min items.
+func newProgress(w io.Writer, verb string, total int64, min int64) *progress {
+	if total < min {
+		return &progress{}
+	}
+	p := &progress{w: w, verb: verb, total: total, tty: isTerminal(w)}
+	p.nextLine = max(total/10, 1)
+	return p
+}
+
+// add counts n more items done.
+func (p *progress) add(n int64) {
+	if p.w == nil {
+		return
+	}
+	p.done += n
+	if p.tty {
+		if time.Since(p.lastDrawn) > 100*time.Millisecond || p.done >= p.total {
+			p.lastDrawn = time.Now()
+			const barWidth = 28
+			filled := int(min(p.done, p.total) * barWidth / max(p.total, 1))
+			fmt.Fprintf(p.w, "\r %d/%d [%s%s] %3d%%", p.done, p.total, strings.Repeat("=", filled),
+				strings.Repeat("-", barWidth-filled), min(p.done, p.total)*100/max(p.total, 1))
+		}
+		return
+	}
+	if p.done >= p.nextLine || p.done >= p.total {
+		fmt.Fprintf(p.w, "%s %d of %d\n", p.verb, p.done, p.total)
+		for p.nextLine <= p.done {
+			p.nextLine += max(p.total/10, 1)
+		}
+	}
+}
+
+// end finishes the bar's line on a terminal.
+func (p *progress) end() {
+	if p.w != nil && p.tty && p.done > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

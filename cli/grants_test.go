@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+// leastPrivilegeApp creates the queue tables in db and a user that may select, insert and update the
+// jobs table but not delete from it, and returns a .env that connects as that user.
+func leastPrivilegeApp(t *testing.T, db testenv.Database) string {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := laravel.CreateSchema(ctx, admin, laravel.SchemaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	user := testenv.Name("lp")
+	var grants, drop []string
+	switch db.Dialect {
+	case "mysql":
+		grants = []string{
+			"create user '" + user + "'@'%' identified by 'pw'",
+			"grant select, insert, update on `" + db.Name + "`.`jobs` to '" + user + "'@'%'",
+			"grant select, insert on `" + db.Name + "`.`failed_jobs` to '" + user + "'@'%'",
+		}
+		drop = []string{"drop user if exists '" + user + "'@'%'"}
+	case "pgsql":
+		grants = []string{
+			"create role " + user + " login password 'pw'",
+			"grant usage on schema " + db.Schema + " to " + user,
+			"grant select, insert, update on " + db.Schema + ".jobs to " + user,
+			"grant select, insert on " + db.Schema + ".failed_jobs to " + user,
+			"grant usage on all sequences in schema " + db.Schema + " to " + user,
+		}
+		drop = []string{"drop owned by " + user, "drop role if exists " + user}
+	}
+	sqlDB := db.Open(t)
+	t.Cleanup(func() {
+		for _, q := range drop {
+			_, _ = sqlDB.Exec(q)
+		}
+	})
+	for _, q := range grants {
+		if _, err := sqlDB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	lines := []string{"DB_CONNECTION=" + db.Dialect, "DB_HOST=" + db.Host, "DB_PORT=" + strconv.Itoa(db.Port),
+		"DB_DATABASE=" + db.Name, "DB_USERNAME=" + user, "DB_PASSWORD=pw", "CACHE_DRIVER=array"}
+	if db.Schema != "" {
+		lines = append(lines, "DB_SCHEMA="+db.Schema)
+	}
+	env := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(env, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// TestMissingGrant: a worker whose user may not delete jobs stops at start naming the grant, instead
+// of running every job and completing none; queue:doctor reports it.
+func TestMissingGrant(t *testing.T) {
+	for _, d := range []struct {
+		name string
+		make func(testing.TB) testenv.Database
+	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
+		t.Run(d.name, func(t *testing.T) {
+			env := leastPrivilegeApp(t, d.make(t))
+			ctx := context.Background()
+			var out, errb bytes.Buffer
+			code := Do(ctx, []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+			if code != 1 || !strings.Contains(errb.String(), "lacks DELETE on jobs") {
+				t.Fatalf("queue:work: status %d, want 1 naming DELETE on jobs:\n%s", code, errb.String())
+			}
+			out.Reset()
+			errb.Reset()
+			code = Do(ctx, []string{"queue:doctor", "--env-file", env}, nil, &out, &errb)
+			if code != 1 || !strings.Contains(out.String(), "[missing-grant] the database user lacks DELETE on jobs") {
+				t.Fatalf("queue:doctor: status %d, want 1 with a missing-grant finding:\n%s%s", code, out.String(), errb.String())
+			}
+		})
+	}
+}
+
+// TestMissingFailedTable: a missing failed_jobs table stops the worker at start with the command that
+// creates it, not at the first failure.
+func TestMissingFailedTable(t *testing.T) {
+	conn, env := newSQLiteApp(t, "welcome")
+	if _, err := queuetest.DB(conn).Exec("drop table failed_jobs"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "php artisan queue:failed-table") {
+		t.Fatalf("status %d, want 1 naming queue:failed-table:\n%s", code, errb.String())
+	}
+}

@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// adminEnv is a Laravel .env for db, and a connection to its tables (created when schema is set).
+type adminEnv struct {
+	file string
+	conn *laravel.Conn
+	q    laravel.Queue
+}
+
+func newAdminEnv(t *testing.T, db testenv.Database, schema bool, extra ...string) *adminEnv {
+	t.Helper()
+	env := append([]string{"APP_ENV=testing", "QUEUE_CONNECTION=database", "CACHE_DRIVER=database", "CACHE_PREFIX=t_"}, db.Env()...)
+	env = append(env, extra...)
+	file := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(file, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(file, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := openConn(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if schema {
+		if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &adminEnv{file: file, conn: conn, q: q}
+}
+
+// run runs an artisan-go command with the .env and returns stdout, stderr and the exit status.
+func (e *adminEnv) run(ctx context.Context, stdin string, args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := Do(ctx, append(args, "--env-file", e.file), strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// failJobs pushes n jobs onto queue and fails them, failed at the given time; it returns their uuids.
+func (e *adminEnv) failJobs(t *testing.T, queue string, n int, at time.Time) []string {
+	t.Helper()
+	ctx := context.Background()
+	var uuids []string
+	for i := 0; i < n; i++ {
+		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83",
+			Command: payload.NewObject(`App\Jobs\Noop`).Set("n", int64(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, _ := payload.ParseEnvelope(p)
+		uuids = append(uuids, env.UUID)
+		now := time.Now().Unix()
+		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now, AvailableAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := e.q.JobClaim(ctx, &laravel.JobClaimParams{Queue: queue, Now: now, RetryAfter: 90, Limit: 1})
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
+		}
+		if err := e.q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: queue, Exception: "boom", FailedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return uuids
+}
+
+func (e *adminEnv) counts(t *testing.T) (jobs, failed int) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := e.conn.FailedJobList(ctx, &laravel.FailedJobListParams{WithoutPayload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, q := range []string{"a", "b", "default"} {
+		s, err := e.conn.QueueSizes(ctx, &laravel.QueueSizesParams{Queue: q, Now: time.Now().Unix()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += s.Size
+	}
+	return int(n), len(f)
+}
+
+// TestQueueCommandsEachDatabase runs Laravel's queue management commands on every database: the
+// listing, bad input refused with one line and nothing changed, retries by queue and all, pruning,
+// flushing, clearing with and without confirmation, and monitoring with its exit status.
+func TestQueueCommandsEachDatabase(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newAdminEnv(t, db, true)
+		recent := e.failJobs(t, "a", 3, time.Now().UTC())
+		old := e.failJobs(t, "b", 2, time.Now().UTC().Add(-48*time.Hour))
+
+		out, _, code := e.run(ctx, "", "queue:failed")
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if code != 0 || len(lines) != 9 || !strings.HasPrefix(lines[1], "| ID ") || !strings.Contains(lines[3], old[1]) ||
+			!strings.Contains(lines[7], recent[0]) || !strings.Contains(lines[3], `| database   | b     | App\Jobs\Noop |`) {
+			t.Fatalf("queue:failed (exit %d):\n%s", code, out)
+		}
+
+		for _, bad := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"queue:retry", "no-such-id"}, "Unable to find failed job with ID [no-such-id]."},
+			{[]string{"queue:retry", recent[0], "no-such-id"}, "Unable to find failed job with ID [no-such-id]."},
+			{[]string{"queue:retry", "--range=3-x"}, `--range="3-x": give FROM-TO`},
+			{[]string{"queue:retry", "--queue=nope"}, "Unable to find failed jobs for queue [nope]."},
+			{[]string{"queue:forget", "no-such-id"}, "No failed job matches the given ID."},
+			{[]string{"queue:flush", "--hours=1"}, `The "--hours" option does not exist in Laravel 8.83`},
+			{[]string{"queue:pause", "a"}, `Command "queue:pause" is not defined in Laravel 8.83`},
+			{[]string{"queue:prune-failed", "--hours=soon"}, `--hours="soon": give a whole number of hours`},
+			{[]string{"queue:retry-batch", "no-such-batch"}, "Unable to find a batch with ID [no-such-batch]."},
+		} {
+			out, errOut, code := e.run(ctx, "", bad.args...)
+			if code == 0 || !strings.Contains(errOut, bad.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want a non-zero exit and %q", bad.args, code, out, errOut, bad.want)
+			}
+			if jobs, failed := e.counts(t); jobs != 0 || failed != 5 {
+				t.Fatalf("%v changed the tables: %d jobs, %d failed", bad.args, jobs, failed)
+			}
+		}
+
+		missing := newAdminEnv(t, db, false, "ARTISAN_GO_TABLES_FAILED_JOBS=no_such_table")
+		if _, errOut, code := missing.run(ctx, "", "queue:failed"); code != 1 || !strings.Contains(errOut, `table "no_such_table" does not exist`) {
+			t.Errorf("queue:failed on a missing table: exit %d, %q", code, errOut)
+		}
+
+		if out, _, code := e.run(ctx, "", "queue:prune-failed"); code != 0 || out != "2 entries deleted!\n" {
+			t.Errorf("queue:prune-failed: exit %d, %q", code, out)
+		}
+		if out, _, code := e.run(ctx, "", "queue:forget", recent[2]); code != 0 || out != "Failed job deleted successfully!\n" {
+			t.Errorf("queue:forget: exit %d, %q", code, out)
+		}
+		out, _, code = e.run(ctx, "", "queue:retry", "--queue=a")
+		if want := fmt.Sprintf("The failed job [%s] has been pushed back onto the queue!\nThe failed job [%s] has been pushed back onto the queue!\n", recent[1], recent[0]); code != 0 || out != want {
+			t.Errorf("queue:retry --queue=a: exit %d\n%s", code, out)
+		}
+		if jobs, failed := e.counts(t); jobs != 2 || failed != 0 {
+			t.Fatalf("after retry: %d jobs, %d failed; want 2 and 0", jobs, failed)
+		}
+
+		out, errOut, code := e.run(ctx, "", "queue:monitor", "a,database:b", "--max=2")
+		want := "+------------+-------+------+--------+\n" +
+			"| Connection | Queue | Size | Status |\n" +
+			"+------------+-------+------+--------+\n" +
+			"| database   | a     | 2    | ALERT  |\n" +
+			"| database   | b     | 0    | OK     |\n" +
+			"+------------+-------+------+--------+\n"
+		if code != 1 || out != want || !strings.Contains(errOut, "queue [a] on [database] has 2 jobs") {
+			t.Errorf("queue:monitor over --max: exit %d\n%s%s", code, out, errOut)
+		}
+		if _, _, code := e.run(ctx, "", "queue:monitor", "a,b"); code != 0 {
+			t.Errorf("queue:monitor under --max: exit %d", code)
+		}
+
+		prod := newAdminEnv(t, db, false, "APP_ENV=production")
+		out, _, code = prod.run(ctx, "no\n", "queue:clear", "--queue=a")
+		if code != 1 || !strings.Contains(out, "*     Application In Production!     *") || !strings.HasSuffix(out, "Command Canceled!\n") {
+			t.Errorf("queue:clear in production answered no: exit %d\n%s", code, out)
+		}
+		if jobs, _ := e.counts(t); jobs != 2 {
+			t.Fatalf("queue:clear cancelled, yet %d jobs are left", jobs)
+		}
+		if out, _, code = prod.run(ctx, "yes\n", "queue:clear", "--queue=a"); code != 0 || !strings.HasSuffix(out, "Cleared 2 jobs from the [a] queue \n") {
+			t.Errorf("queue:clear in production answered yes: exit %d\n%s", code, out)
+		}
+
+		e.failJobs(t, "a", 2, time.Now().UTC())
+		if out, _, code = e.run(ctx, "", "queue:retry", "all"); code != 0 || strings.Count(out, "pushed back") != 2 {
+			t.Errorf("queue:retry all: exit %d\n%s", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:clear", "database"); code != 0 || out != "Cleared 0 jobs from the [default] queue \n" {
+			t.Errorf("queue:clear of the default queue: exit %d, %q", code, out)
+		}
+		e.failJobs(t, "b", 2, time.Now().UTC())
+		if out, _, code = e.run(ctx, "", "queue:flush"); code != 0 || out != "All failed jobs deleted successfully!\n" {
+			t.Errorf("queue:flush: exit %d, %q", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:failed"); code != 0 || out != "No failed jobs!\n" {
+			t.Errorf("queue:failed on an empty table: exit %d, %q", code, out)
+		}
+	})
+}
+
+// cancelOn cancels a context the first time a text appears in what is written to it.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	text   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.text) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestQueueRetryManyIsInterruptible retries 1,000 failed jobs and interrupts the command at its first
+// progress line: it stops between two jobs, each job is either still failed or back on the queue
+// (never both, never neither), and a second run retries the rest.
+func TestQueueRetryManyIsInterruptible(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		e := newAdminEnv(t, db, true)
+		e.failJobs(t, "a", bulkRetry, time.Now().UTC())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		progress := &cancelOn{text: "retried 100 of 1000", cancel: cancel}
+		var out bytes.Buffer
+		code := Do(ctx, []string{"queue:retry", "all", "--env-file", e.file}, nil, &out, progress)
+		jobs, failed := e.counts(t)
+		if code != 130 || jobs+failed != bulkRetry || jobs < 100 || failed == 0 || out.Len() != 0 {
+			t.Fatalf("interrupted retry: exit %d, %d jobs + %d failed, stdout %q, stderr %q", code, jobs, failed, out.String(), progress.buf.String())
+		}
+		if !strings.Contains(progress.buf.String(), fmt.Sprintf("interrupted after retrying %d of 1000 failed jobs", jobs)) {
+			t.Errorf("stderr %q does not say how far it got", progress.buf.String())
+		}
+		var errb bytes.Buffer
+		out.Reset()
+		code = Do(context.Background(), []string{"queue:retry", "all", "--env-file", e.file}, nil, &out, &errb)
+		if jobs, left := e.counts(t); code != 0 || jobs != bulkRetry || left != 0 {
+			t.Fatalf("second retry: exit %d, %d jobs, %d failed\n%s", code, jobs, left, errb.String())
+		}
+		if want := fmt.Sprintf("%d failed jobs have been pushed back onto the queue.\n", failed); failed >= bulkRetry && out.String() != want {
+			t.Errorf("second retry printed %q, want %q", out.String(), want)
+		}
+	})
+}
+
+// TestQueueCommandsNewerLaravel runs the commands as a newer laravel_version has them: the options
+// those versions added (queue:failed --json from 13.10, queue:monitor --json from 12.16 with the
+// pending, delayed, reserved and oldest counts from 12.19, queue:pause --all from 13.25) and the
+// components output of 9.21+.
+func TestQueueCommandsNewerLaravel(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newAdminEnv(t, db, true, "ARTISAN_GO_LARAVEL_VERSION=13.25", "CACHE_STORE=database")
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		uuids := e.failJobs(t, "a", 1, at)
+		out, errOut, code := e.run(ctx, "", "queue:failed", "--json")
+		want := `[{"id":"` + uuids[0] + `","connection":"database","queue":"a","class":"App\\Jobs\\Noop","failed_at":"2026-01-02 03:04:05"}]` + "\n"
+		if code != 0 || out != want {
+			t.Errorf("queue:failed --json: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
+		}
+		out, _, code = e.run(ctx, "", "queue:failed")
+		if code != 0 || !strings.Contains(out, "  2026-01-02 03:04:05 "+uuids[0]+" ") || !strings.HasSuffix(out, " database@a App\\Jobs\\Noop\n\n") {
+			t.Errorf("queue:failed in the components style: exit %d\n%q", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:retry", uuids[0]); code != 0 || !strings.HasPrefix(out, "\n  INFO  Pushing failed queue jobs back onto the queue.\n\n  "+uuids[0]+" .") || !strings.HasSuffix(out, " DONE\n\n") {
+			t.Errorf("queue:retry in the components style: exit %d\n%q", code, out)
+		}
+		out, _, code = e.run(ctx, "", "queue:monitor", "a,b", "--json", "--max=1")
+		if want := `[{"connection":"database","queue":"a","size":1,"pending":1,"delayed":0,"reserved":0,"oldest_pending":`; code != 1 || !strings.HasPrefix(out, want) ||
+			!strings.HasSuffix(out, `"status":"ALERT"},{"connection":"database","queue":"b","size":0,"pending":0,"delayed":0,"reserved":0,"oldest_pending":null,"status":"OK"}]`+"\n") {
+			t.Errorf("queue:monitor --json: exit %d\n%s", code, out)
+		}
+		if out, _, code = e.run(ctx, "", "queue:pause", "--all"); code != 0 || out != "\n  INFO  Job processing on all queues across all connections has been paused.\n\n" {
+			t.Errorf("queue:pause --all: exit %d, %q", code, out)
+		}
+		if v, ok, err := e.conn.CacheGet(ctx, "illuminate:queues:paused"); err != nil || !ok || v != "b:1;" {
+			t.Errorf("after queue:pause --all the cache holds %q, %v, %v; want b:1;", v, ok, err)
+		}
+		// A worker of the same version leaves every queue alone while they are all paused.
+		e.failJobs(t, "a", 1, at)
+		if _, _, code = e.run(ctx, "", "queue:retry", "all"); code != 0 {
+			t.Fatalf("queue:retry all: exit %d", code)
+		}
+		work := func() string {
+			_, errOut, code := e.run(ctx, "", "queue:work", "--queue=a", "--stop-when-empty", "--sleep=0.05")
+			if code != 0 {
+				t.Fatalf("queue:work: exit %d\n%s", code, errOut)
+			}
+			return errOut
+		}
+		if log := work(); !strings.Contains(log, "left_for_php=0") {
+			t.Errorf("queue:work took a job while every queue was paused:\n%s", log)
+		}
+		if _, errOut, code = e.run(ctx, "", "queue:pause"); code != 1 || !strings.Contains(errOut, "A queue name is required unless the --all option is used.") {
+			t.Errorf("queue:pause without a queue: exit %d, %q", code, errOut)
+		}
+		if _, _, code = e.run(ctx, "", "queue:continue", "--all"); code != 0 {
+			t.Errorf("queue:continue --all: exit %d", code)
+		}
+		if _, ok, err := e.conn.CacheGet(ctx, "illuminate:queues:paused"); err != nil || ok {
+			t.Errorf("after queue:continue --all the key is still there (%v)", err)
+		}
+		if log := work(); strings.Contains(log, "left_for_php=0") {
+			t.Errorf("queue:work did not take the job once the queues were resumed:\n%s", log)
+		}
+	})
+}
+
+// TestQueueRetryRange retries numeric ids by --range with the database provider (ids, not uuids):
+// ids of the range that are not failed jobs are reported as PHP reports them, the others retried.
+func TestQueueRetryRange(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newAdminEnv(t, db, true, "QUEUE_FAILED_DRIVER=database")
+		e.failJobs(t, "a", 3, time.Now().UTC())
+		out, errOut, code := e.run(ctx, "", "queue:retry", "--range=2-4", "1")
+		want := "The failed job [1] has been pushed back onto the queue!\n" +
+			"The failed job [2] has been pushed back onto the queue!\n" +
+			"The failed job [3] has been pushed back onto the queue!\n"
+		if code != 0 || out != want || errOut != "Unable to find failed job with ID [4].\n" {
+			t.Errorf("queue:retry --range=2-4 1: exit %d\n%s%s", code, out, errOut)
+		}
+		if jobs, failed := e.counts(t); jobs != 3 || failed != 0 {
+			t.Errorf("after the range: %d jobs, %d failed", jobs, failed)
+		}
+	})
+}

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// failedProvider is the failed-job provider the configuration names (queue.failed.driver): whether
+// ids are uuids, and whether failed jobs are recorded at all.
+type failedProvider struct {
+	byUUID, null bool
+}
+
+func (a *adminRun) failedProvider() (failedProvider, error) {
+	switch a.cfg.Failed.Driver {
+	case "database-uuids":
+		return failedProvider{byUUID: true}, nil
+	case "database":
+		return failedProvider{}, nil
+	case "null":
+		return failedProvider{null: true}, nil
+	}
+	return failedProvider{}, fmt.Errorf("failed.driver %q (QUEUE_FAILED_DRIVER): artisan-go reads the database and database-uuids failed-job providers only", a.cfg.Failed.Driver)
+}
+
+func (p failedProvider) ref(id string) *laravel.FailedJobRef {
+	return &laravel.FailedJobRef{ID: id, ByUUID: p.byUUID}
+}
+
+func runQueueFailed(ctx context.Context, a *adminRun) int {
+	prov, err := a.failedProvider()
+	if err != nil {
+		return a.failure(err)
+	}
+	var jobs []*laravel.FailedJob
+	hasUUID := false
+	if !prov.null {
+		conn, err := a.conn(ctx)
+		if err != nil {
+			return a.failure(err)
+		}
+		if hasUUID, err = conn.FailedJobHasUUID(ctx); err != nil {
+			return a.failure(err)
+		}
+		if jobs, err = conn.FailedJobList(ctx, &laravel.FailedJobListParams{}); err != nil {
+			return a.failure(err)
+		}
+	}
+	rows := make([][]any, 0, len(jobs))
+	for _, j := range jobs {
+		rows = append(rows, a.failedRow(j, prov, hasUUID))
+	}
+	if a.set["json"] {
+		list := make([]map[string]any, 0, len(rows))
+		keys := []string{"id", "connection", "queue", "class", "failed_at"}
+		for _, r := range rows {
+			m := map[string]any{}
+			for i, k := range keys {
+				if i < len(r) {
+					m[k] = r[i]
+				}
+			}
+			list = append(list, m)
+		}
+		b, err := phpJSON(list, keys)
+		if err != nil {
+			return a.failure(err)
+		}
+		fmt.Fprintln(a.con.out, string(b))
+		return 0
+	}
+	if len(rows) == 0 {
+		if a.at(9, 5) {
+			a.con.info("No failed jobs found.")
+		} else {
+			a.con.info("No failed jobs!")
+		}
+		return 0
+	}
+	text := make([][]string, len(rows))
+	for i, r := range rows {
+		for _, cell := range r {
+			text[i] = append(text[i], fmt.Sprint(cell))
+		}
+	}
+	if !a.con.modern {
+		a.con.table([]string{"ID", "Connection", "Queue", "Class", "Failed At"}, text)
+		return 0
+	}
+	fmt.Fprintln(a.con.out)
+	for _, r := range text {
+		for len(r) < 5 {
+			r = append(r, "")
+		}
+		a.con.detail(r[4]+" "+r[0], r[1]+"@"+r[2]+" "+r[3])
+	}
+	fmt.Fprintln(a.con.out)
+	return 0
+}
+
+// failedRow is the row ListFailedCommand shows for a failed job: the provider's record without payload
+// and exception, with the class spliced in at the fourth place. The database-uuids provider puts the
+// uuid in place of the id; the database provider on a table with a uuid column keeps both, which
+// shifts the columns as it does in PHP.
+func (a *adminRun) failedRow(j *laravel.FailedJob, prov failedProvider, hasUUID bool) []any {
+	var rec []any
+	switch {
+	case prov.byUUID:
+		rec = []any{j.UUID, j.Connection, j.Queue, j.FailedAt}
+	case hasUUID:
+		rec = []any{j.ID, j.UUID, j.Connection, j.Queue, j.FailedAt}
+	default:
+		rec = []any{j.ID, j.Connection, j.Queue, j.FailedAt}
+	}
+	row := append([]any{}, rec[:3]...)
+	row = append(row, a.jobName(j.Payload))
+	return append(row, rec[3:]...)
+}
+
+var firstQuoted = regexp.MustCompile(`"([^"]+)"`)
+
+// jobName is ListFailedCommand::extractJobName: the raw job's `job`, or (12.61+) the displayName, or
+// the first quoted string of data.command, or `job`; "" for a payload that is not JSON.
+func (a *adminRun) jobName(raw []byte) string {
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil || len(p) == 0 {
+		return ""
+	}
+	job, _ := p["job"].(string)
+	data, _ := p["data"].(map[string]any)
+	cmd, ok := data["command"].(string)
+	if !ok {
+		return job
+	}
+	if d, ok := p["displayName"].(string); ok && d != "" && a.at(12, 61) {
+		return d
+	}
+	if m := firstQuoted.FindStringSubmatch(cmd); m != nil {
+		return m[1]
+	}
+	return job
+}
+
+// phpJSON writes a list of objects with the given keys in order as PHP's json_encode does by default
+// (`/` and non-ASCII escaped).
+func phpJSON(list []map[string]any, keys []string) ([]byte, error) {
+	b := []byte{'['}
+	var err error
+	for i, m := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		for k, key := range keys {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			if b, err = payload.AppendJSONString(b, key); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			switch v := m[key].(type) {
+			case int64:
+				b = strconv.AppendInt(b, v, 10)
+			case string:
+				if b, err = payload.AppendJSONString(b, v); err != nil {
+					return nil, err
+				}
+			default:
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+func runQueueForget(ctx context.Context, a *adminRun) int {
+	if len(a.args) != 1 {
+		return a.failure(errors.New(`Not enough arguments (missing: "id").`))
+	}
+	prov, err := a.failedProvider()
+	if err != nil {
+		return a.failure(err)
+	}
+	deleted := false
+	if !prov.null {
+		conn, err := a.conn(ctx)
+		if err != nil {
+			return a.failure(err)
+		}
+		if deleted, err = conn.FailedJobForget(ctx, prov.ref(a.args[0])); err != nil {
+			return a.failure(err)
+		}
+	}
+	if !deleted {
+		a.con.fail("No failed job matches the given ID.")
+		return 1
+	}
+	if a.at(9, 5) {
+		a.con.info("Failed job deleted successfully.")
+	} else {
+		a.con.info("Failed job deleted successfully!")
+	}
+	return 0
+}
+
+// hoursOption reads an --hours style option: a whole number of hours.
+func hoursOption(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("--%s=%q: give a whole number of hours, e.g. --%s=48", name, v, name)
+	}
+	return n, nil
+}
+
+// appNow returns now in the app timezone, as Carbon::now() gives it to the query builder.
+func (a *adminRun) appNow() (time.Time, error) {
+	loc, err := time.LoadLocation(a.cfg.App.Timezone)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("app.timezone %q: %w", a.cfg.App.Timezone, err)
+	}
+	return time.Now().In(loc), nil
+}
+
+func runQueueFlush(ctx context.Context, a *adminRun) int {
+	return a.deleteFailed(ctx, "hours", true)
+}
+
+func runQueuePruneFailed(ctx context.Context, a *adminRun) int {
+	return a.deleteFailed(ctx, "hours", false)
+}
+
+// deleteFailed runs queue:flush (inclusive: failed_at <= cutoff, no cutoff without --hours) or
+// queue:prune-failed (failed_at < cutoff, 24 hours by default), in chunks with progress, stopping
+// between chunks when interrupted.
+func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int {
+	prov, err := a.failedProvider()
+	if err != nil {
+		return a.failure(err)
+	}
+	hours := -1
+	if v := a.option(opt); v != "" {
+		if hours, err = hoursOption(opt, v); err != nil {
+			return a.failure(err)
+		}
+	} else if !flush {
+		hours = 24
+	}
+	if prov.null && !flush {
+		a.con.fail("The [NullFailedJobProvider] failed job storage driver does not support pruning.")
+		return 1
+	}
+	var deleted int64
+	if !prov.null {
+		p := &laravel.FailedJobDeleteParams{Inclusive: flush}
+		if hours > 0 || !flush && hours == 0 {
+			now, err := a.appNow()
+			if err != nil {
+				return a.failure(err)
+			}
+			p.Before = now.Add(-time.Duration(hours) * time.Hour)
+		}
+		conn, err := a.conn(ctx)
+		if err != nil {
+			return a.failure(err)
+		}
+		total, err := conn.FailedJobCount(ctx, p)
+		if err != nil {
+			return a.failure(err)
+		}
+		bar := newProgress(a.stderr, "deleted", total, 10000)
+		for {
+			if ctx.Err() != nil {
+				bar.end()
+				return a.interrupted("deleting %d of %d failed jobs; the others are still there", deleted, total)
+			}
+			n, err := conn.FailedJobDelete(context.WithoutCancel(ctx), p)
+			if err != nil {
+				bar.end()
+				return a.failure(err)
+			}
+			if n == 0 {
+				break
+			}
+			deleted += n
+			bar.add(n)
+		}
+		bar.end()
+	}
+	switch {
+	case !flush && a.con.modern:
+		a.con.info(fmt.Sprintf("%d entries deleted.", deleted))
+	case !flush:
+		a.con.info(fmt.Sprintf("%d entries deleted!", deleted))
+	case hours > 0:
+		a.con.info(fmt.Sprintf("All jobs that failed more than %d hours ago have been deleted successfully.", hours))
+	case a.at(9, 5):
+		a.con.info("All failed jobs deleted successfully.")
+	default:
+		a.con.info("All failed jobs deleted successfully!")
+	}
+	return 0
+}

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// connectionArg checks a queue connection named on the command line: artisan-go reaches the
+// configured database connection only.
+func (a *adminRun) connectionArg(name string) error {
+	if name == "" || name == a.cfg.Connection {
+		return nil
+	}
+	return fmt.Errorf("queue connection [%s]: artisan-go manages the database connection [%s] (QUEUE_CONNECTION) only", name, a.cfg.Connection)
+}
+
+// defaultQueue is the connection's queue: queue.connections.database.queue (DB_QUEUE).
+func (a *adminRun) defaultQueue() string {
+	if len(a.cfg.Worker.Queues) > 0 && a.cfg.Worker.Queues[0] != "" {
+		return a.cfg.Worker.Queues[0]
+	}
+	return "default"
+}
+
+// confirmToProceed is Laravel's ConfirmableTrait: in production, unless --force, it warns and asks,
+// and anything but yes cancels.
+func (a *adminRun) confirmToProceed() bool {
+	if a.cfg.App.Env != "production" || a.set["force"] {
+		return true
+	}
+	out := a.con.out
+	var answer string
+	if a.con.modern {
+		fmt.Fprintf(out, "\n  WARN  Application In Production.\n\n")
+		fmt.Fprint(out, " Are you sure you want to run this command? (yes/no) [no]\n> ")
+	} else {
+		msg := "Application In Production!"
+		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
+		fmt.Fprintln(out, "*     "+msg+"     *")
+		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
+		fmt.Fprintln(out)
+		fmt.Fprint(out, " Do you really wish to run this command? (yes/no) [no]:\n > ")
+	}
+	if a.stdin != nil {
+		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+		answer = strings.ToLower(strings.TrimSpace(line))
+	}
+	fmt.Fprintln(out)
+	if answer == "y" || answer == "yes" {
+		return true
+	}
+	if a.con.modern {
+		fmt.Fprintf(out, "\n  WARN  Command cancelled.\n\n")
+	} else {
+		fmt.Fprintln(out, "Command Canceled!")
+	}
+	return false
+}
+
+func runQueueClear(ctx context.Context, a *adminRun) int {
+	if len(a.args) > 1 {
+		return a.failure(errors.New("too many arguments: give at most the connection name"))
+	}
+	conn := ""
+	if len(a.args) == 1 {
+		conn = a.args[0]
+	}
+	if err := a.connectionArg(conn); err != nil {
+		return a.failure(err)
+	}
+	if !a.confirmToProceed() {
+		return 1
+	}
+	queue := a.option("queue")
+	if queue == "" {
+		queue = a.defaultQueue()
+	}
+	db, err := a.conn(ctx)
+	if err != nil {
+		return a.failure(err)
+	}
+	n, err := db.JobClear(ctx, &laravel.JobClearParams{Queue: queue})
+	if err != nil {
+		return a.failure(err)
+	}
+	if a.con.modern {
+		job := "jobs"
+		if n == 1 {
+			job = "job"
+		}
+		a.con.info(fmt.Sprintf("Cleared %d %s from the [%s] queue", n, job, queue))
+	} else {
+		fmt.Fprintf(a.con.out, "Cleared %d jobs from the [%s] queue \n", n, queue)
+	}
+	return 0
+}
+
+// monitored is one queue of queue:monitor.
+type monitored struct {
+	connection, queue string
+	sizes             *laravel.QueueSizes
+	alert             bool
+}
+
+func runQueueMonitor(ctx context.Context, a *adminRun) int {
+	if len(a.args) != 1 {
+		return a.failure(errors.New(`Not enough arguments (missing: "queues"): give the queues, e.g. default or database:high,database:low`))
+	}
+	max, err := strconv.ParseInt(a.option("max"), 10, 64)
+	if err != nil {
+		return a.failure(fmt.Errorf("--max=%q: give a whole number of jobs", a.option("max")))
+	}
+	db, err := a.conn(ctx)
+	if err != nil {
+		return a.failure(err)
+	}
+	var list []monitored
+	for _, spec := range strings.Split(a.args[0], ",") {
+		conn, queue, ok := strings.Cut(spec, ":")
+		if !ok {
+			conn, queue = a.cfg.Connection, spec
+		}
+		if err := a.connectionArg(conn); err != nil {
+			return a.failure(err)
+		}
+		if queue == "" {
+			queue = a.defaultQueue()
+		}
+		s, err := db.QueueSizes(ctx, &laravel.QueueSizesParams{Queue: queue, Now: time.Now().Unix()})
+		if err != nil {
+			return a.failure(err)
+		}
+		list = append(list, monitored{connection: conn, queue: queue, sizes: s, alert: s.Size >= max})
+	}
+	detailed := a.at(12, 19)
+	switch {
+	case a.set["json"]:
+		a.monitorJSON(list, detailed)
+	case a.con.modern:
+		a.monitorDetails(list, detailed)
+	default:
+		rows := make([][]string, 0, len(list))
+		for _, m := range list {
+			status := "OK"
+			if m.alert {
+				status = "ALERT"
+			}
+			rows = append(rows, []string{m.connection, m.queue, strconv.FormatInt(m.sizes.Size, 10), status})
+		}
+		a.con.table([]string{"Connection", "Queue", "Size", "Status"}, rows)
+	}
+	for _, m := range list {
+		if m.alert {
+			fmt.Fprintf(a.stderr, "artisan-go queue:monitor: queue [%s] on [%s] has %d jobs, at or above --max=%d\n", m.queue, m.connection, m.sizes.Size, max)
+		}
+	}
+	for _, m := range list {
+		if m.alert {
+			return 1
+		}
+	}
+	return 0
+}
+
+func (a *adminRun) monitorJSON(list []monitored, detailed bool) {
+	keys := []string{"connection", "queue", "size", "status"}
+	if detailed {
+		keys = []string{"connection", "queue", "size", "pending", "delayed", "reserved", "oldest_pending", "status"}
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, m := range list {
+		status := "OK"
+		if m.alert {
+			status = "ALERT"
+		}
+		row := map[string]any{"connection": m.connection, "queue": m.queue, "size": m.sizes.Size, "status": status,
+			"pending": m.sizes.Pending, "delayed": m.sizes.Delayed, "reserved": m.sizes.Reserved}
+		if m.sizes.OldestPending != 0 {
+			row["oldest_pending"] = m.sizes.OldestPending
+		}
+		out = append(out, row)
+	}
+	b, _ := phpJSON(out, keys)
+	fmt.Fprintln(a.con.out, string(b))
+}
+
+func (a *adminRun) monitorDetails(list []monitored, detailed bool) {
+	fmt.Fprintln(a.con.out)
+	a.con.detail("Queue name", "Size / Status")
+	for _, m := range list {
+		status := "OK"
+		if m.alert {
+			status = "ALERT"
+		}
+		a.con.detail("["+m.connection+"] "+m.queue, "["+strconv.FormatInt(m.sizes.Size, 10)+"] "+status)
+		if detailed {
+			a.con.detail("Pending jobs", strconv.FormatInt(m.sizes.Pending, 10))
+			a.con.detail("Delayed jobs", strconv.FormatInt(m.sizes.Delayed, 10))
+			a.con.detail("Reserved jobs", strconv.FormatInt(m.sizes.Reserved, 10))
+			oldest := "N/A"
+			if m.sizes.OldestPending != 0 {
+				oldest = agoForHumans(time.Since(time.Unix(m.sizes.OldestPending, 0)))
+			}
+			a.con.detail("Oldest pending job", oldest)
+			fmt.Fprintln(a.con.out)
+		}
+	}
+	fmt.Fprintln(a.con.out)
+}
+
+// agoForHumans writes a past duration as Carbon's diffForHumans does: its largest unit, "ago".
+func agoForHumans(d time.Duration) string {
+	s := int64(d / time.Second)
+	units := []struct {
+		name string
+		secs int64
+	}{{"year", 365 * 86400}, {"month", 30 * 86400}, {"week", 7 * 86400}, {"day", 86400}, {"hour", 3600}, {"minute", 60}, {"second", 1}}
+	for _, u := range units {
+		if n := s / u.secs; n >= 1 {
+			if n > 1 {
+				return fmt.Sprintf("%d %ss ago", n, u.name)
+			}
+			return fmt.Sprintf("1 %s ago", u.name)
+		}
+	}
+	return "0 seconds ago"
+}
+
+func runQueuePruneBatches(ctx context.Context, a *adminRun) int {
+	type pass struct {
+		opt  string
+		kind laravel.BatchPruneKind
+		word string
+	}
+	passes := []pass{{"hours", laravel.BatchFinished, ""}}
+	// Before 10.9 unfinished batches are pruned when --unfinished is truthy; from 10.9 whenever it is given.
+	if v := a.option("unfinished"); a.set["unfinished"] && (v != "" && v != "0" || a.at(10, 9)) {
+		passes = append(passes, pass{"unfinished", laravel.BatchUnfinished, "unfinished "})
+	}
+	if a.set["cancelled"] {
+		passes = append(passes, pass{"cancelled", laravel.BatchCancelled, "cancelled "})
+	}
+	cutoffs := make([]int64, len(passes))
+	for i, p := range passes {
+		h, err := hoursOption(p.opt, a.option(p.opt))
+		if err != nil {
+			return a.failure(err)
+		}
+		cutoffs[i] = time.Now().Add(-time.Duration(h) * time.Hour).Unix()
+	}
+	db, err := a.conn(ctx)
+	if err != nil {
+		return a.failure(err)
+	}
+	for i, p := range passes {
+		var total int64
+		for {
+			if ctx.Err() != nil {
+				return a.interrupted("deleting %d %sbatches", total, p.word)
+			}
+			n, err := db.BatchPrune(context.WithoutCancel(ctx), &laravel.BatchPruneParams{Kind: p.kind, Before: cutoffs[i]})
+			if err != nil {
+				return a.failure(err)
+			}
+			if n == 0 {
+				break
+			}
+			total += n
+		}
+		if a.con.modern {
+			a.con.info(fmt.Sprintf("%d %sentries deleted.", total, p.word))
+		} else {
+			a.con.info(fmt.Sprintf("%d %sentries deleted!", total, p.word))
+		}
+	}
+	return 0
+}

@@ -1,0 +1,57 @@
+package faults_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// TestDatabaseKilledMidDrain kills the database server (SIGKILL, every process) while a worker drains
+// jobs with --tries 1, and starts it again after an outage: jobs that finished during the outage keep
+// their completion and apply it after reconnecting, so none is lost, none runs twice and none lands
+// in failed_jobs as attempted too many times.
+func TestDatabaseKilledMidDrain(t *testing.T) {
+	servers := map[string]func(testing.TB) *faults.Server{"mysql": faults.StartMariaDB, "pgsql": faults.StartPostgres}
+	for _, dialect := range []string{"mysql", "pgsql"} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			srv := servers[dialect](t)
+			for run := range size(1, 3) {
+				outage := []time.Duration{700 * time.Millisecond, 5 * time.Second, 2 * time.Second}[run]
+				jobs := size(600, 5000)
+				d := newDrain(t, srv.Database(), laravel.SchemaParams{}, jobs)
+				w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
+				var once sync.Once
+				kill := make(chan struct{})
+				d.ledger.OnRecord(func(n int) {
+					if n >= jobs/3 {
+						once.Do(func() { close(kill) })
+					}
+				})
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if _, err := w.Run(bg); err != nil {
+						t.Errorf("Run: %v", err)
+					}
+				}()
+				<-kill
+				srv.Kill(t)
+				time.Sleep(outage) // the fault's duration, not a synchronisation
+				srv.Start(t)
+				<-done
+				r := d.result(t)
+				faults.Report(t, "database killed mid-drain ("+dialect+")", r)
+				st := w.Stats()
+				t.Logf("outage %v: reapplied=%d unapplied=%d", outage, st.Reapplied, st.Unapplied)
+				if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 || st.Unapplied != 0 {
+					t.Errorf("outage %v: %v, unapplied completions %d; want all zero", outage, r, st.Unapplied)
+				}
+			}
+		})
+	}
+}

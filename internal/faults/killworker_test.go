@@ -1,0 +1,68 @@
+package faults_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// TestWorkerKilled kills worker processes with SIGKILL again and again while they drain: no job is
+// lost, and no more jobs run twice or are failed than were in flight at the kills.
+func TestWorkerKilled(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		t.Parallel()
+		// With --tries 0 a job running at a kill runs again (a duplicate); with --tries 1, Laravel's
+		// default, it is failed as attempted too many times when claimed again (wrongly failed).
+		for _, tries := range []int{0, 1} {
+			killWorkers(t, db, tries)
+		}
+	})
+}
+
+// killWorkers drains jobs with worker processes killed with SIGKILL again and again.
+func killWorkers(t *testing.T, db testenv.Database, tries int) {
+	const concurrency, retryAfter = 8, 1
+	jobs := size(400, 3000)
+	kills := size(3, 8)
+	d := newDrain(t, db, laravel.SchemaParams{}, jobs)
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	args := []string{"--concurrency", itoa(concurrency), "--tries", itoa(tries), "--retry-after", itoa(retryAfter),
+		"--sleep", "0.05", "--timeout", "0", "--stop-when-empty"}
+	for k := range kills {
+		p := startWorker(t, d, ledger, args...)
+		// Kill when this worker has run its share of the jobs, or whenever it ends by itself.
+		target := ledgerLines(ledger) + jobs/(kills+2)
+		for ledgerLines(ledger) < target {
+			select {
+			case <-p.done:
+				target = 0
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		p.kill()
+		t.Logf("kill %d at %d executions", k+1, ledgerLines(ledger))
+	}
+	// Then workers run undisturbed until the table is empty; rows the killed ones held come back
+	// after retry_after.
+	deadline := time.Now().Add(2 * time.Minute)
+	for d.Count(t, d.Conn.Tables().Jobs) > 0 && time.Now().Before(deadline) {
+		p := startWorker(t, d, ledger, args...)
+		<-p.done
+		if d.Count(t, d.Conn.Tables().Jobs) > 0 {
+			time.Sleep(retryAfter * time.Second) // reservations of the killed workers expire
+		}
+	}
+	if err := d.ledger.Load(ledger); err != nil {
+		t.Fatal(err)
+	}
+	r := d.result(t)
+	faults.Report(t, "worker kill -9, --tries "+itoa(tries)+" ("+db.Dialect+")", r)
+	inFlight := kills * concurrency
+	if r.Lost != 0 || r.Duplicated > inFlight || r.WronglyFailed > inFlight {
+		t.Errorf("--tries %d: %v; want 0 lost, duplicated and wrongly failed each ≤ %d (jobs in flight at the kills)", tries, r, inFlight)
+	}
+}

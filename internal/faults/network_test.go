@@ -1,0 +1,82 @@
+package faults_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// throughProxy returns db reached through a fault-injecting proxy.
+func throughProxy(t *testing.T, db testenv.Database) (testenv.Database, *faults.Proxy) {
+	t.Helper()
+	target := fmt.Sprintf("%s:%d", db.Host, db.Port)
+	p := faults.StartProxy(t, target)
+	host, port, _ := strings.Cut(p.Addr, ":")
+	db.DSN = strings.Replace(db.DSN, target, p.Addr, 1)
+	db.Host = host
+	db.Port, _ = strconv.Atoi(port)
+	return db, p
+}
+
+// TestNetworkFaults drains jobs through a proxy that adds latency, resets every connection, cuts
+// connections right after a COMMIT is sent (so the worker never learns whether it committed), and
+// holds all traffic for a while: the worker finishes, and no job is lost, run twice or failed.
+func TestNetworkFaults(t *testing.T) {
+	for _, open := range []func(testing.TB) testenv.Database{testenv.MySQL, testenv.Postgres} {
+		db, proxy := throughProxy(t, open(t))
+		t.Run(db.Dialect, func(t *testing.T) {
+			jobs := size(300, 4000)
+			d := newDrain(t, db, laravel.SchemaParams{}, jobs)
+			w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
+			var mu sync.Mutex
+			step := 0
+			faultsAt := []func(){
+				func() { proxy.Latency(5 * time.Millisecond) },
+				func() { proxy.Latency(0); proxy.Reset() },
+				// PostgreSQL's grouped delete is a pipeline that commits at its Sync, without a COMMIT.
+				func() {
+					proxy.CutAfter(map[string]string{"mysql": "\x03commit", "pgsql": "delete from"}[db.Dialect], 3)
+				},
+				func() { proxy.Pause() },
+			}
+			d.ledger.OnRecord(func(n int) {
+				mu.Lock()
+				defer mu.Unlock()
+				for step < len(faultsAt) && n >= (step+1)*jobs/(len(faultsAt)+1) {
+					faultsAt[step]()
+					if step == len(faultsAt)-1 {
+						time.AfterFunc(2*time.Second, proxy.Resume) // the black hole heals
+					}
+					step++
+				}
+			})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if _, err := w.Run(bg); err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(3 * time.Minute):
+				t.Fatal("the worker hangs")
+			}
+			r := d.result(t)
+			faults.Report(t, "network faults through a proxy ("+db.Dialect+")", r)
+			st := w.Stats()
+			t.Logf("commits cut %d, reapplied %d, unapplied %d", proxy.Cuts(), st.Reapplied, st.Unapplied)
+			if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 {
+				t.Errorf("%v; want all zero", r)
+			}
+		})
+	}
+}

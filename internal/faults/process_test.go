@@ -1,0 +1,115 @@
+package faults_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/cli"
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
+
+// Classes of jobs that run for a while in a worker process, to be caught running.
+const (
+	slowClass     = `App\Jobs\SlowJob`
+	slowFailClass = `App\Jobs\SlowFailingJob`
+)
+
+// Environment of a worker process started from the test binary (see workerMain).
+const (
+	workerArgsEnv   = "FAULTS_WORKER_ARGS"   // JSON list of queue:work arguments
+	workerLedgerEnv = "FAULTS_WORKER_LEDGER" // the ledger file
+)
+
+// workerMain runs this test binary as an artisan-go worker whose ledger jobs append their uuid to the
+// ledger file, when a fault test started it as one; it does not return then.
+func workerMain() {
+	raw := os.Getenv(workerArgsEnv)
+	if raw == "" {
+		return
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		panic(err)
+	}
+	ledger := os.Getenv(workerLedgerEnv)
+	handlers.Register(ledgerClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		if err := faults.AppendLine(ledger, j.UUID); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Millisecond) // the job's work, so that kills find jobs in flight
+		return nil
+	}))
+	// The slow jobs run long enough for a test to stop the process while they run; the second one
+	// then throws.
+	slow := func(err error) handlers.Handler {
+		return handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			if err := faults.AppendLine(ledger, j.UUID); err != nil {
+				return err
+			}
+			time.Sleep(3 * time.Second)
+			return err
+		})
+	}
+	handlers.Register(slowClass, slow(nil))
+	handlers.Register(slowFailClass, slow(errors.New("slow job failed")))
+	os.Args = append([]string{"artisan-go"}, args...)
+	os.Exit(cli.Main())
+}
+
+// workerProcess is a worker running as its own process.
+type workerProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// startWorker starts a worker process on the drain's tables with the queue:work arguments args, recording into the
+// ledger file.
+func startWorker(t *testing.T, d *drain, ledger string, args ...string) *workerProcess {
+	t.Helper()
+	raw, _ := json.Marshal(append([]string{"queue:work"}, args...))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), workerArgsEnv+"="+string(raw), workerLedgerEnv+"="+ledger, "CACHE_DRIVER=database")
+	cmd.Env = append(cmd.Env, d.env()...)
+	if testenv.RequireAll() || os.Getenv("ARTISAN_GO_TEST_LOG") != "" {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &workerProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *workerProcess) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// signal sends sig.
+func (p *workerProcess) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
+
+// ledgerLines counts the executions in a ledger file.
+func ledgerLines(path string) int {
+	b, _ := os.ReadFile(path)
+	return strings.Count(string(b), "\n")
+}
+
+// itoa is strconv.Itoa, for argument lists.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,178 @@
+package faults
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Proxy is a TCP proxy between a worker and its database that injects network faults: latency, a
+// pause (a black hole that later heals), resets of every open connection, and cuts right after the
+// client sends a chosen statement (a COMMIT whose answer never comes back).
+type Proxy struct {
+	Addr   string
+	target string
+	ln     net.Listener
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	conns   map[net.Conn]struct{}
+	latency time.Duration
+	paused  bool
+	cut     []byte // lower-case statement text that cuts the connection once sent
+	cuts    int    // how many cuts are left
+	cutDone int    // how many cuts were made
+}
+
+// StartProxy listens on a free loopback port and forwards every connection to target (host:port).
+// It stops when the test ends.
+func StartProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p.cond = sync.NewCond(&p.mu)
+	go p.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		p.Resume()
+		p.Reset()
+	})
+	return p
+}
+
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		go p.pipe(c, s, true)
+		go p.pipe(s, c, false)
+	}
+}
+
+// pipe copies from src to dst, applying the faults; fromClient marks the worker-to-database side.
+func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
+	cutHere := false
+	defer func() {
+		if cutHere {
+			// Only the client's side goes now: the server reads the statement and answers before
+			// it sees its connection close (a reset would make it drop the unread statement), and
+			// the answer then finds no client.
+			p.drop(src)
+			return
+		}
+		p.drop(src, dst)
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			for p.paused {
+				p.cond.Wait()
+			}
+			delay := p.latency
+			cut := fromClient && p.cuts > 0 && bytes.Contains(bytes.ToLower(buf[:n]), p.cut)
+			if cut {
+				p.cuts--
+				p.cutDone++
+			}
+			p.mu.Unlock()
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+			if cut {
+				cutHere = true
+				return // the statement reaches the server; its answer never reaches the client
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drop closes connections with a reset.
+func (p *Proxy) drop(conns ...net.Conn) {
+	p.mu.Lock()
+	for _, c := range conns {
+		delete(p.conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
+	}
+}
+
+// Latency delays every chunk forwarded either way by d.
+func (p *Proxy) Latency(d time.Duration) {
+	p.mu.Lock()
+	p.latency = d
+	p.mu.Unlock()
+}
+
+// Pause holds every byte in both directions (a black hole) until Resume.
+func (p *Proxy) Pause() {
+	p.mu.Lock()
+	p.paused = true
+	p.mu.Unlock()
+}
+
+// Resume forwards again what Pause held.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	p.paused = false
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// Reset resets every open connection.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
+	}
+}
+
+// CutAfter makes the next n chunks the client sends that contain stmt (compared in lower case) reach
+// the server, and then cuts their connection before any answer comes back.
+func (p *Proxy) CutAfter(stmt string, n int) {
+	p.mu.Lock()
+	p.cut, p.cuts = bytes.ToLower([]byte(stmt)), n
+	p.mu.Unlock()
+}
+
+// Cuts returns how many connections CutAfter cut.
+func (p *Proxy) Cuts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cutDone
+}

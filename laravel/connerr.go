@@ -1,0 +1,72 @@
+package laravel
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrCommitUnknown means a transaction's COMMIT was sent but its answer never came back (the
+// connection broke): the transaction may or may not have committed. A fenced completion resolves this
+// by trying again (its fence fails if the first one committed); a non-idempotent change must not be
+// repeated blindly.
+var ErrCommitUnknown = errors.New("commit outcome unknown")
+
+// ConnectionLost reports whether err means the database could not be reached or the connection broke
+// (refused, reset, closed, server shutting down or starting up, too many connections), as opposed to
+// the server refusing the statement itself. Such an operation can be tried again after reconnecting;
+// whatever it changed was rolled back, unless the error also wraps ErrCommitUnknown.
+func ConnectionLost(err error) bool {
+	if err == nil || errors.Is(err, ErrReservationLost) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		switch my.Number {
+		case 1040, 1053, 1077, 1152, 1153, 1158, 1159, 1160, 1161, 1927, 2002, 2003, 2006, 2013:
+			// too many connections, shutdown in progress, normal shutdown, aborted connection, packet
+			// errors, connection killed, and the client's can't-connect and gone-away codes.
+			return true
+		}
+		return false
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		// Class 08 is connection exception; 57P01-57P03 are shutdowns and "cannot connect now";
+		// 53300 is too many connections.
+		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03" || pg.Code == "53300"
+	}
+	var connect *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &connect) || errors.As(err, &ne) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"conn closed", "connection refused", "connection reset", "broken pipe", "bad connection", "server closed the connection"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// commitErr marks an error of COMMIT that lost the connection as ErrCommitUnknown.
+func commitErr(err error) error {
+	if err == nil || !ConnectionLost(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+}

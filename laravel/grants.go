@@ -1,0 +1,146 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrMissingGrant means the database user lacks a privilege the worker needs.
+var ErrMissingGrant = errors.New("missing grant")
+
+// GrantsParams says which tables a worker writes besides the jobs table.
+type GrantsParams struct {
+	// FailedJobs says failed jobs are written to failed_jobs (every failed-job driver but null).
+	FailedJobs bool
+	// Cache says the database cache store is read and written (queue:restart, maintenance mode,
+	// maxExceptions counters, unique locks); Batches that job_batches counters are kept. Their tables
+	// are optional: a missing one is not checked (the features that need it warn when used).
+	Cache, Batches bool
+}
+
+// Grant is one privilege on one table.
+type Grant struct {
+	Table     string
+	Privilege string // SELECT, INSERT, UPDATE or DELETE
+}
+
+// MissingGrantsError lists the privileges the database user lacks, with the statement that grants them.
+type MissingGrantsError struct {
+	Missing []Grant
+	Fix     string
+}
+
+// Error names every missing privilege and the fix.
+func (e *MissingGrantsError) Error() string {
+	names := make([]string, len(e.Missing))
+	for i, g := range e.Missing {
+		names[i] = g.Privilege + " on " + g.Table
+	}
+	return fmt.Sprintf("%v: the database user lacks %s: %s", ErrMissingGrant, strings.Join(names, ", "), e.Fix)
+}
+
+// Unwrap returns ErrMissingGrant.
+func (e *MissingGrantsError) Unwrap() error { return ErrMissingGrant }
+
+// CheckGrants checks, before any job is claimed, that the database user may do what every claim
+// strategy does: select, insert (releases, chain links), update (claims) and delete rows of the jobs
+// table, and select and insert into failed_jobs; with Cache and Batches, what the cache store and
+// batch counters need where those tables exist. A missing grant is a *MissingGrantsError naming each
+// privilege; a missing table is a *MissingTableError. On SQLite, which has no privileges, this finds
+// missing tables.
+func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
+	want := []Grant{{c.tables.Jobs, "SELECT"}, {c.tables.Jobs, "INSERT"}, {c.tables.Jobs, "UPDATE"}, {c.tables.Jobs, "DELETE"}}
+	if p.FailedJobs {
+		want = append(want, Grant{c.tables.FailedJobs, "SELECT"}, Grant{c.tables.FailedJobs, "INSERT"})
+	}
+	optional := map[string]bool{}
+	if p.Cache {
+		optional[c.tables.Cache], optional[c.tables.CacheLocks] = true, true
+		want = append(want, Grant{c.tables.Cache, "SELECT"}, Grant{c.tables.Cache, "INSERT"}, Grant{c.tables.Cache, "UPDATE"},
+			Grant{c.tables.Cache, "DELETE"}, Grant{c.tables.CacheLocks, "DELETE"})
+	}
+	if p.Batches {
+		optional[c.tables.JobBatches] = true
+		want = append(want, Grant{c.tables.JobBatches, "SELECT"}, Grant{c.tables.JobBatches, "UPDATE"})
+	}
+	var missing []Grant
+	absent := map[string]bool{}
+	for _, g := range want {
+		if absent[g.Table] {
+			continue
+		}
+		ok, err := c.hasGrant(ctx, g)
+		if errors.Is(err, ErrMissingTable) && optional[g.Table] {
+			absent[g.Table] = true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("check %s on %s: %w", g.Privilege, g.Table, err)
+		}
+		if !ok {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var fix []string
+	byTable := map[string][]string{}
+	var order []string
+	for _, g := range missing {
+		if byTable[g.Table] == nil {
+			order = append(order, g.Table)
+		}
+		byTable[g.Table] = append(byTable[g.Table], g.Privilege)
+	}
+	for _, t := range order {
+		fix = append(fix, fmt.Sprintf("GRANT %s ON %s TO <the worker's user>", strings.Join(byTable[t], ", "), t))
+	}
+	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; ")}
+}
+
+// hasGrant reports whether the connection's user holds g, by running the statement that needs it with
+// an impossible WHERE in a transaction that is rolled back: the server checks privileges before it
+// looks at rows, so this covers roles, wildcards and column grants exactly as the real statements do.
+func (c *Conn) hasGrant(ctx context.Context, g Grant) (bool, error) {
+	t := c.d.quote(g.Table)
+	col := "id" // jobs, failed_jobs and job_batches have one; the cache table is keyed by key
+	if g.Table == c.tables.Cache {
+		col = "expiration"
+	}
+	probe := map[string]string{
+		"SELECT": "select 1 from " + t + " where 1 = 0",
+		"DELETE": "delete from " + t + " where 1 = 0",
+		"UPDATE": "update " + t + " set " + col + " = " + col + " where 1 = 0",
+		// Inserting the table's own columns: MySQL checks every column without a default otherwise.
+		"INSERT": "insert into " + t + " select * from " + t + " where 1 = 0",
+	}[g.Privilege]
+	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, probe)
+		if err == nil {
+			return errProbeDone
+		}
+		return err
+	})
+	var my *mysql.MySQLError
+	var pg *pgconn.PgError
+	switch {
+	case errors.Is(err, errProbeDone):
+		return true, nil
+	case errors.As(err, &my) && (my.Number == 1142 || my.Number == 1143 || my.Number == 1044):
+		// The insert probe also selects: a missing SELECT is reported by its own probe.
+		return !strings.HasPrefix(my.Message, g.Privilege), nil
+	case errors.As(err, &pg) && pg.Code == "42501":
+		return false, nil
+	}
+	return false, err
+}
+
+// errProbeDone rolls a privilege probe's transaction back once its statement ran.
+var errProbeDone = errors.New("probe done")

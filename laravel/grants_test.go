@@ -1,0 +1,39 @@
+package laravel_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+// TestCheckGrantsOptionalTables: the cache and batch tables are checked where they exist and skipped
+// where they do not; the jobs and failed_jobs tables must exist.
+func TestCheckGrantsOptionalTables(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		ctx := context.Background()
+		all := laravel.GrantsParams{FailedJobs: true, Cache: true, Batches: true}
+		if err := laravel.CheckGrants(ctx, s.Conn, all); err != nil {
+			t.Fatalf("every table there: %v", err)
+		}
+		tb := s.Conn.Tables()
+		for _, table := range []string{tb.Cache, tb.CacheLocks, tb.JobBatches} {
+			if _, err := queuetest.DB(s.Conn).Exec("drop table " + table); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := laravel.CheckGrants(ctx, s.Conn, all); err != nil {
+			t.Fatalf("without the optional tables: %v", err)
+		}
+		if _, err := queuetest.DB(s.Conn).Exec("drop table " + tb.FailedJobs); err != nil {
+			t.Fatal(err)
+		}
+		if err := laravel.CheckGrants(ctx, s.Conn, all); !errors.Is(err, laravel.ErrMissingTable) {
+			t.Fatalf("without failed_jobs: %v, want ErrMissingTable", err)
+		}
+	})
+}

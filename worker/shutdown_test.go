@@ -1,0 +1,61 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// TestStopGivesBackUnstartedAtOnce: on a stop signal, rows claimed ahead (the batch strategy's
+// prefetch) are given back at once, while a running job still runs, not after it finishes.
+func TestStopGivesBackUnstartedAtOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: "batch", Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Queue = q
+		started, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			once.Do(func() { close(started) })
+			<-release
+			return nil
+		}))
+		for range 4 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		w := f.worker(t, func(c *Config) { c.Concurrency, c.ShutdownGrace = 1, time.Minute })
+		ctx, cancel := context.WithCancel(bg)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = w.Run(ctx)
+		}()
+		<-started
+		cancel()
+		deadline := time.Now().Add(10 * time.Second)
+		for unreserved := 0; unreserved != 3; {
+			unreserved = 0
+			for _, r := range f.Rows(t) {
+				if r.ReservedAt == nil {
+					unreserved++
+				}
+			}
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("%d rows given back while a job still runs, want 3", unreserved)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(release)
+		<-done
+		f.wantRows(t, 3, 0)
+	})
+}
