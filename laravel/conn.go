@@ -147,6 +147,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		c.lock = "for update"
 	}
 	c.caps = d.capabilities(c.engine, c.lock)
+	c.readAttemptsLimit(pctx)
 	return c, nil
 }
 

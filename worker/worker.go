@@ -92,6 +92,18 @@ type Config struct {
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
 	FailedCompanion string
+	// RateLimiters are the limits of the PHP application's named rate limiters (RateLimiter::for),
+	// which the RateLimited job middleware applies; a job limited by a limiter not listed here is
+	// left to PHP workers.
+	RateLimiters map[string][]RateLimit
+	// RunUnknownMiddleware lists job classes that run here even though their middleware property
+	// holds middleware the worker does not apply (Skip, SkipIfBatchCancelled, the application's own);
+	// those middleware are then not applied. Jobs of other classes with such middleware are left to
+	// PHP workers.
+	RunUnknownMiddleware map[string]bool
+	// DontRetry are the PHP exception classes the application's exception handler lists with
+	// dontRetry (Laravel 13.17+): a job whose exception names one of them fails at once.
+	DontRetry map[string]bool
 	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
 	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
 	CheckModels bool
@@ -224,6 +236,14 @@ type Worker struct {
 	encryptedClasses sync.Map
 	paused           atomic.Bool
 
+	// The cache store as job middleware use it (nil without a reachable store); limiterWarned
+	// remembers the rate limiters already warned about.
+	mwLocks       LockStore
+	mwValues      LimiterStore
+	mwSerialized  bool
+	durations     DurationLimiter
+	limiterWarned sync.Map
+
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
 	idle  chan jobStart // an idle runner waits here for its next job
@@ -311,7 +331,26 @@ func New(p Params) (*Worker, error) {
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
+	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
+	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil
+}
+
+// middlewareStores picks the cache store job middleware use: the Redis store when Params.Locks and
+// Params.Cache reach one, else the database store (Params.Conn, when it has locks and values) when
+// the cache is enabled. Without one, jobs with middleware are left to PHP.
+func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
+	if p.Locks != nil || p.Cache != nil {
+		locks, _ := p.Locks.(LockStore)
+		values, _ := p.Cache.(LimiterStore)
+		return locks, values, false
+	}
+	locks, hasLocks := p.Conn.(DatabaseLocks)
+	values, hasValues := p.Conn.(LimiterStore)
+	if !p.Config.CacheEnabled || !hasLocks || !hasValues {
+		return nil, nil, false
+	}
+	return dbLocks{locks}, values, true
 }
 
 func logger(l *slog.Logger) *slog.Logger {

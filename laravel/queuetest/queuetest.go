@@ -178,6 +178,7 @@ var cases = []testCase{
 	{"AvailabilityInclusive", Options{}, caseAvailabilityInclusive},
 	{"ExpiredIgnoresAvailableAt", Options{}, caseExpiredIgnoresAvailableAt},
 	{"AttemptsSaturate", Options{}, caseAttemptsSaturate},
+	{"AttemptsSmallint", Options{Schema: laravel.SchemaParams{SmallAttempts: true}}, caseAttemptsSmallint},
 	{"ExcludeIDs", Options{}, caseExcludeIDs},
 	{"Push", Options{}, casePush},
 	{"DeleteFenced", Options{}, caseDeleteFenced},
