@@ -14,9 +14,9 @@ import (
 // releases) and DatabaseStore::add (stored only when the key is absent or expired), which job
 // middleware and the rate limiter use.
 func TestCacheLockReleaseAndAdd(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }

@@ -32,6 +32,7 @@ func middlewareFixture(t *testing.T, name string) []byte {
 
 // TestXXH128 checks the hash against PHP 8.2's hash('xxh128', ...), printed by PHP itself.
 func TestXXH128(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                "99aa06d3014798d86001c324468d497f",
 		`App\Jobs\Report`: "f9cc3ac83e295949967413eee896636a",
@@ -47,6 +48,7 @@ func TestXXH128(t *testing.T) {
 // job after releaseAfter with its attempt kept, or with dontRelease completes it without running it;
 // a free lock is taken for the handler and released after it.
 func TestWithoutOverlapping(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -101,6 +103,7 @@ func TestWithoutOverlapping(t *testing.T) {
 // count; after two exceptions within the decay the job is released until the timer runs out (plus 3
 // seconds), and its next attempt past maxTries fails it as PHP's worker does.
 func TestThrottlesExceptions(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -161,6 +164,7 @@ func TestThrottlesExceptions(t *testing.T) {
 
 // TestThrottlesExceptionsByJob counts a byJob ThrottlesExceptions under the job's uuid.
 func TestThrottlesExceptionsByJob(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
 	var calls atomic.Int32
 	f.reg.Register(guardedClass, failing(&calls, errors.New("upstream down")))
@@ -179,6 +183,7 @@ func TestThrottlesExceptionsByJob(t *testing.T) {
 // TestRateLimited applies the configured limits of Laravel's named limiter: two jobs a minute, the
 // third released until the timer runs out (plus 3 seconds), or with dontRelease completed unrun.
 func TestRateLimited(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -223,6 +228,7 @@ func TestRateLimited(t *testing.T) {
 // TestUnknownMiddlewareLeftForPHP leaves a job whose middleware the worker does not apply to PHP,
 // unless its class is configured to run without them.
 func TestUnknownMiddlewareLeftForPHP(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32

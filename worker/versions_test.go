@@ -48,6 +48,7 @@ func (f *fixture) lockHeld(t *testing.T, name string) string {
 // TestUniqueLockKeyHashesDisplayName: from 12.54 the class segment of a unique lock key is the
 // xxh128 of the job's own displayName().
 func TestUniqueLockKeyHashesDisplayName(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -70,6 +71,7 @@ func TestUniqueLockKeyHashesDisplayName(t *testing.T) {
 // TestUniqueLockOwner: from 13.24 a unique job's lock is released only by the dispatch that took it
 // (its owner in uniqueLockOwner); before, whoever holds it.
 func TestUniqueLockOwner(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -102,6 +104,7 @@ func (untilProcessingHandler) UniqueUntilProcessing() bool { return true }
 // TestUniqueUntilProcessingRetry: from 13.24 a retry of a ShouldBeUniqueUntilProcessing job that
 // carries no lock owner leaves the lock alone, since a newer dispatch may hold it.
 func TestUniqueUntilProcessingRetry(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -127,6 +130,7 @@ func TestUniqueUntilProcessingRetry(t *testing.T) {
 // TestDebounce: a #[DebounceFor] job (13.6+) whose debounce key names a newer dispatch's owner is
 // deleted without running; its own owner or no key lets it run.
 func TestDebounce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -162,6 +166,7 @@ func TestDebounce(t *testing.T) {
 
 // TestPauseAll: queue:pause --all (13.25+) stops every queue.
 func TestPauseAll(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		ran := &queueLog{}
@@ -188,6 +193,7 @@ func TestPauseAll(t *testing.T) {
 
 // TestMiddleware13: Laravel 13's serialized middleware, keyed by the hashed displayName.
 func TestMiddleware13(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -243,6 +249,7 @@ func TestMiddleware13(t *testing.T) {
 // TestDontRetry: from 13.17 an exception whose class the application lists with dontRetry fails the
 // job on its first attempt; before, it is retried as any other.
 func TestDontRetry(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -264,6 +271,7 @@ func TestDontRetry(t *testing.T) {
 
 // TestUniqueLockOwnerRedis is TestUniqueLockOwner with the lock in a Redis cache store.
 func TestUniqueLockOwnerRedis(t *testing.T) {
+	t.Parallel()
 	addr := net.JoinHostPort("127.0.0.1", "6379")
 	if c, err := net.DialTimeout("tcp", addr, 2*time.Second); err != nil {
 		testenv.Missing(t, "Redis is not reachable at %s (%v): apt-get install redis-server (or run .ci/services)", addr, err)
