@@ -125,7 +125,6 @@ const diffParallel = 6
 // the tables PHP's worker leaves and those artisan-go leaves. ARTISAN_GO_DIFF selects scenarios by
 // name (a regular expression).
 func TestDifferential(t *testing.T) {
-	t.Parallel()
 	var only *regexp.Regexp
 	if v := os.Getenv("ARTISAN_GO_DIFF"); v != "" {
 		only = regexp.MustCompile(v)
