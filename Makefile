@@ -3,12 +3,14 @@
 PKGS := ./...
 # The bench tag builds queue:bench (the benchmark harness and its plot), which the shipped binary leaves out.
 TAGS := -tags bench
+# Tests mostly wait on databases, PHP and timers, so more of them run at once than there are cores.
+PARALLEL := 4
 
 help: ## List the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
-	go test $(TAGS) -count=1 $(PKGS)
+	go test $(TAGS) -count=1 -parallel $(PARALLEL) $(PKGS)
 	go test -tags otlp -count=1 ./tracing
 
 build: ## Build bin/artisan-go; bin/artisan-go-otlp also exports traces over OTLP
@@ -18,8 +20,8 @@ build: ## Build bin/artisan-go; bin/artisan-go-otlp also exports traces over OTL
 chaos: ## Run the long fault suite (own database servers killed, workers killed and stopped) and print its table
 	cd internal/faults && ARTISAN_GO_CHAOS=1 go test -count=1 -timeout 30m
 
-race: ## Run the worker's and the fault suite's tests under the race detector
-	go test -race -count=1 ./worker ./internal/faults
+race: ## Run every test with the race detector
+	go test $(TAGS) -count=1 -race -parallel $(PARALLEL) $(PKGS)
 
 FUZZTIME ?= 10s
 fuzz: ## Run every fuzz target for FUZZTIME (10s) each
@@ -29,11 +31,12 @@ fuzz: ## Run every fuzz target for FUZZTIME (10s) each
 	  done; \
 	done
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and the layering rules (internal/layering)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet $(PKGS)
 	go vet $(TAGS) $(PKGS)
 	go vet -tags otlp ./tracing
+	go test -count=1 ./internal/layering
 
 bench: ## Run the Go benchmarks
 	go test $(TAGS) -run '^$$' -bench . -benchmem $(PKGS)

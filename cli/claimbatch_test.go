@@ -7,6 +7,7 @@ import (
 )
 
 func TestClaimBatchFollowsConcurrency(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		w    config.Worker
 		want int

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDoUnknownCommand(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Do(context.Background(), []string{"no:such"}, nil, &out, &errb); code != 2 {
 		t.Fatalf("exit status %d, want 2", code)
@@ -18,6 +19,7 @@ func TestDoUnknownCommand(t *testing.T) {
 }
 
 func TestDoListsCommands(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if code := Do(context.Background(), nil, nil, &out, &out); code != 0 {
 		t.Fatalf("exit status %d", code)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDemoRunsAndSummarizes(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	db := filepath.Join(t.TempDir(), "demo.sqlite")
 	for run := 0; run < 2; run++ { // the second run resets the database

@@ -73,6 +73,7 @@ func leastPrivilegeApp(t *testing.T, db testenv.Database) string {
 // TestMissingGrant: a worker whose user may not delete jobs stops at start naming the grant, instead
 // of running every job and completing none; queue:doctor reports it.
 func TestMissingGrant(t *testing.T) {
+	t.Parallel()
 	for _, d := range []struct {
 		name string
 		make func(testing.TB) testenv.Database
@@ -98,6 +99,7 @@ func TestMissingGrant(t *testing.T) {
 // TestMissingFailedTable: a missing failed_jobs table stops the worker at start with the command that
 // creates it, not at the first failure.
 func TestMissingFailedTable(t *testing.T) {
+	t.Parallel()
 	conn, env := newSQLiteApp(t, "welcome")
 	if _, err := queuetest.DB(conn).Exec("drop table failed_jobs"); err != nil {
 		t.Fatal(err)

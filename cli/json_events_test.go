@@ -11,6 +11,7 @@ import (
 // keys in its order, empty values left out (array_filter), json_encode's default escaping, timestamps
 // as Y-m-d\TH:i:s.uP and durations rounded to 6 places.
 func TestJSONEventLine(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 24, 10, 0, 0, 123456789, time.UTC)
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {

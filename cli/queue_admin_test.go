@@ -112,7 +112,6 @@ func (e *adminEnv) counts(t *testing.T) (jobs, failed int) {
 func TestQueueCommandsEachDatabase(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		ctx := context.Background()
 		e := newAdminEnv(t, db, true)
 		recent := e.failJobs(t, "a", 3, time.Now().UTC())
@@ -234,7 +233,6 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestQueueRetryManyIsInterruptible(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		e := newAdminEnv(t, db, true)
 		e.failJobs(t, "a", bulkRetry, time.Now().UTC())
 		ctx, cancel := context.WithCancel(context.Background())
@@ -268,7 +266,6 @@ func TestQueueRetryManyIsInterruptible(t *testing.T) {
 func TestQueueCommandsNewerLaravel(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		ctx := context.Background()
 		e := newAdminEnv(t, db, true, "ARTISAN_GO_LARAVEL_VERSION=13.25", "CACHE_STORE=database")
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -331,7 +328,6 @@ func TestQueueCommandsNewerLaravel(t *testing.T) {
 func TestQueueRetryRange(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		ctx := context.Background()
 		e := newAdminEnv(t, db, true, "QUEUE_FAILED_DRIVER=database")
 		e.failJobs(t, "a", 3, time.Now().UTC())

@@ -21,6 +21,7 @@ import (
 // TestQueueBenchSmall runs the bench for real on SQLite and MariaDB with 200 jobs and checks its JSON:
 // every row ran every job once, and the plot was drawn.
 func TestQueueBenchSmall(t *testing.T) {
+	t.Parallel()
 	my := testenv.MySQL(t)
 	lite := testenv.SQLite(t)
 	plot := filepath.Join(t.TempDir(), "bench.svg")
@@ -60,6 +61,7 @@ func TestQueueBenchSmall(t *testing.T) {
 // TestQueueBenchPostgres checks PostgreSQL's rows: both bare loops (as PostgreSQL plans Laravel's
 // claim, and walking the primary key) and the batch strategy, each running every job once.
 func TestQueueBenchPostgres(t *testing.T) {
+	t.Parallel()
 	pg := testenv.Postgres(t)
 	r := runBench(t, "--db", "pgsql", "--pgsql-dsn", pg.DSN, "--jobs", "200", "--workers", "2", "--strategies", "batch", "--work-binary", "")
 	var got []string
@@ -177,6 +179,7 @@ func runBench(t *testing.T, args ...string) bench.Report {
 }
 
 func TestQueueBenchBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--db", "oracle"}, {"--workers", "x"}, {"--db", "sqlite", "--long-tx"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
 	} {

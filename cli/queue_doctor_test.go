@@ -16,6 +16,7 @@ import (
 // each dialect, configured by a Laravel .env file: the doctor fails, a dry run changes nothing, the
 // migration makes the doctor pass, a second migration has nothing to do.
 func TestDoctorAndMigrateCommands(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
 		conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN})

@@ -73,6 +73,7 @@ func TestQueuePushPHPRuns(t *testing.T) {
 }
 
 func TestQueuePushBadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"queue:push"},
 		{"queue:push", "A", "B"},

@@ -308,7 +308,7 @@ func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, 
 	r := cfg.Cache.Redis
 	return redislock.OpenStore(ctx, redislock.Params{
 		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
-		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
 	}, r.LockDB, r.DB)
 }
 
@@ -347,10 +347,24 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
 	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis"
+	wc.RateLimiters = map[string][]worker.RateLimit{}
+	for _, l := range cfg.RateLimiters {
+		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})
+	}
+	wc.RunUnknownMiddleware, wc.DontRetry = classSet(w.RunUnknownMiddleware), classSet(w.DontRetry)
 	wc.DBConnection = cfg.DB.Driver
 	wc.Models = map[string]worker.Model{}
 	for _, m := range cfg.Models {
 		wc.Models[strings.TrimPrefix(m.Class, `\`)] = worker.Model{Table: m.Table, Key: m.Key, Connection: m.Connection}
 	}
 	return wc, nil
+}
+
+// classSet is a set of PHP class names, written with or without a leading backslash.
+func classSet(classes []string) map[string]bool {
+	set := make(map[string]bool, len(classes))
+	for _, c := range classes {
+		set[strings.TrimPrefix(c, `\`)] = true
+	}
+	return set
 }

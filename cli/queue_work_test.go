@@ -50,6 +50,7 @@ func newSQLiteApp(t *testing.T, names ...string) (conn *laravel.Conn, env string
 }
 
 func TestQueueWorkStopWhenEmpty(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, env := newSQLiteApp(t, "welcome")
 	var out, errb bytes.Buffer
@@ -74,6 +75,7 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 }
 
 func TestQueueWorkClaimBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, env := newSQLiteApp(t, "welcome", "podcast", "unique")
 	var out, errb bytes.Buffer
@@ -98,6 +100,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 }
 
 func TestQueueWorkBadInput(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 2 {
 		t.Fatalf("unknown flag: exit status %d", code)
@@ -110,6 +113,7 @@ func TestQueueWorkBadInput(t *testing.T) {
 }
 
 func TestQueueWorkRoutes(t *testing.T) {
+	t.Parallel()
 	conn, env := newSQLiteApp(t, "raw", "raw-string")
 	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
 	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n"), 0o600); err != nil {
@@ -145,6 +149,7 @@ func TestQueueWorkRoutes(t *testing.T) {
 }
 
 func TestQueueWorkMetricsAddrInUse(t *testing.T) {
+	t.Parallel()
 	_, env := newSQLiteApp(t, "welcome")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -160,6 +165,7 @@ func TestQueueWorkMetricsAddrInUse(t *testing.T) {
 }
 
 func TestQueueWorkServesMetrics(t *testing.T) {
+	t.Parallel()
 	_, env := newSQLiteApp(t, "welcome")
 	var out, errb bytes.Buffer
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--queue=emails", "--metrics-addr", "127.0.0.1:0", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
@@ -169,6 +175,7 @@ func TestQueueWorkServesMetrics(t *testing.T) {
 }
 
 func TestQueueWorkWritesPulseRows(t *testing.T) {
+	t.Parallel()
 	conn, env := newSQLiteApp(t, "podcast")
 	if err := laravel.CreatePulseTables(context.Background(), conn); err != nil {
 		t.Fatal(err)

@@ -62,6 +62,10 @@ type Config struct {
 	Unhandled string `mapstructure:"unhandled"`
 	// Routes bind job classes to external commands, HTTP endpoints or built-in handlers. YAML only.
 	Routes []Route `mapstructure:"routes"`
+	// RateLimiters are the limits of the PHP application's named rate limiters, which jobs with the
+	// RateLimited middleware use; a job limited by a limiter not listed is left to PHP workers. YAML
+	// only.
+	RateLimiters []RateLimit `mapstructure:"rate_limiters"`
 	// Models say where model classes keep their rows when Eloquent's default table name (the
 	// snake-case plural of the class basename) is not theirs. YAML only.
 	Models []Model `mapstructure:"models"`
@@ -196,6 +200,14 @@ type Worker struct {
 	// method when a Go worker fails it (copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app).
 	// Default "": those hooks do not run.
 	FailedCompanion string `mapstructure:"failed_companion"`
+	// RunUnknownMiddleware lists job classes that run here even though their middleware property holds
+	// job middleware artisan-go does not apply (Skip, SkipIfBatchCancelled, the application's own);
+	// those are then skipped. Default none: such jobs are left to PHP workers.
+	RunUnknownMiddleware []string `mapstructure:"run_unknown_middleware"`
+	// DontRetry lists the PHP exception classes the application's exception handler names with
+	// dontRetry (Laravel 13.17+): a job whose error names one of them (its PHPClass method) fails at
+	// once instead of being retried. Default none.
+	DontRetry []string `mapstructure:"dont_retry"`
 	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
 	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
 	// storage/framework/down next to the .env file given with --env-file; "" without one.

@@ -81,6 +81,8 @@ func convert(t reflect.Type, raw any) (any, error) {
 		return toInts(raw)
 	case typRoutes:
 		return toRoutes(raw)
+	case typRateLimits:
+		return toRateLimits(raw)
 	case typModels:
 		return toModels(raw)
 	}

@@ -61,9 +61,9 @@ func collectKeys(t reflect.Type, prefix string, index []int) []key {
 	return out
 }
 
-// yamlOnly reports whether a key is a list set only in the YAML file (routes, models).
+// yamlOnly reports whether a key is a list set only in the YAML file (routes, models, rate_limiters).
 func yamlOnly(path string) bool {
-	return strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "models")
+	return strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "models") || strings.HasPrefix(path, "rate_limiters")
 }
 
 // EnvName returns our environment variable for a dotted key: ARTISAN_GO_ and the key in upper case,

@@ -209,6 +209,9 @@ func TestLoadVersionDefaults(t *testing.T) {
 			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-" &&
 				strings.Contains(strings.Join(c.Warnings(), "\n"), "set CACHE_PREFIX")
 		}, "hyphenated prefixes and a note about them"},
+		{"13.24", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Store == "database"
+		}, "13.x: the framework's and skeleton's laravel-cache- prefix"},
 		{"11", func(c *Config) bool {
 			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_" && c.DB.Driver == "sqlite" && c.DB.Port == 0 && c.DB.Username == "root"
 		}, "database store, laravel_cache_, sqlite, root"},
@@ -505,12 +508,16 @@ func TestExampleFile(t *testing.T) {
 		}
 	}
 	want := Default()
-	want.Routes, want.Models, want.App.PreviousKeys = cfg.Routes, cfg.Models, cfg.App.PreviousKeys
+	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
+	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}
 	if len(cfg.Routes) != 4 || cfg.Routes[0].Timeout != 30*time.Second || cfg.Routes[3].UniqueID != "{reportId}" {
 		t.Errorf("routes %+v", cfg.Routes)
+	}
+	if len(cfg.RateLimiters) != 1 || cfg.RateLimiters[0] != (RateLimit{Limiter: "uploads", Allow: 10, Per: time.Minute, By: "{userId}"}) {
+		t.Errorf("rate_limiters %+v", cfg.RateLimiters)
 	}
 	if len(cfg.Models) != 1 || cfg.Models[0] != (Model{Class: `App\Models\Person`, Table: "people"}) {
 		t.Errorf("models %+v", cfg.Models)

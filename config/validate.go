@@ -67,6 +67,7 @@ func (c *Config) Validate() error {
 	c.validateApp(v)
 	c.validateCacheAndFailed(v)
 	c.validateRoutes(v)
+	c.validateRateLimits(v)
 	c.validateOperating(v)
 	c.validateModels(v)
 	return errors.Join(v.errs...)

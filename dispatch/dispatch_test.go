@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewRejectsBadParams(t *testing.T) {
+	t.Parallel()
 	for _, p := range []Params{
 		{Dialect: "oracle"},
 		{Dialect: laravel.MySQL, Table: "jobs; drop table users"},
@@ -28,6 +29,7 @@ func TestNewRejectsBadParams(t *testing.T) {
 }
 
 func TestPayloadRejectsBadJobs(t *testing.T) {
+	t.Parallel()
 	d, err := New(Params{Dialect: laravel.SQLite})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +49,7 @@ func TestPayloadRejectsBadJobs(t *testing.T) {
 
 // TestPayloadByVersion checks the envelope keys and the trait properties each version writes.
 func TestPayloadByVersion(t *testing.T) {
+	t.Parallel()
 	at := time.Unix(1763700000, 0)
 	for _, c := range []struct {
 		version, keys, props string
@@ -100,6 +103,7 @@ func TestPayloadByVersion(t *testing.T) {
 }
 
 func TestFromJSON(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`7`:                       `i:7;`,
 		`1.5`:                     `d:1.5;`,

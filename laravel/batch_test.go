@@ -26,9 +26,9 @@ func insertBatch(t *testing.T, c *laravel.Conn, id string, jobs int) {
 }
 
 func TestBatches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		s := queuetest.NewSetup(t, db, laravel.DefaultStrategy, queuetest.Options{})
 		c := s.Conn
 		const id = "9a6f1c52-8c3e-4b7e-9d1a-3f2b1c0d4e5f"

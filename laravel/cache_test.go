@@ -12,9 +12,9 @@ import (
 )
 
 func TestCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }
@@ -111,6 +111,7 @@ func TestCache(t *testing.T) {
 }
 
 func TestUnserializeNumber(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want int64

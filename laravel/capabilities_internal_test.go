@@ -9,6 +9,7 @@ import (
 // dialect for a server behind a pooler that cannot pipeline would declare it: claims and grouped
 // deletes take the one-statement and transaction paths instead, and every job is still claimed once.
 func TestPostgresWithoutPipeline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, tables := pgTables(t, "nopipe")
 	c.caps.Pipeline = false

@@ -61,7 +61,7 @@ func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 	jobs, err := q.claim(ctx, p)
 	// A job the worker leaves reserved (a timeout left for retry_after) never calls a completion;
 	// after retry_after its claim may be another worker's anyway, so it is no longer awaited.
-	until := time.Now().Add(time.Duration(max(p.RetryAfter, 1)) * time.Second)
+	until := q.C.clock().Add(time.Duration(max(p.RetryAfter, 1)) * time.Second)
 	q.mu.Lock()
 	for _, j := range jobs {
 		q.out[j] = until
@@ -77,7 +77,7 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 		m = &claimMemo{}
 		q.memo[p.Queue] = m
 	}
-	m.p, m.at = *p, time.Now()
+	m.p, m.at = *p, q.C.clock()
 	q.stopped = false
 	q.mu.Unlock()
 	limit := max(p.Limit, 1)
@@ -208,7 +208,7 @@ func (q *batchQueue) prefetchFor(done []*Job) *JobClaimParams {
 		return nil
 	}
 	p := m.p
-	p.Now += int64(time.Since(m.at) / time.Second)
+	p.Now += int64(q.C.clock().Sub(m.at) / time.Second)
 	p.Limit = q.size - buffered
 	return &p
 }
@@ -233,7 +233,7 @@ func (q *batchQueue) settle(jobs ...*Job) {
 func (q *batchQueue) allSettled() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := time.Now()
+	now := q.C.clock()
 	for j, until := range q.out {
 		if now.After(until) {
 			delete(q.out, j)

@@ -18,6 +18,7 @@ import (
 // the claim fails with ErrCommitUnknown, and the rows it may have reserved are given back once the
 // database answers again, instead of waiting for retry_after with an attempt used up.
 func TestClaimCommitUnanswered(t *testing.T) {
+	t.Parallel()
 	db := testenv.MySQL(t)
 	target := fmt.Sprintf("%s:%d", db.Host, db.Port)
 	proxy := faults.StartProxy(t, target)

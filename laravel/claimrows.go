@@ -54,7 +54,7 @@ func (r *rowClaimer) floor(queue string) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := r.floors[queue]
-	if f == nil || time.Since(f.since) >= floorReset {
+	if f == nil || r.c.clock().Sub(f.since) >= floorReset {
 		return 0
 	}
 	return f.id
@@ -73,7 +73,7 @@ func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
 		return
 	}
 	if f == nil {
-		f = &idFloor{since: time.Now()}
+		f = &idFloor{since: r.c.clock()}
 		r.floors[queue] = f
 	}
 	f.id = jobs[0].ID

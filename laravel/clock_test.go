@@ -12,6 +12,7 @@ import (
 
 // TestClockSkew measures a worker clock set an hour ahead against the real server's clock.
 func TestClockSkew(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		c := queuetest.Open(t, queuetest.OpenParams(db))
 		ahead := func() time.Time { return time.Now().Add(time.Hour) }

@@ -61,7 +61,8 @@ type OpenParams struct {
 	RequireSQLiteFile bool
 	// BusyTimeout is SQLite's busy_timeout; 0 means DefaultSQLiteBusyTimeout.
 	BusyTimeout time.Duration
-	// Clock gives "now" for batch and cache timestamps; nil means time.Now.
+	// Clock gives "now" for batch and cache timestamps and for the claim strategies' own timing (how
+	// long a moving id bound stands, when marked rows are swept); nil means time.Now.
 	Clock func() time.Time
 }
 
@@ -150,6 +151,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		c.lock = "for update"
 	}
 	c.caps = d.capabilities(c.engine, c.claimLock)
+	c.readAttemptsLimit(pctx)
 	return c, nil
 }
 

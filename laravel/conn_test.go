@@ -13,6 +13,7 @@ import (
 )
 
 func TestVersionCompare(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want int
@@ -40,6 +41,7 @@ func TestVersionCompare(t *testing.T) {
 }
 
 func TestPopLock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d               laravel.Dialect
 		version         string
@@ -65,6 +67,7 @@ func TestPopLock(t *testing.T) {
 }
 
 func TestOpenDetectsVersionAndLock(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		p := queuetest.OpenParams(db)
 		c := queuetest.Open(t, p)
@@ -92,6 +95,7 @@ func TestOpenDetectsVersionAndLock(t *testing.T) {
 }
 
 func TestOpenFromParts(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		p := laravel.OpenParams{
 			Dialect: laravel.Dialect(db.Dialect), Host: db.Host, Port: db.Port, Database: db.Name,
@@ -105,6 +109,7 @@ func TestOpenFromParts(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
+	t.Parallel()
 	for _, p := range []laravel.OpenParams{
 		{Dialect: laravel.MySQL, Host: "127.0.0.1", Port: 1, Database: "app", Username: "root"},
 		{Dialect: laravel.Postgres, Host: "127.0.0.1", Port: 1, Database: "app", Username: "postgres"},
@@ -124,6 +129,7 @@ func TestOpenUnreachable(t *testing.T) {
 }
 
 func TestTablesValidate(t *testing.T) {
+	t.Parallel()
 	if err := laravel.DefaultTables().Validate(); err != nil {
 		t.Fatalf("default tables: %v", err)
 	}
@@ -136,6 +142,7 @@ func TestTablesValidate(t *testing.T) {
 }
 
 func TestMissingTable(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		c := queuetest.Open(t, queuetest.OpenParams(db))
 		q, err := laravel.NewQueue(c, laravel.QueueParams{})
@@ -156,6 +163,7 @@ func TestMissingTable(t *testing.T) {
 }
 
 func TestUnknownStrategy(t *testing.T) {
+	t.Parallel()
 	_, err := laravel.NewQueue(nil, laravel.QueueParams{Strategy: "nope"})
 	if !errors.Is(err, laravel.ErrUnknownStrategy) || !strings.Contains(err.Error(), "delete-retry") {
 		t.Fatalf("err = %v; want ErrUnknownStrategy listing delete-retry", err)
@@ -163,6 +171,7 @@ func TestUnknownStrategy(t *testing.T) {
 }
 
 func TestRegisterStrategy(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(laravel.Strategies(), laravel.DefaultStrategy) {
 		t.Fatalf("Strategies() = %v, want %s among them", laravel.Strategies(), laravel.DefaultStrategy)
 	}

@@ -67,7 +67,7 @@ func (q *deleteMark) Strategy() string { return "delete-mark" }
 // Laravel's predicate, which skips marked rows by itself.
 func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	q.mu.Lock()
-	due := len(q.marked) >= SweepMarks || len(q.marked) > 0 && time.Since(q.lastSweep) >= SweepEvery
+	due := len(q.marked) >= SweepMarks || len(q.marked) > 0 && q.C.clock().Sub(q.lastSweep) >= SweepEvery
 	q.mu.Unlock()
 	if due {
 		if err := q.sweepOwn(ctx); err != nil {
@@ -94,7 +94,7 @@ func (q *deleteMark) sweepOwn(ctx context.Context) error {
 	q.mu.Lock()
 	ids := q.marked
 	q.marked = nil
-	q.lastSweep = time.Now()
+	q.lastSweep = q.C.clock()
 	q.mu.Unlock()
 	c := q.C
 	for i := 0; i < len(ids); i += SweepBatch {

@@ -132,6 +132,7 @@ const (
 	colInteger                   // integer()
 	colUInt                      // unsignedInteger()
 	colTinyUInt                  // unsignedTinyInteger(): the jobs attempts column
+	colSmallUInt                 // unsignedSmallInteger(): the jobs attempts column from Laravel 13.6
 	colBigUInt                   // unsignedBigInteger(): columns the migrations here add
 	colTimestamp                 // timestamp()->useCurrent()
 )

@@ -106,7 +106,7 @@ func (mysqlDialect) freshSelect(q string) string { return q }
 var mysqlTypes = map[colType]string{
 	colID: "bigint unsigned not null auto_increment primary key", colString: "varchar(255)", colText: "text",
 	colMediumText: "mediumtext", colLongText: "longtext", colInteger: "int", colUInt: "int unsigned",
-	colTinyUInt: "tinyint unsigned", colBigUInt: "bigint unsigned", colTimestamp: "timestamp default CURRENT_TIMESTAMP",
+	colTinyUInt: "tinyint unsigned", colSmallUInt: "smallint unsigned", colBigUInt: "bigint unsigned", colTimestamp: "timestamp default CURRENT_TIMESTAMP",
 }
 
 func (mysqlDialect) columnType(t colType, nullable bool) string {

@@ -146,7 +146,7 @@ func (pgsqlDialect) freshSelect(q string) string {
 var pgsqlTypes = map[colType]string{
 	colID: "bigserial primary key not null", colString: "varchar(255)", colText: "text",
 	colMediumText: "text", colLongText: "text", colInteger: "integer", colUInt: "integer",
-	colTinyUInt: "smallint", colBigUInt: "bigint", colTimestamp: "timestamp(0) without time zone default CURRENT_TIMESTAMP",
+	colTinyUInt: "smallint", colSmallUInt: "smallint", colBigUInt: "bigint", colTimestamp: "timestamp(0) without time zone default CURRENT_TIMESTAMP",
 }
 
 func (pgsqlDialect) columnType(t colType, nullable bool) string {

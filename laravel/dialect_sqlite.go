@@ -92,7 +92,7 @@ func (sqliteDialect) freshSelect(q string) string { return q }
 var sqliteTypes = map[colType]string{
 	colID: "integer not null primary key autoincrement", colString: "varchar", colText: "text",
 	colMediumText: "text", colLongText: "text", colInteger: "integer", colUInt: "integer",
-	colTinyUInt: "integer", colBigUInt: "integer", colTimestamp: "datetime default CURRENT_TIMESTAMP",
+	colTinyUInt: "integer", colSmallUInt: "integer", colBigUInt: "integer", colTimestamp: "datetime default CURRENT_TIMESTAMP",
 }
 
 // columnType: SQLite's grammar writes nothing for a nullable column.

@@ -43,6 +43,7 @@ func indexColumns(t *testing.T, c *laravel.Conn) [][]string {
 // TestDoctorAndMigrateLegacyTable takes a Laravel 5.4 jobs table on each dialect through the doctor,
 // a dry run, the migration, a second (idempotent) migration, and both rollbacks.
 func TestDoctorAndMigrateLegacyTable(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
 		s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
@@ -107,6 +108,7 @@ func TestDoctorAndMigrateLegacyTable(t *testing.T) {
 // TestMigrateIndexWhileDraining migrates a legacy table while workers drain it: nothing lost, nothing
 // run twice.
 func TestMigrateIndexWhileDraining(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
 		var wg sync.WaitGroup
@@ -129,6 +131,7 @@ func TestMigrateIndexWhileDraining(t *testing.T) {
 }
 
 func TestDoctorMissingTable(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		c := queuetest.Open(t, queuetest.OpenParams(db))
 		fs, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{})

@@ -3,6 +3,7 @@ package laravel
 import "testing"
 
 func TestModelTable(t *testing.T) {
+	t.Parallel()
 	for class, want := range map[string]string{
 		`App\Models\User`:        "users",
 		`App\Models\UserProfile`: "user_profiles",

@@ -13,6 +13,7 @@ import (
 // TestCheckGrantsOptionalTables: the cache and batch tables are checked where they exist and skipped
 // where they do not; the jobs and failed_jobs tables must exist.
 func TestCheckGrantsOptionalTables(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
 		ctx := context.Background()

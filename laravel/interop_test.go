@@ -17,8 +17,8 @@ import (
 // is listed and retried by PHP's queue:failed and queue:retry; PHP's queue:restart signal, unique
 // locks and batches are read and written here.
 func TestPHPInterop(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		app := phpapp.New(t, db)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()

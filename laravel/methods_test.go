@@ -17,9 +17,9 @@ import (
 // TestJobTableAndLists writes jobs through the caller's transaction and reads them, and the failed
 // ones, back through the listing methods, on every database.
 func TestJobTableAndLists(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		c := queuetest.Open(t, queuetest.OpenParams(db))
 		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
 			t.Fatal(err)
@@ -102,9 +102,9 @@ func TestJobTableAndLists(t *testing.T) {
 // TestBatchCreateAndCacheLocks creates a batch and takes cache locks as Laravel's database stores do,
 // on every database.
 func TestBatchCreateAndCacheLocks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }

@@ -15,6 +15,7 @@ import (
 // starting together do: each switches the file to WAL, which another's lock can refuse at once, and
 // every open must still succeed.
 func TestOpenSQLiteConcurrently(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for round := range 20 {
 		path := filepath.Join(dir, fmt.Sprintf("db%d.sqlite", round))

@@ -32,6 +32,7 @@ func pgTables(t *testing.T, prefix string) (*Conn, Tables) {
 // in its pipeline the claim walks the primary key from the bound and stops after the batch, instead
 // of sorting every row of the queue.
 func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, tables := pgTables(t, "plan")
 	fill := "insert into " + c.quote(tables.Jobs) + " (queue, payload, attempts, available_at, created_at) select 'default', repeat('x', 500), 0, 0, 0 from generate_series(1, 5000)"
@@ -76,6 +77,7 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 // commit together, so a failing step undoes the delete before it, and a missing table is reported as
 // ErrMissingTable with its fix.
 func TestPostgresPipelineIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, tables := pgTables(t, "pipe")
 	fill := "insert into " + c.quote(tables.Jobs) + " (queue, payload, attempts, reserved_at, available_at, created_at) select 'default', 'x', 1, 50, 0, 0 from generate_series(1, 3)"

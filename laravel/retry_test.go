@@ -11,6 +11,7 @@ import (
 )
 
 func TestRetryPolicy(t *testing.T) {
+	t.Parallel()
 	deadlock := fmt.Errorf("%w: 1213", laravel.ErrDeadlock)
 	busy := fmt.Errorf("%w: 1205", laravel.ErrBusy)
 	other := errors.New("syntax error")

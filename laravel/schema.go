@@ -50,6 +50,9 @@ type SchemaParams struct {
 	// SkipBatches and SkipCache leave out job_batches and the cache tables.
 	SkipBatches bool
 	SkipCache   bool
+	// SmallAttempts makes jobs.attempts an unsigned smallint, as the jobs stub of Laravel 13.6+
+	// does, instead of a tinyint.
+	SmallAttempts bool
 }
 
 // CreateSchema creates the tables with the DDL Laravel 8.83's migrations produce for the connection's
@@ -60,6 +63,7 @@ func CreateSchema(ctx context.Context, c *Conn, p SchemaParams) error {
 			return fmt.Errorf("create schema: %s: %w", stmt, c.translate(err))
 		}
 	}
+	c.readAttemptsLimit(ctx)
 	return nil
 }
 
@@ -95,8 +99,12 @@ func schemaDDL(d dialect, t Tables, p SchemaParams) []string {
 	uint := func(name string, nullable bool) column { return column{name, colUInt, nullable} }
 
 	var out []string
+	attempts := colTinyUInt
+	if p.SmallAttempts {
+		attempts = colSmallUInt
+	}
 	out = append(out, create(t.Jobs, []column{
-		id, str("queue"), longText("payload"), {name: "attempts", typ: colTinyUInt},
+		id, str("queue"), longText("payload"), {name: "attempts", typ: attempts},
 		uint("reserved_at", true), uint("available_at", false), uint("created_at", false),
 	}))
 	if p.LegacyJobsIndex {

@@ -9,6 +9,7 @@ import (
 // TestSchemaDDLMatchesLaravel compares the DDL with what Laravel 8.83's schema builder printed for the
 // same migrations (testdata/schema-laravel-8.83.tsv: dialect, migration, statement).
 func TestSchemaDDLMatchesLaravel(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/schema-laravel-8.83.tsv")
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package laravel_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func laravelSelect(t *testing.T, s *queuetest.Setup, now int64) []int64 {
 }
 
 func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		for _, withColumn := range []bool{false, true} {
 			s := queuetest.NewSetup(t, db, "delete-mark", queuetest.Options{})
@@ -92,8 +94,17 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 }
 
 func TestBatchFloorStrandsNothing(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		s, q := batchOfTwo(t, db)
+		s, _ := batchOfTwo(t, db)
+		// The queue's clock moves only when the test says, so the reset period passes without a wait.
+		clk := &stepClock{}
+		p := s.Params
+		p.Clock = clk.Now
+		q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: "batch", Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx := context.Background()
 		late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
 		const n = 150
@@ -116,14 +127,14 @@ func TestBatchFloorStrandsNothing(t *testing.T) {
 		if j := claim(t0); j == nil || j.ID == late {
 			t.Fatalf("first claim = %+v", j)
 		}
-		start := time.Now()
+		start := clk.Now()
 		seen, left := false, 0
 		for j := claim(t0 + 10); j != nil; j = claim(t0 + 10) {
 			if j.ID == late {
 				seen, left = true, len(s.Rows(t))
-				t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", time.Since(start), left)
+				t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", clk.Now().Sub(start), left)
 			}
-			time.Sleep(15 * time.Millisecond)
+			clk.Advance(15 * time.Millisecond)
 		}
 		if !seen || left == 0 {
 			t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the reset period, before the queue drained", seen, left)
@@ -135,6 +146,7 @@ func TestBatchFloorStrandsNothing(t *testing.T) {
 }
 
 func TestBatchPrefetchReturned(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
 		for i := range 4 {
@@ -166,6 +178,7 @@ func TestBatchPrefetchReturned(t *testing.T) {
 }
 
 func TestOptimisticVersionColumn(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s := queuetest.NewSetup(t, db, "optimistic", queuetest.Options{})
 		addColumn(t, s, "version")
@@ -186,6 +199,7 @@ func TestOptimisticVersionColumn(t *testing.T) {
 }
 
 func TestChooseStrategy(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{})
 		ctx := context.Background()
@@ -213,6 +227,7 @@ func TestChooseStrategy(t *testing.T) {
 }
 
 func TestBatchDeleteClaimsNext(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		s, q := batchOfTwo(t, db)
 		ctx := context.Background()
@@ -281,6 +296,12 @@ func TestBatchDeleteClaimsNext(t *testing.T) {
 		}
 	})
 }
+
+// stepClock is a clock that stands still until Advance moves it.
+type stepClock struct{ ns atomic.Int64 }
+
+func (c *stepClock) Now() time.Time          { return time.Unix(0, c.ns.Load()+t0*int64(time.Second)) }
+func (c *stepClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // batchOfTwo sets up a table with a batch queue that claims two rows at a time.
 func batchOfTwo(t *testing.T, db testenv.Database) (*queuetest.Setup, laravel.Queue) {

@@ -166,6 +166,7 @@ next:
 // TestMetricsWhileJobsRun works real jobs on each database, scrapes the endpoint while one is running
 // and after all are done, and compares the counters with what the worker and the table say.
 func TestMetricsWhileJobsRun(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		e := newEnv(t, db)
 		now := time.Now().Unix()
@@ -332,6 +333,7 @@ func histogramSum(fams map[string]*dto.MetricFamily, name string) float64 {
 // TestQueueDepthMatchesTable samples queues holding available, delayed, reserved and expired rows and
 // compares the gauges with what the table says.
 func TestQueueDepthMatchesTable(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		e := newEnv(t, db)
 		now := time.Now().Unix()
@@ -404,6 +406,7 @@ func TestQueueDepthMatchesTable(t *testing.T) {
 
 // TestReadyz reports a worker whose claims fail as not ready, and one that claims again as ready.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	c := metrics.New(metrics.Params{})
 	if err := c.Ready(0, 4, time.Minute); err != nil {
 		t.Fatalf("a new collector is not ready: %v", err)
@@ -430,6 +433,7 @@ func TestReadyz(t *testing.T) {
 
 // TestReadyzDatabaseGone: /readyz fails, saying why, once the database does not answer.
 func TestReadyzDatabaseGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, testenv.SQLite(t))
 	c := metrics.New(metrics.Params{})
 	w, err := worker.New(worker.Params{Queue: e.queue, Conn: e.conn, Registry: handlers.NewRegistry(), Config: worker.Defaults(), Observer: c})
@@ -455,6 +459,7 @@ func TestReadyzDatabaseGone(t *testing.T) {
 // TestTimedOutJob counts a job that runs past its timeout, applied by the worker's timeout watcher,
 // once as timed out and once as failed, and times it.
 func TestTimedOutJob(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, testenv.SQLite(t))
 	e.push(t, okClass, "default", 1, time.Now().Unix(), 1)
 	reg := handlers.NewRegistry()

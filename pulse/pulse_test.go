@@ -78,6 +78,7 @@ func expectedRows(events []pulseEvent) (entries, aggregates []string) {
 // tables as its migration creates them, and compares the rows with what Pulse's recorders and storage
 // would write for the same events.
 func TestPulseRowsAsPulseWritesThem(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		p := queuetest.OpenParams(db)
 		p.Tables = laravel.Tables{}

@@ -39,6 +39,9 @@ type Params struct {
 	// Prefix is what Laravel puts before a lock name: the Redis client prefix (REDIS_PREFIX) and the
 	// cache store prefix with its colon; see LockPrefix.
 	Prefix string
+	// ClientPrefix is the Redis client prefix alone (REDIS_PREFIX), which phpredis puts before the
+	// keys of the Redis facade, such as the *WithRedis job middleware's limiters.
+	ClientPrefix string
 	// DialTimeout bounds connecting; 0 means 5 seconds.
 	DialTimeout time.Duration
 }
@@ -160,11 +163,28 @@ func (l *Locks) CacheForget(ctx context.Context, key string) error {
 	return nil
 }
 
-// command runs one command, redialling a broken connection once.
+// command runs one command whose reply is a string, redialling a broken connection once.
 func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
+	return stringReply(l.commandAny(ctx, args...))
+}
+
+// stringReply returns a reply that must be a string.
+func stringReply(v any, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("unexpected Redis array reply %v", v)
+	}
+	return s, nil
+}
+
+// commandAny runs one command, redialling a broken connection once.
+func (l *Locks) commandAny(ctx context.Context, args ...string) (any, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var v string
+	var v any
 	var err error
 	for try := 0; try < 2; try++ {
 		if l.conn == nil {
@@ -172,7 +192,7 @@ func (l *Locks) command(ctx context.Context, args ...string) (string, error) {
 				continue
 			}
 		}
-		if v, err = l.do(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
+		if v, err = l.roundTrip(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
 			break
 		}
 		l.drop()
@@ -225,6 +245,12 @@ func (l *Locks) Close() error {
 
 // do sends one command and reads a simple, integer or bulk reply.
 func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
+	return stringReply(l.roundTrip(ctx, args...))
+}
+
+// roundTrip sends one command and reads its reply: a string, errNil, or for an array a []any of those
+// (a nil element is nil).
+func (l *Locks) roundTrip(ctx context.Context, args ...string) (any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Second)
@@ -241,6 +267,11 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 	if _, err := l.conn.Write(b); err != nil {
 		return "", err
 	}
+	return l.reply(0)
+}
+
+// reply reads one reply, arrays nested at most a few levels deep.
+func (l *Locks) reply(depth int) (any, error) {
 	line, err := l.r.ReadString('\n')
 	if err != nil {
 		return "", err
@@ -254,13 +285,30 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 		return body, nil
 	case '-':
 		return "", fmt.Errorf("%w: %s", ErrRedis, body)
-	case '$':
+	case '$', '*':
 		n, err := strconv.Atoi(body)
 		if err != nil {
 			return "", fmt.Errorf("malformed Redis reply %q", line)
 		}
 		if n < 0 {
 			return "", errNil
+		}
+		if line[0] == '*' {
+			if depth > 3 {
+				return "", fmt.Errorf("Redis reply nested too deep")
+			}
+			out := make([]any, n)
+			for i := range out {
+				v, err := l.reply(depth + 1)
+				if errors.Is(err, errNil) {
+					v, err = nil, nil
+				}
+				if err != nil {
+					return "", err
+				}
+				out[i] = v
+			}
+			return out, nil
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(l.r, buf); err != nil {
@@ -269,4 +317,73 @@ func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
 		return string(buf[:n]), nil
 	}
 	return "", fmt.Errorf("unexpected Redis reply %q", line)
+}
+
+// LockAcquire takes the lock called name (without prefix) for owner as RedisLock::acquire does: SET
+// with NX and an expiry of seconds, or without an expiry when seconds is 0 or less. It reports whether
+// the lock was taken.
+func (l *Locks) LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+	args := []string{"SET", l.p.Prefix + name, owner, "NX"}
+	if seconds > 0 {
+		args = append(args, "EX", strconv.FormatInt(seconds, 10))
+	}
+	_, err := l.command(ctx, args...)
+	switch {
+	case errors.Is(err, errNil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("acquire Redis lock %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// releaseScript deletes a key only while it holds the given owner, in one step on the server.
+const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`
+
+// LockRelease deletes the lock called name only while owner holds it, as RedisLock::release does, and
+// reports whether it did.
+func (l *Locks) LockRelease(ctx context.Context, name, owner string) (bool, error) {
+	v, err := l.command(ctx, "EVAL", releaseScript, "1", l.p.Prefix+name, owner)
+	if err != nil {
+		return false, fmt.Errorf("release Redis lock %s: %w", name, err)
+	}
+	return v == "1", nil
+}
+
+// LockOwner returns the owner of the lock called name, and false when it is free.
+func (l *Locks) LockOwner(ctx context.Context, name string) (string, bool, error) {
+	return l.CacheGet(ctx, name)
+}
+
+// CacheAdd stores value under key for ttl only when the key is absent, as RedisStore::add does, and
+// reports whether it stored it. Numbers are stored as they are, as RedisStore keeps them.
+func (l *Locks) CacheAdd(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	secs := strconv.FormatInt(max(int64(ttl/time.Second), 1), 10)
+	_, err := l.command(ctx, "SET", l.p.Prefix+key, value, "EX", secs, "NX")
+	switch {
+	case errors.Is(err, errNil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("add Redis cache key %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// CachePut stores value under key for ttl (RedisStore::put, SETEX).
+func (l *Locks) CachePut(ctx context.Context, key, value string, ttl time.Duration) error {
+	secs := strconv.FormatInt(max(int64(ttl/time.Second), 1), 10)
+	if _, err := l.command(ctx, "SETEX", l.p.Prefix+key, secs, value); err != nil {
+		return fmt.Errorf("put Redis cache key %s: %w", key, err)
+	}
+	return nil
+}
+
+// CacheIncrement adds by to the number under key and returns it (RedisStore::increment, INCRBY): a
+// missing key counts from 0 and has no expiry, as in Laravel.
+func (l *Locks) CacheIncrement(ctx context.Context, key string, by int64) (int64, error) {
+	v, err := l.command(ctx, "INCRBY", l.p.Prefix+key, strconv.FormatInt(by, 10))
+	if err != nil {
+		return 0, fmt.Errorf("increment Redis cache key %s: %w", key, err)
+	}
+	return strconv.ParseInt(v, 10, 64)
 }

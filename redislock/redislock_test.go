@@ -41,6 +41,7 @@ func openTest(t *testing.T, db int) (*Locks, string) {
 }
 
 func TestForceRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, prefix := openTest(t, 3)
 	key := prefix + `laravel_unique_job:App\Jobs\Uniquek1`
@@ -61,6 +62,7 @@ func TestForceRelease(t *testing.T) {
 }
 
 func TestCacheValues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, prefix := openTest(t, 4)
 	if v, ok, err := l.CacheGet(ctx, "illuminate:queue:restart"); err != nil || ok || v != "" {
@@ -91,6 +93,7 @@ func TestCacheValues(t *testing.T) {
 }
 
 func TestOpenStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := Params{Addr: redisAddr(t), Prefix: LockPrefix(testenv.Name("app")+"_database_", "app_cache")}
 	same, err := OpenStore(ctx, p, 5, 5)
@@ -119,6 +122,7 @@ func TestOpenStore(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	addr := redisAddr(t)
 	if _, err := Open(context.Background(), Params{Addr: "127.0.0.1:1"}); err == nil {
 		t.Error("Open of a closed port succeeded")
@@ -132,4 +136,52 @@ func ExampleLockPrefix() {
 	// Laravel 8's defaults for APP_NAME=Laravel: REDIS_PREFIX laravel_database_, CACHE_PREFIX laravel_cache.
 	fmt.Println(LockPrefix("laravel_database_", "laravel_cache"))
 	// Output: laravel_database_laravel_cache:
+}
+
+// TestLockAndLimiterValues checks the lock and the rate limiter's cache operations as RedisLock and
+// RedisStore perform them: one owner at a time, owner-checked release, add only when absent.
+func TestLockAndLimiterValues(t *testing.T) {
+	ctx := context.Background()
+	l, prefix := openTest(t, 4)
+	name := `laravel-queue-overlap:App\Jobs\Guarded:k`
+	if ok, err := l.LockAcquire(ctx, name, "a", 10); err != nil || !ok {
+		t.Fatalf("acquire = %v, %v", ok, err)
+	}
+	if ok, err := l.LockAcquire(ctx, name, "b", 0); err != nil || ok {
+		t.Fatalf("acquire of a held lock = %v, %v", ok, err)
+	}
+	if ttl, err := l.do(ctx, "TTL", prefix+name); err != nil || ttl != "10" {
+		t.Fatalf("TTL = %q, %v", ttl, err)
+	}
+	if ok, err := l.LockRelease(ctx, name, "b"); err != nil || ok {
+		t.Fatalf("release by another owner = %v, %v", ok, err)
+	}
+	if owner, ok, err := l.LockOwner(ctx, name); err != nil || !ok || owner != "a" {
+		t.Fatalf("owner = %q, %v, %v", owner, ok, err)
+	}
+	if ok, err := l.LockRelease(ctx, name, "a"); err != nil || !ok {
+		t.Fatalf("release by the owner = %v, %v", ok, err)
+	}
+	if _, ok, _ := l.LockOwner(ctx, name); ok {
+		t.Fatal("the released lock is still there")
+	}
+
+	if ok, err := l.CacheAdd(ctx, "limit", "0", time.Minute); err != nil || !ok {
+		t.Fatalf("add = %v, %v", ok, err)
+	}
+	if ok, err := l.CacheAdd(ctx, "limit", "5", time.Minute); err != nil || ok {
+		t.Fatalf("add over a live key = %v, %v", ok, err)
+	}
+	if n, err := l.CacheIncrement(ctx, "limit", 1); err != nil || n != 1 {
+		t.Fatalf("increment = %d, %v", n, err)
+	}
+	if err := l.CachePut(ctx, "limit", "7", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := l.CacheGet(ctx, "limit"); err != nil || !ok || v != "7" {
+		t.Fatalf("get = %q, %v, %v", v, ok, err)
+	}
+	if err := l.CacheForget(ctx, "limit"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -19,6 +19,7 @@ import (
 
 // TestOTLPExport sends a job's span to an OTLP/HTTP endpoint and reads it back as the collector would.
 func TestOTLPExport(t *testing.T) {
+	t.Parallel()
 	got := make(chan *coltracepb.ExportTraceServiceRequest, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

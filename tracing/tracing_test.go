@@ -36,6 +36,7 @@ func withContext(p []byte, context string) []byte {
 }
 
 func TestCarrier(t *testing.T) {
+	t.Parallel()
 	base := []byte(`{"uuid":"u","displayName":"App\\Jobs\\A","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\A","command":"O:8:\"App\\Jobs\\A\":0:{}"}}`)
 	for _, c := range []struct {
 		name, context, want string
@@ -71,6 +72,7 @@ func spanContext(ctx context.Context) string {
 // TestSpanPerJob runs real jobs and checks their spans: a child of the traceparent Laravel's Context
 // carried, a new trace without one, and an error status for a failed job.
 func TestSpanPerJob(t *testing.T) {
+	t.Parallel()
 	db := testenv.SQLite(t)
 	conn := queuetest.Open(t, queuetest.OpenParams(db))
 	ctx := context.Background()

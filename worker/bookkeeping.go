@@ -61,7 +61,7 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 			"class", r.class)
 	}
 	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
-	return UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, uniqueID, nil)
+	return UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, uniqueID, XXH128)
 }
 
 // hiddenContext reads a hidden key of Laravel's Context (the illuminate:log:context payload key, 11.x+),
@@ -103,9 +103,34 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if w.locks != nil {
 		release = w.locks.ForceRelease
 	}
+	if owner := uniqueLockOwner(r); owner != "" && w.version.AtLeast(13, 24) && w.mwLocks != nil {
+		// 13.24+: the lock is released only by the dispatch that took it (UniqueLock::release).
+		release = func(ctx context.Context, key string) error {
+			_, err := w.mwLocks.LockRelease(ctx, key, owner)
+			return err
+		}
+	}
 	if err := retryDurable(ctx, func() error { return release(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
+}
+
+// uniqueLockOwner is the owner token Laravel 13.24+ keeps in the command's uniqueLockOwner property
+// when it took the job's unique lock ("" before, or when the store has no locks).
+func uniqueLockOwner(r *jobRun) string {
+	if r.cmd == nil {
+		return ""
+	}
+	v, _ := r.cmd.Get("uniqueLockOwner")
+	s, _ := v.(string)
+	return s
+}
+
+// releasesUntilProcessing reports whether a ShouldBeUniqueUntilProcessing job releases its lock as it
+// starts: from 13.24 only on its first attempt or when it carries its lock's owner, so that a retry
+// cannot free a lock a newer dispatch took (CallQueuedHandler::uniqueJobLockShouldBeReleased).
+func (w *Worker) releasesUntilProcessing(r *jobRun) bool {
+	return !w.version.AtLeast(13, 24) || r.rj.job.Attempts <= 1 || uniqueLockOwner(r) != ""
 }
 
 // batchID returns the job's batch id: the command's batchId property, else data.batchId (12.51+).

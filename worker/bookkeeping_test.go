@@ -10,7 +10,6 @@ import (
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/handlers"
-	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -24,8 +23,8 @@ func fixture883(t *testing.T, name string) []byte {
 }
 
 func TestChainContinues(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var seqs []int64
 		f.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			v, _ := j.Command.Get("seq")
@@ -74,8 +73,8 @@ func TestChainContinues(t *testing.T) {
 }
 
 func TestChainStopsOnFailure(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(`App\Jobs\Noop`, failing(&calls, errors.New("broken link")))
 		f.push(t, "default", fixture883(t, "chain"))
@@ -95,8 +94,8 @@ func (f *fixture) insertBatch(t *testing.T, id string, total int, options string
 const fixtureBatchID = "a346ab68-af16-4dcc-adb9-10c0f54940f0"
 
 func TestBatchSuccessFinishes(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(`App\Jobs\BatchPart`, ok(&calls))
 		f.insertBatch(t, fixtureBatchID, 1, "a:0:{}")
@@ -113,6 +112,7 @@ func TestBatchSuccessFinishes(t *testing.T) {
 }
 
 func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, options string
 		cancelled     bool
@@ -121,8 +121,7 @@ func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
 		{"allowFailures", `a:1:{s:13:"allowFailures";b:1;}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testenv.Each(t, func(t *testing.T, db testenv.Database) {
-				f := newFixture(t, db)
+			eachStrategy(t, func(t *testing.T, f *fixture) {
 				var calls atomic.Int32
 				f.reg.Register(`App\Jobs\BatchPart`, failing(&calls, errors.New("part failed")))
 				f.insertBatch(t, fixtureBatchID, 2, tc.options)
@@ -171,8 +170,8 @@ func (u *uniqueID) UniqueID(j *handlers.Job) string {
 }
 
 func TestUniqueLockReleased(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(`App\Jobs\UniqueReport`, &uniqueID{})
 		key := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport77`
 		other := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport78`
@@ -187,8 +186,8 @@ func TestUniqueLockReleased(t *testing.T) {
 }
 
 func TestUniqueLockKeptWhenReleased(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(`App\Jobs\UniqueReport`, failing(&calls, errors.New("retry me")))
 		key := "laravel_cache" + `laravel_unique_job:App\Jobs\UniqueReport`
@@ -209,8 +208,8 @@ func TestUniqueLockKeptWhenReleased(t *testing.T) {
 }
 
 func TestUniqueLockFromHiddenContext(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		const key = `laravel_unique_job:App\Jobs\Work:42`
@@ -227,8 +226,8 @@ func TestUniqueLockFromHiddenContext(t *testing.T) {
 }
 
 func TestUnhandledLeave(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		closure := f.push(t, "default", fixture883(t, "closure"))
 		raw := f.push(t, "default", fixture883(t, "raw"))
 		w := f.worker(t, nil)
@@ -265,8 +264,8 @@ func TestUnhandledLeave(t *testing.T) {
 }
 
 func TestUnhandledMoveAndFail(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		body := fixture883(t, "welcome")
 		f.push(t, "default", body)
 		runOnce(t, f.worker(t, func(c *Config) { c.Unhandled = "move:php" }))
@@ -286,8 +285,8 @@ func TestUnhandledMoveAndFail(t *testing.T) {
 }
 
 func TestChainNextKeepsOwnQueueAndDelay(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		next := payload.NewObject(`App\Jobs\Next`).Set("connection", nil).Set("queue", "q2").
@@ -341,8 +340,8 @@ func (encryptedNoop) ShouldBeEncrypted() bool { return true }
 // TestChainLinkEncrypted writes the next link of a chain encrypted when its class's handler says the
 // class is ShouldBeEncrypted, as PHP encrypts it, and the worker reads it back.
 func TestChainLinkEncrypted(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(`App\Jobs\Noop`, encryptedNoop{handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil })})
 		f.push(t, "default", fixture883(t, "chain"))
 		w := f.worker(t, nil)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/artisan-go/artisan-go/handlers"
-	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
 // TestJobEvents checks the events a job's run reports, in Laravel's order: starting, then success
@@ -16,8 +15,7 @@ import (
 // message) followed by success when the handler failed its job itself.
 func TestJobEvents(t *testing.T) {
 	t.Parallel()
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var mu sync.Mutex
 		var got []string
 		f.reg.Register(`App\Jobs\Ok`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))

@@ -53,3 +53,10 @@ func ExampleWorker_RunOnce() {
 	// welcome ana@example.com attempt 1
 	// true <nil> 1
 }
+
+// The lock key Laravel 13 gives a WithoutOverlapping("acct-9") job whose displayName() is "Sync
+// account": the display name enters it as its xxh128, as PHP's hash('xxh128', ...) writes it.
+func ExampleXXH128() {
+	fmt.Println("laravel-queue-overlap:" + worker.XXH128("Sync account") + ":acct-9")
+	// Output: laravel-queue-overlap:8806b19904308ddfc24baf6535c7be8e:acct-9
+}

@@ -14,6 +14,7 @@ func (classedError) Error() string    { return "card declined" }
 func (classedError) PHPClass() string { return `App\Exceptions\PaymentFailed` }
 
 func TestExceptionText(t *testing.T) {
+	t.Parallel()
 	at := Frame{File: "/app/handlers.go", Line: 42, Function: "main.sendWelcome"}
 	for _, tc := range []struct {
 		name string
@@ -61,6 +62,7 @@ func callPanicky() (err error) {
 }
 
 func TestPanicText(t *testing.T) {
+	t.Parallel()
 	err := callPanicky()
 	text := ExceptionText(err, Frame{})
 	lines := strings.Split(text, "\n")

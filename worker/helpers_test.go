@@ -30,6 +30,29 @@ func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c
 func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 func (c *clock) Unix() int64             { return c.Now().Unix() }
 
+// manualTicker replaces a worker's renewer ticker with ticks the test sends.
+type manualTicker chan time.Time
+
+// newManualTicker makes w's renewer tick only when the test calls tick.
+func newManualTicker(w *Worker) manualTicker {
+	m := make(manualTicker)
+	w.renewTicker = func(time.Duration) (<-chan time.Time, func()) { return m, func() {} }
+	return m
+}
+
+// tick makes the renewer look for due renewals once, and returns after it has: the renewer takes a
+// second tick only when it is done with the first.
+func (m manualTicker) tick(t *testing.T) {
+	t.Helper()
+	for range 2 {
+		select {
+		case m <- time.Now():
+		case <-time.After(time.Minute):
+			t.Fatal("the renewer does not run")
+		}
+	}
+}
+
 // fixture is one isolated set of Laravel tables with a worker clock and a handler registry.
 type fixture struct {
 	*queuetest.Setup
@@ -37,7 +60,14 @@ type fixture struct {
 	reg   *handlers.Registry
 }
 
+// newFixture creates the tables in db and opens them through Laravel's own claim strategy.
 func newFixture(t testing.TB, db testenv.Database) *fixture {
+	t.Helper()
+	return newStrategyFixture(t, db, laravel.DefaultStrategy)
+}
+
+// newStrategyFixture creates the tables in db and opens them through the named claim strategy.
+func newStrategyFixture(t testing.TB, db testenv.Database, strategy string) *fixture {
 	t.Helper()
 	clk := &clock{}
 	p := queuetest.OpenParams(db)
@@ -46,9 +76,24 @@ func newFixture(t testing.TB, db testenv.Database) *fixture {
 	if err := laravel.CreateSchema(bg, c, laravel.SchemaParams{}); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
-	s := &queuetest.Setup{DB: db, Params: p, Conn: c, Strategy: laravel.DefaultStrategy}
+	s := &queuetest.Setup{DB: db, Params: p, Conn: c, Strategy: strategy}
 	s.Queue = s.NewQueue(t, c)
 	return &fixture{Setup: s, clock: clk, reg: handlers.NewRegistry()}
+}
+
+// eachStrategy runs fn in parallel subtests, once per claim strategy on each database, each with its
+// own tables: what the worker does with a job must not depend on how the job was claimed (and "auto"
+// picks batch in production, not Laravel's own delete-retry).
+func eachStrategy(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	t.Helper()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, strategy := range laravel.Strategies() {
+			t.Run(strategy, func(t *testing.T) {
+				t.Parallel()
+				fn(t, newStrategyFixture(t, testenv.Apart(t, db), strategy))
+			})
+		}
+	})
 }
 
 // worker returns a worker over the fixture's tables with test-friendly options, changed by mod.
@@ -167,14 +212,28 @@ func (l *queueLog) String() string {
 	return strings.Join(l.queues, ",")
 }
 
-// wantRows checks the number of jobs and failed_jobs rows.
+// wantRows checks the number of jobs and failed_jobs rows (after delete-mark's sweep).
 func (f *fixture) wantRows(t *testing.T, jobs, failed int) {
 	t.Helper()
-	if n := f.Count(t, f.Conn.Tables().Jobs); n != jobs {
+	if n := len(f.Rows(t)); n != jobs {
 		t.Errorf("jobs rows = %d, want %d", n, jobs)
 	}
 	if n := f.Count(t, f.Conn.Tables().FailedJobs); n != failed {
 		t.Errorf("failed_jobs rows = %d, want %d", n, failed)
+	}
+}
+
+// wantUntouched checks that the jobs table holds n rows and that none was ever claimed.
+func (f *fixture) wantUntouched(t *testing.T, n int) {
+	t.Helper()
+	rows := f.Rows(t)
+	if len(rows) != n {
+		t.Fatalf("jobs has %d rows, want %d", len(rows), n)
+	}
+	for _, r := range rows {
+		if r.Attempts != 0 || r.ReservedAt != nil {
+			t.Fatalf("row %+v was claimed", r)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 )
 
 func TestIDRingBounded(t *testing.T) {
+	t.Parallel()
 	r := newIDRing(3)
 	if r.list() != nil {
 		t.Fatal("empty ring lists ids")

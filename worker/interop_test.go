@@ -89,6 +89,7 @@ func (p *phpWorld) runners(t *testing.T, class string) []string {
 }
 
 func TestInteropPHP(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		p := newPHPWorld(t, db)
 		ctx, cancel := context.WithTimeout(bg, 3*time.Minute)
@@ -268,6 +269,7 @@ func (u uniqueByKey) UniqueID(j *handlers.Job) string {
 }
 
 func TestInteropTimedOutJobRetriedByPHP(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		p := newPHPWorld(t, db, phpapp.WithEnv("DB_QUEUE_RETRY_AFTER=2"))
 		app := p.app

@@ -22,8 +22,8 @@ var waitCtx = handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) er
 })
 
 func TestTimeoutLeavesReservedThenFails(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(jobClass, waitCtx)
 		f.push(t, "default", envelope(t, jobClass, `"maxTries":2,"timeout":1`, nil))
 		w := f.worker(t, func(c *Config) { c.RetryAfter = 90 * time.Second })
@@ -45,8 +45,8 @@ func TestTimeoutLeavesReservedThenFails(t *testing.T) {
 }
 
 func TestTimeoutFailOnTimeout(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(jobClass, waitCtx)
 		f.push(t, "default", envelope(t, jobClass, `"maxTries":5,"failOnTimeout":true,"timeout":1`, nil))
 		runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = "10.10" }))
@@ -58,8 +58,8 @@ func TestTimeoutFailOnTimeout(t *testing.T) {
 }
 
 func TestTimeoutAbandonsHandlerIgnoringContext(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		stuck := make(chan struct{})
 		t.Cleanup(func() { close(stuck) })
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
@@ -81,20 +81,22 @@ func TestTimeoutAbandonsHandlerIgnoringContext(t *testing.T) {
 }
 
 func TestRenewalKeepsLongJob(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
-		started := make(chan struct{})
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		started, finish := make(chan struct{}), make(chan struct{})
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			close(started)
-			time.Sleep(5 * time.Second)
+			<-finish
 			return nil
 		}))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 		w := f.worker(t, func(c *Config) { c.RetryAfter = 4 * time.Second })
+		ticks := newManualTicker(w)
 		done := make(chan error, 1)
 		go func() { _, err := w.RunOnce(bg); done <- err }()
 		<-started
-		// A second worker keeps trying while the job runs longer than retry_after.
+		// A second worker keeps trying while the job runs, on a clock that moves past half of
+		// retry_after between its tries, and five times past retry_after in all.
 		var calls atomic.Int32
 		other := handlers.NewRegistry()
 		other.Register(jobClass, ok(&calls))
@@ -102,54 +104,86 @@ func TestRenewalKeepsLongJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 10 {
+		const rounds = 5
+		for range rounds {
+			f.clock.Advance(3 * time.Second)
+			ticks.tick(t)
 			if found, err := second.RunOnce(bg); err != nil || found {
 				t.Fatalf("second worker claimed the running job (found %v, err %v)", found, err)
 			}
-			time.Sleep(500 * time.Millisecond)
 		}
+		close(finish)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		f.wantRows(t, 0, 0)
-		if w.Stats().Renewed == 0 || calls.Load() != 0 {
-			t.Fatalf("stats %+v, second worker calls %d", w.Stats(), calls.Load())
+		if s := w.Stats(); s.Renewed != rounds || s.Processed != 1 || calls.Load() != 0 {
+			t.Fatalf("stats %+v (want %d renewals), second worker calls %d", s, rounds, calls.Load())
 		}
 	})
 }
 
 func TestRestartSignalStops(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		if err := f.Conn.CacheForever(bg, restartKey, "i:1700000000;"); err != nil {
 			t.Fatal(err)
 		}
 		w := f.worker(t, nil)
+		reads := make(chan string)
+		w.cache = restartReads{CacheStore: w.cache, clock: f.clock, reads: reads}
 		result := make(chan int, 1)
 		go func() { status, _ := w.Run(bg); result <- status }()
-		time.Sleep(100 * time.Millisecond)
-		select {
-		case <-result:
-			t.Fatal("the worker stopped on a restart value it saw at start")
-		default:
+		// Two reads at the start, then two per loop (before the claim and in the stop check): a sixth
+		// read means that a whole loop's stop check saw the value the worker started with.
+		for i := range 6 {
+			select {
+			case v := <-reads:
+				if v != "i:1700000000;" {
+					t.Fatalf("read %d of the restart value: %q", i+1, v)
+				}
+			case <-result:
+				t.Fatalf("the worker stopped on a restart value it saw at start, after %d reads", i)
+			}
 		}
 		if err := f.Conn.CacheForever(bg, restartKey, "i:1800000000;"); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case status := <-result:
-			if status != ExitSuccess {
-				t.Fatalf("exit status %d", status)
+		for {
+			select {
+			case <-reads:
+			case status := <-result:
+				if status != ExitSuccess {
+					t.Fatalf("exit status %d", status)
+				}
+				return
+			case <-time.After(time.Minute):
+				t.Fatal("the worker did not stop after queue:restart")
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the worker did not stop after queue:restart")
 		}
 	})
 }
 
+// restartReads is a cache store that reports each read of the queue:restart value and then moves the
+// clock past signalsEvery, so that the worker reads its signals again on its next loop.
+type restartReads struct {
+	CacheStore
+	clock *clock
+	reads chan<- string
+}
+
+func (r restartReads) CacheGet(ctx context.Context, key string) (string, bool, error) {
+	v, ok, err := r.CacheStore.CacheGet(ctx, key)
+	if key == restartKey {
+		r.clock.Advance(signalsEvery)
+		r.reads <- v
+	}
+	return v, ok, err
+}
+
 func TestStopConditions(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		for range 5 {
@@ -180,8 +214,8 @@ func TestStopConditions(t *testing.T) {
 }
 
 func TestQueuePriority(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		order := &queueLog{}
 		f.reg.Register(jobClass, order)
 		f.push(t, "low", envelope(t, jobClass, "", nil))
@@ -199,12 +233,12 @@ func TestQueuePriority(t *testing.T) {
 }
 
 func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
-		started := make(chan struct{}, 4)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		started, stopped := make(chan struct{}, 4), make(chan struct{})
 		f.reg.Register(`App\Jobs\Quick`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			started <- struct{}{}
-			time.Sleep(100 * time.Millisecond)
+			<-stopped // still running when the stop signal comes, done within the grace period
 			return nil
 		}))
 		f.reg.Register(`App\Jobs\Slow`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
@@ -221,6 +255,7 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 		<-started
 		<-started
 		cancel()
+		close(stopped)
 		select {
 		case <-result:
 		case <-time.After(5 * time.Second):
@@ -239,14 +274,14 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 }
 
 func TestTwoWorkersRaceEachJobOnce(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		const n = 60
 		seen := f.countRuns(jobClass)
 		for range n {
 			f.push(t, "default", envelope(t, jobClass, "", nil))
 		}
-		f.runWorkers(t, laravel.DefaultStrategy, 2, 4)
+		f.runWorkers(t, f.Strategy, 2, 4)
 		// A worker may stop on a momentarily empty claim while the other still runs; finish the rest.
 		for runOnce(t, f.worker(t, nil)) {
 		}
@@ -328,6 +363,7 @@ func queuetestOpen(t *testing.T, f *fixture) *laravel.Conn {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
 	for _, mod := range []func(*Config){
 		func(c *Config) { c.LaravelVersion = "banana" },
@@ -345,36 +381,71 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestClaimErrorsDoNotStopTheWorker(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
-		var calls atomic.Int32
-		f.reg.Register(jobClass, ok(&calls))
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		ran := make(chan struct{})
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			close(ran)
+			return nil
+		}))
 		jobs := f.Conn.Tables().Jobs
 		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs)+" rename to "+queuetest.Q(f.Conn, jobs+"_away"))
-		w := f.worker(t, nil)
+		claimErrs := make(chan error, 1)
+		cfg := f.worker(t, nil).cfg
+		w, err := New(Params{Queue: claimErrors{f.Queue, claimErrs}, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(bg)
 		result := make(chan error, 1)
 		go func() { _, err := w.Run(ctx); result <- err }()
-		time.Sleep(300 * time.Millisecond) // claims fail: the table is missing
+		select {
+		case err := <-claimErrs:
+			if !errors.Is(err, laravel.ErrMissingTable) {
+				t.Fatalf("claim without the jobs table: %v, want ErrMissingTable", err)
+			}
+		case err := <-result:
+			t.Fatalf("the worker stopped (%v) instead of claiming", err)
+		}
 		f.exec(t, "alter table "+queuetest.Q(f.Conn, jobs+"_away")+" rename to "+queuetest.Q(f.Conn, jobs))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
-		deadline := time.Now().Add(10 * time.Second)
-		for calls.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ran:
+		case err := <-result:
+			t.Fatalf("the worker stopped after a failed claim: %v", err)
+		case <-time.After(time.Minute):
+			t.Fatal("the worker did not recover from failing claims")
 		}
 		cancel()
 		if err := <-result; err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if calls.Load() != 1 {
-			t.Fatal("the worker did not recover from failing claims")
+		if s := w.Stats(); s.Claimed != 1 || s.Processed != 1 {
+			t.Fatalf("stats %+v", s)
 		}
 	})
 }
 
+// claimErrors is the real queue, reporting the first claim error on a channel.
+type claimErrors struct {
+	laravel.Queue
+	errs chan error
+}
+
+func (q claimErrors) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([]*laravel.Job, error) {
+	jobs, err := q.Queue.JobClaim(ctx, p)
+	if err != nil {
+		select {
+		case q.errs <- err:
+		default:
+		}
+	}
+	return jobs, err
+}
+
 func TestReservationLostCompletionDoesNothing(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		started, finish := make(chan struct{}), make(chan struct{})
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			close(started)
@@ -404,8 +475,8 @@ func TestReservationLostCompletionDoesNothing(t *testing.T) {
 }
 
 func TestMaintenanceModeAndPausedQueues(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		ran := &queueLog{}
 		f.reg.Register(jobClass, ran)
 		f.push(t, "default", envelope(t, jobClass, "", nil))
@@ -415,12 +486,14 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 		}
 		queues := []string{"default", "other"}
 		down := func(c *Config) { c.LaravelVersion = "12.40"; c.Queues = queues; c.MaxTime = 300 * time.Millisecond }
-		if _, err := f.worker(t, down).Run(bg); err != nil {
+		w := f.worker(t, down)
+		if _, err := w.Run(bg); err != nil {
 			t.Fatal(err)
 		}
-		if ran.String() != "" {
-			t.Fatalf("ran %v in maintenance mode", ran)
+		if ran.String() != "" || w.Stats().Claimed != 0 {
+			t.Fatalf("ran %v, stats %+v in maintenance mode", ran, w.Stats())
 		}
+		f.wantUntouched(t, 2)
 		if err := f.Conn.CachePut(bg, pausedPrefix+"database:default", "b:1;", time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -430,19 +503,24 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 		if ran.String() != "other" {
 			t.Fatalf("with --force and default paused, ran %v, want [other]", ran)
 		}
+		if row := f.onlyRow(t); row.Queue != "default" || row.Attempts != 0 || row.ReservedAt != nil {
+			t.Fatalf("the paused queue's row %+v, want it never claimed", row)
+		}
 	})
 }
 
 func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
 	var calls atomic.Int32
 	f.reg.Register(jobClass, ok(&calls))
 	f.push(t, "default", envelope(t, jobClass, "", nil))
 	w := f.worker(t, func(c *Config) { c.MaxTime = 300 * time.Millisecond })
 	w.Pause()
-	if _, err := w.Run(bg); err != nil || calls.Load() != 0 {
-		t.Fatalf("paused worker ran %d jobs (err %v)", calls.Load(), err)
+	if _, err := w.Run(bg); err != nil || calls.Load() != 0 || w.Stats().Claimed != 0 {
+		t.Fatalf("paused worker ran %d jobs, stats %+v (err %v)", calls.Load(), w.Stats(), err)
 	}
+	f.wantUntouched(t, 1)
 	w.Resume()
 	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
 		t.Fatalf("resumed worker ran %d jobs (err %v)", calls.Load(), err)
@@ -463,8 +541,8 @@ func (q cancelAfterClaim) JobClaim(ctx context.Context, p *laravel.JobClaimParam
 }
 
 func TestShutdownReturnsUnstartedJobs(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		for range 3 {
@@ -498,45 +576,41 @@ func TestShutdownReturnsUnstartedJobs(t *testing.T) {
 }
 
 func TestEveryStrategyEndToEnd(t *testing.T) {
-	for _, strategy := range laravel.Strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			testenv.Each(t, func(t *testing.T, db testenv.Database) {
-				f := newFixture(t, db)
-				seen := f.countRuns(jobClass)
-				var links atomic.Int32
-				f.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-					links.Add(1)
-					return nil
-				}))
-				var failed atomic.Int32
-				f.reg.Register(`App\Jobs\FlakyJob`, failing(&failed, errors.New("always")))
-				const n = 40
-				for range n {
-					f.push(t, "default", envelope(t, jobClass, "", nil))
-				}
-				f.push(t, "default", fixture883(t, "chain"))
-				f.push(t, "default", fixture883(t, "flaky")) // maxTries 5, backoff 1,5,10, maxExceptions 3
-				f.runWorkers(t, strategy, 2, 4)
-				// The flaky job waits out its backoffs on the moved clock.
-				for range 3 {
-					f.clock.Advance(11 * time.Second)
-					for runOnce(t, f.worker(t, nil)) {
-					}
-				}
-				seen.wantEachOnce(t, n)
-				if links.Load() != 3 || failed.Load() != 3 {
-					t.Fatalf("chain links %d (want 3), flaky attempts %d (want 3, then maxExceptions)", links.Load(), failed.Load())
-				}
-				// delete-mark leaves finished rows marked until its sweep; no row may be claimable.
-				for _, r := range f.Rows(t) {
-					if r.ReservedAt == nil || *r.ReservedAt != laravel.MarkedReservedAt {
-						t.Fatalf("row %d left: reserved_at %v attempts %d", r.ID, r.ReservedAt, r.Attempts)
-					}
-				}
-				if n := f.Count(t, f.Conn.Tables().FailedJobs); n != 1 {
-					t.Fatalf("failed_jobs rows = %d, want 1", n)
-				}
-			})
-		})
-	}
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		seen := f.countRuns(jobClass)
+		var links atomic.Int32
+		f.reg.Register(`App\Jobs\Noop`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			links.Add(1)
+			return nil
+		}))
+		var failed atomic.Int32
+		f.reg.Register(`App\Jobs\FlakyJob`, failing(&failed, errors.New("always")))
+		const n = 40
+		for range n {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		f.push(t, "default", fixture883(t, "chain"))
+		f.push(t, "default", fixture883(t, "flaky")) // maxTries 5, backoff 1,5,10, maxExceptions 3
+		f.runWorkers(t, f.Strategy, 2, 4)
+		// The flaky job waits out its backoffs on the moved clock.
+		for range 3 {
+			f.clock.Advance(11 * time.Second)
+			for runOnce(t, f.worker(t, nil)) {
+			}
+		}
+		seen.wantEachOnce(t, n)
+		if links.Load() != 3 || failed.Load() != 3 {
+			t.Fatalf("chain links %d (want 3), flaky attempts %d (want 3, then maxExceptions)", links.Load(), failed.Load())
+		}
+		// delete-mark leaves finished rows marked until its sweep; no row may be claimable.
+		for _, r := range f.Rows(t) {
+			if r.ReservedAt == nil || *r.ReservedAt != laravel.MarkedReservedAt {
+				t.Fatalf("row %d left: reserved_at %v attempts %d", r.ID, r.ReservedAt, r.Attempts)
+			}
+		}
+		if n := f.Count(t, f.Conn.Tables().FailedJobs); n != 1 {
+			t.Fatalf("failed_jobs rows = %d, want 1", n)
+		}
+	})
 }

@@ -2,11 +2,11 @@ package worker
 
 import (
 	"context"
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"strings"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/handlers"
-	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
@@ -23,6 +23,7 @@ func modelID(class string, id payload.Value) *payload.Object {
 // leaves the job to PHP instead of failing it.
 func TestMissingModels(t *testing.T) {
 	t.Parallel()
+	// The model tables have fixed names that strategy variants sharing a database would clash on.
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		f.exec(t, "create table people (id integer primary key, name varchar(20))")
@@ -82,6 +83,7 @@ func TestMissingModels(t *testing.T) {
 // one database, and PHP loads such a model from its own.
 func TestModelsOnAnotherConnection(t *testing.T) {
 	t.Parallel()
+	// The model tables have fixed names that strategy variants sharing a database would clash on.
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		f.reg.Register(`App\Jobs\Greet`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
@@ -105,6 +107,7 @@ func TestModelsOnAnotherConnection(t *testing.T) {
 // context names when a job fails for a missing model; 8.x keeps it (its failed() path throws first).
 func TestMissingModelReleasesContextLock(t *testing.T) {
 	t.Parallel()
+	// The model tables have fixed names that strategy variants sharing a database would clash on.
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		f.exec(t, "create table people (id integer primary key)")

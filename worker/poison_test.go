@@ -25,6 +25,7 @@ func withUUID(t *testing.T, p []byte, uuid string) []byte {
 // TestFailedRowRefusedUUID: a job whose uuid failed_jobs refuses (already there, or longer than the
 // column) still fails, with a fresh uuid, instead of staying reserved and failing again for ever.
 func TestFailedRowRefusedUUID(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32
@@ -55,6 +56,7 @@ func TestFailedRowRefusedUUID(t *testing.T) {
 // stays reserved, the refusal is counted, and the worker stops claiming that row instead of failing it
 // again every retry_after.
 func TestFailedRowImpossible(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		var calls atomic.Int32

@@ -143,10 +143,14 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 	}
 
-	if untilProcessing(h) {
-		w.releaseUniqueLock(ctx, r) // ShouldBeUniqueUntilProcessing: released as processing starts
+	mws, why := w.readMiddleware(r)
+	if why != "" {
+		w.leave(r, why)
+		return
 	}
-	herr, timedOut := w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
+	herr, timedOut := w.throughMiddleware(ctx, r, mws, func() (error, bool) {
+		return w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
+	})
 	if timedOut {
 		return // applied by the timeout's watcher
 	}
@@ -348,7 +352,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 		w.fail(ctx, r, err)
 		return
 	}
-	if w.maxExceptionsReached(ctx, r) {
+	if w.maxExceptionsReached(ctx, r) || w.shouldStopRetries(err) {
 		w.fail(ctx, r, err)
 		return
 	}

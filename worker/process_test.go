@@ -18,8 +18,8 @@ import (
 const jobClass = `App\Jobs\Work`
 
 func TestMaxTries(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("smtp down")))
 		f.push(t, "default", envelope(t, jobClass, `"maxTries":3`, nil))
@@ -51,8 +51,8 @@ func TestMaxTries(t *testing.T) {
 }
 
 func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, ok(&calls))
 		id := f.push(t, "default", envelope(t, jobClass, "", nil))
@@ -72,8 +72,8 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 }
 
 func TestRetryUntil(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
 		// retryUntil in the future replaces tries: --tries=1 does not fail it.
@@ -99,8 +99,8 @@ func TestRetryUntil(t *testing.T) {
 }
 
 func TestBackoffList(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
 		f.push(t, "default", envelope(t, jobClass, `"maxTries":0,"backoff":"10,50"`, nil))
@@ -122,8 +122,8 @@ func TestBackoffList(t *testing.T) {
 }
 
 func TestWorkerBackoffAndTries(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("later")))
 		f.push(t, "default", envelope(t, jobClass, `"maxTries":null,"backoff":null`, nil))
@@ -140,8 +140,8 @@ func TestWorkerBackoffAndTries(t *testing.T) {
 }
 
 func TestMaxExceptions(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		var calls atomic.Int32
 		f.reg.Register(jobClass, failing(&calls, errors.New("flaky")))
 		body := envelope(t, jobClass, `"maxTries":10,"maxExceptions":2`, nil)
@@ -165,8 +165,8 @@ func TestMaxExceptions(t *testing.T) {
 }
 
 func TestHandlerActions(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(`App\Jobs\Release`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			j.Release(30 * time.Second)
 			return nil
@@ -206,8 +206,8 @@ func TestHandlerActions(t *testing.T) {
 }
 
 func TestPanicBecomesException(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
 			var m map[string]int
 			m["x"] = 1 // assignment to a nil map panics
@@ -225,8 +225,8 @@ func TestPanicBecomesException(t *testing.T) {
 }
 
 func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		f := newFixture(t, db)
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
 		f.push(t, "default", []byte(`{"uuid":"x","job":`))
 		runOnce(t, f.worker(t, nil))
 		fr := f.onlyFailed(t)
@@ -239,6 +239,7 @@ func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestListenerHandledByDisplayName(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
 	var calls atomic.Int32
 	f.reg.Register(`App\Listeners\RecordShipment`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {

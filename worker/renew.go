@@ -20,13 +20,13 @@ func (w *Worker) startRenewer() func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(tick)
-		defer t.Stop()
+		ticks, stop := w.renewTicker(tick)
+		defer stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-ticks:
 				w.renewDue(ctx, half)
 			}
 		}
@@ -63,4 +63,14 @@ func (w *Worker) renewDue(ctx context.Context, half int64) {
 		}
 		rj.mu.Unlock()
 	}
+}
+
+// tickerFunc starts a ticker of period d and returns its channel and the function that stops it. The
+// renewer's is time.NewTicker's; tests substitute ticks of their own, sent when they move their clock.
+type tickerFunc func(d time.Duration) (ticks <-chan time.Time, stop func())
+
+// realTicker is a time.Ticker.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }

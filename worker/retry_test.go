@@ -23,6 +23,7 @@ func (d deadline) RetryUntil(job *handlers.Job) time.Time { return d.at }
 // RetryUntiler, kept with a note when PHP would call a method Go does not have, kept silently when
 // the job carries it as a property, and an encrypted command without APP_KEY is refused.
 func TestRetryPayloadRetryUntil(t *testing.T) {
+	t.Parallel()
 	noop := handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil })
 	old := int64(1700000000)
 	build := func(class string, prop bool, encrypt bool) []byte {

@@ -3,6 +3,7 @@ package worker
 import "testing"
 
 func TestParseVersion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want Version
@@ -26,6 +27,7 @@ func TestParseVersion(t *testing.T) {
 }
 
 func TestBackoffDelay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		job      string
@@ -54,6 +56,7 @@ func TestBackoffDelay(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	v8 := Version{8, 83, 0}
 	v7 := Version{7, 30, 0}
 	const now = 1000
@@ -85,6 +88,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	const job = `App\Jobs\FlakyJob`
 	for _, tc := range []struct {
 		v         string
@@ -113,6 +117,7 @@ func TestMessages(t *testing.T) {
 }
 
 func TestUniqueLockKey(t *testing.T) {
+	t.Parallel()
 	hash := func(s string) string { return "h(" + s + ")" }
 	for _, tc := range []struct {
 		v       string

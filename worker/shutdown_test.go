@@ -14,6 +14,7 @@ import (
 // TestStopGivesBackUnstartedAtOnce: on a stop signal, rows claimed ahead (the batch strategy's
 // prefetch) are given back at once, while a running job still runs, not after it finishes.
 func TestStopGivesBackUnstartedAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newFixture(t, db)
 		q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: "batch", Batch: 8})

@@ -92,6 +92,18 @@ type Config struct {
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
 	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
 	FailedCompanion string
+	// RateLimiters are the limits of the PHP application's named rate limiters (RateLimiter::for),
+	// which the RateLimited job middleware applies; a job limited by a limiter not listed here is
+	// left to PHP workers.
+	RateLimiters map[string][]RateLimit
+	// RunUnknownMiddleware lists job classes that run here even though their middleware property
+	// holds middleware the worker does not apply (Skip, SkipIfBatchCancelled, the application's own);
+	// those middleware are then not applied. Jobs of other classes with such middleware are left to
+	// PHP workers.
+	RunUnknownMiddleware map[string]bool
+	// DontRetry are the PHP exception classes the application's exception handler lists with
+	// dontRetry (Laravel 13.17+): a job whose exception names one of them fails at once.
+	DontRetry map[string]bool
 	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
 	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
 	CheckModels bool
@@ -211,7 +223,9 @@ type Worker struct {
 	log      *slog.Logger
 	clock    func() time.Time
 	events   func(RunEvent)
-	excluded *idRing
+	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
+	renewTicker tickerFunc
+	excluded    *idRing
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
@@ -221,6 +235,14 @@ type Worker struct {
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
+
+	// The cache store as job middleware use it (nil without a reachable store); limiterWarned
+	// remembers the rate limiters already warned about.
+	mwLocks       LockStore
+	mwValues      LimiterStore
+	mwSerialized  bool
+	durations     DurationLimiter
+	limiterWarned sync.Map
 
 	slots chan struct{} // one token per job in flight
 	freed chan struct{} // signalled whenever a job's slot is freed
@@ -305,11 +327,30 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, events: p.Events, excluded: newIDRing(cfg.ExcludeLimit),
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
+	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
+	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil
+}
+
+// middlewareStores picks the cache store job middleware use: the Redis store when Params.Locks and
+// Params.Cache reach one, else the database store (Params.Conn, when it has locks and values) when
+// the cache is enabled. Without one, jobs with middleware are left to PHP.
+func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
+	if p.Locks != nil || p.Cache != nil {
+		locks, _ := p.Locks.(LockStore)
+		values, _ := p.Cache.(LimiterStore)
+		return locks, values, false
+	}
+	locks, hasLocks := p.Conn.(DatabaseLocks)
+	values, hasValues := p.Conn.(LimiterStore)
+	if !p.Config.CacheEnabled || !hasLocks || !hasValues {
+		return nil, nil, false
+	}
+	return dbLocks{locks}, values, true
 }
 
 func logger(l *slog.Logger) *slog.Logger {
@@ -510,10 +551,10 @@ func (w *Worker) setDown(st *stopState, down bool) {
 
 // readSignals reads the cache signals when signalsEvery has passed since the last read.
 func (w *Worker) readSignals(ctx context.Context, st *stopState) {
-	if time.Since(st.signalsRead) < signalsEvery {
+	if w.clock().Sub(st.signalsRead) < signalsEvery {
 		return
 	}
-	st.signalsRead = time.Now()
+	st.signalsRead = w.clock()
 	if w.cfg.MaintenanceFile != "" && !w.cfg.Force {
 		_, err := os.Stat(w.cfg.MaintenanceFile)
 		w.setDown(st, err == nil)
@@ -600,7 +641,9 @@ func memoryMB() float64 {
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	stopRenew := w.startRenewer()
 	defer stopRenew()
-	found, err := w.runOne(ctx, context.WithoutCancel(ctx))
+	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJob() // after the job: its runner ends
+	found, err := w.runOne(ctx, jobCtx)
 	w.wg.Wait()
 	return found, err
 }
@@ -737,11 +780,13 @@ func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	}
 }
 
-// runner runs js, then the jobs start hands it, until none comes for runnerIdle.
+// runner runs js, then the jobs start hands it, until none comes for runnerIdle or the Run (or
+// RunOnce) that started its last job has returned, so that no runner outlives the worker by long.
 func (w *Worker) runner(js jobStart) {
 	var t *time.Timer
 	for {
 		w.runJob(js)
+		over := js.jobCtx.Done()
 		js = jobStart{} // an idle runner holds no finished job's payload
 		if t == nil {
 			t = time.NewTimer(runnerIdle)
@@ -751,6 +796,9 @@ func (w *Worker) runner(js jobStart) {
 		select {
 		case js = <-w.idle:
 		case <-t.C:
+			return
+		case <-over:
+			t.Stop()
 			return
 		}
 	}

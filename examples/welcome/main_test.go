@@ -18,6 +18,7 @@ import (
 // of the handled class and one of a class it does not handle: the first is delivered and deleted, the
 // second is left untouched for PHP.
 func TestWelcomeBinary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "database.sqlite")

@@ -17,6 +17,7 @@ var uuidRE = regexp.MustCompile(`"uuid":"[0-9a-f-]{36}"`)
 // TestNoopPayloadsAsLaravelWritesThem compares the bench's payloads with the ones Laravel 8.83 itself
 // writes when it dispatches App\Jobs\Noop, byte for byte apart from the uuid.
 func TestNoopPayloadsAsLaravelWritesThem(t *testing.T) {
+	t.Parallel()
 	app := phpapp.New(t, testenv.SQLite(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -55,6 +56,7 @@ func TestNoopPayloadsAsLaravelWritesThem(t *testing.T) {
 }
 
 func TestPlots(t *testing.T) {
+	t.Parallel()
 	r := &Report{Servers: map[string]string{"mysql": "10.11"}, Rows: []Row{
 		{Database: "mysql", Strategy: RowPHP, Workers: 10, JobsPerSec: 500},
 		{Database: "mysql", Strategy: RowBare, Workers: 1, JobsPerSec: 4000},
@@ -84,6 +86,7 @@ func TestPlots(t *testing.T) {
 }
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	if p := percentile(v, 0.5); p != 5 {
 		t.Fatalf("p50 = %v", p)
@@ -94,6 +97,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestWithPostgresOption(t *testing.T) {
+	t.Parallel()
 	for dsn, want := range map[string]string{
 		"postgres://u@h:5432/db?sslmode=disable": "postgres://u@h:5432/db?sslmode=disable&options=-c%20enable_sort%3Doff",
 		"postgresql://u@h/db":                    "postgresql://u@h/db?options=-c%20enable_sort%3Doff",

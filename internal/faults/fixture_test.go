@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/artisan-go/artisan-go/internal/leakcheck"
 	"io"
 	"log"
 	"log/slog"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	// Killed servers and cut connections are what these tests are about: the driver's own log of
 	// each broken packet is noise here.
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
-	code := m.Run()
+	code := leakcheck.Run(m)
 	if *long {
 		fmt.Print("\n" + faults.Table())
 	}

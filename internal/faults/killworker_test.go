@@ -14,7 +14,6 @@ import (
 // lost, and no more jobs run twice or are failed than were in flight at the kills.
 func TestWorkerKilled(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		// With --tries 0 a job running at a kill runs again (a duplicate); with --tries 1, Laravel's
 		// default, it is failed as attempted too many times when claimed again (wrongly failed).
 		for _, tries := range []int{0, 1} {

@@ -20,7 +20,6 @@ import (
 // in failed_jobs.
 func TestStaleWorker(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		t.Parallel()
 		const retryAfter = 1
 		d := newDrain(t, db, laravel.SchemaParams{}, 0)
 		ok, failing := d.pushClass(t, slowClass), d.pushClass(t, slowFailClass)

@@ -1,5 +1,11 @@
 package interop
 
+import (
+	"time"
+
+	"github.com/artisan-go/artisan-go/worker"
+)
+
 // diffScenarios is the table of the differential suite (differential_test.go). Add a row to prove one
 // more behaviour the same as PHP's worker; add a PHP job class under
 // testdata/laravel/app/Jobs/Scenario and its Go handler in registerScenarios when a row needs one.
@@ -179,4 +185,24 @@ var diffScenarios = []diffScenario{
 		dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{}), {artisan: []string{"up"}}, work(diffWork{}),
 	}},
 	{name: "maintenance-forced", steps: []diffStep{dispatchJobs(job("a")), {artisan: []string{"down"}}, work(diffWork{force: true})}},
+
+	// Job middleware in the command (through()): PHP's and Go's worker take and count the same
+	// cache keys.
+	{name: "middleware-overlap", steps: []diffStep{dispatchJobs(job("a").with("middleware", "overlap:k")), work(diffWork{})}},
+	{name: "middleware-throttle-then-ok", steps: []diffStep{
+		dispatchJobs(job("a", "throw", "ok").with("middleware", "throttle:2:1:0")), work(diffWork{tries: 3}),
+	}},
+	{name: "middleware-throttle-counted", steps: []diffStep{
+		dispatchJobs(job("a", "throw").with("middleware", "throttle:5:1:0").with("tries", 2)), work(diffWork{}),
+	}},
+	{name: "middleware-rate-limited-dont-release", steps: []diffStep{
+		dispatchJobs(job("a").with("middleware", "rate-limited:dont-release"), job("b").with("middleware", "rate-limited:dont-release"),
+			job("c").with("middleware", "rate-limited:dont-release")),
+		work(diffWork{}),
+	}, goConfig: interopLimiter},
+}
+
+// interopLimiter gives the Go worker the limits of testdata/laravel's "interop" rate limiter.
+func interopLimiter(c *worker.Config) {
+	c.RateLimiters = map[string][]worker.RateLimit{"interop": {{Allow: 2, Per: time.Minute}}}
 }

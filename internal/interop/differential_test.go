@@ -689,8 +689,8 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	lines = nil
 	for _, r := range data["cache"] {
 		key, value := n.text(cell(r["key"])), n.text(cell(r["value"]))
-		if strings.HasSuffix(key, "illuminate:queue:restart") {
-			value = "time"
+		if strings.HasSuffix(key, "illuminate:queue:restart") || strings.HasSuffix(key, ":timer") {
+			value = "time" // a timestamp: queue:restart's, or a rate limiter's timer
 		}
 		lines = append(lines, fmt.Sprintf("%s = %s", key, value))
 	}

@@ -75,7 +75,7 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 		r := cfg.Cache.Redis
 		store, err := redislock.OpenStore(context.Background(), redislock.Params{
 			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
-			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix),
+			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
 		}, r.LockDB, r.DB)
 		if err != nil {
 			t.Fatal(err)

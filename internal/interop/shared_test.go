@@ -13,15 +13,17 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/worker"
 )
 
-// TestPHPAndGoDrainOneQueue drains one queue with two PHP workers and a Go worker at once: every job
-// runs exactly once (interop_log and the Go worker's own record agree), none is left.
+// TestPHPAndGoDrainOneQueue drains one queue with two PHP workers and a Go worker at once, under each
+// claim strategy: every job runs exactly once (interop_log and the Go worker's own record agree), none
+// is left.
 func TestPHPAndGoDrainOneQueue(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range []string{"batch", "delete-retry", "optimistic"} {
+	for _, strategy := range laravel.Strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) { drainTogether(t, db, strategy) })

@@ -31,10 +31,12 @@ import (
 //   - raw: Queue::push('App\Jobs\RawHandler@handle', data)
 //   - noop: App\Jobs\Noop, which records nothing
 //   - typed: App\Jobs\Typed, Carbon and DateTimeImmutable dates and a backed enum (PHP 8.1+)
+//   - guarded: App\Jobs\Guarded through the job middleware Middleware names, keyed by Key; Seconds,
+//     Fail, Tries and WaitFor set how it runs
 var Kinds = []string{
 	"plain", "delayed", "flaky", "failing", "retry-until", "releasing", "slow", "unique",
 	"unique-until-processing", "encrypted", "model", "chain", "batch", "listener", "notification",
-	"mail", "closure", "raw", "noop", "typed",
+	"mail", "closure", "raw", "noop", "typed", "guarded",
 }
 
 // DispatchOption is an option of interop:dispatch.
@@ -79,6 +81,28 @@ func Seconds(s float64) DispatchOption { return flag("seconds", s) }
 
 // Key sets the unique id of App\Jobs\Unique.
 func Key(k string) DispatchOption { return flag("key", k) }
+
+// Middleware names App\Jobs\Guarded's job middleware: overlap, throttle or rate-limited, with
+// ":dont-release", ":shared" or ":by-job" appended.
+func Middleware(spec string) DispatchOption { return flag("middleware", spec) }
+
+// ReleaseAfter sets WithoutOverlapping's releaseAfter.
+func ReleaseAfter(s int) DispatchOption { return flag("release-after", s) }
+
+// ExpireAfter sets WithoutOverlapping's expireAfter.
+func ExpireAfter(s int) DispatchOption { return flag("expire-after", s) }
+
+// Throttle sets ThrottlesExceptions' maxAttempts, decayMinutes and backoff minutes.
+func Throttle(maxAttempts, decayMinutes, backoffMinutes int) DispatchOption {
+	return func(args *[]string) {
+		for _, o := range []DispatchOption{flag("max-attempts", maxAttempts), flag("decay", decayMinutes), flag("retry-after", backoffMinutes)} {
+			o(args)
+		}
+	}
+}
+
+// WaitFor makes App\Jobs\Guarded wait, inside its middleware, until the cache key exists.
+func WaitFor(key string) DispatchOption { return flag("wait-for", key) }
 
 // AllowFailures lets a batch continue after a member fails.
 func AllowFailures() DispatchOption {

@@ -235,7 +235,9 @@ func (a *App) defaultEnv(s settings) []string {
 		"LOG_CHANNEL=single",
 	}
 	if s.redis {
-		env = append(env, "CACHE_DRIVER=redis")
+		// A prefix of its own keeps the keys that have no cache prefix (the Redis facade's) apart
+		// from other tests'.
+		env = append(env, "CACHE_DRIVER=redis", "REDIS_PREFIX="+testenv.Name("redis")+"_")
 	}
 	env = append(env, a.db.Env()...)
 	env = append(env, s.env...)

@@ -60,6 +60,8 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 				opts = append(opts, phpapp.Seconds(0.1))
 			case "unique", "unique-until-processing":
 				opts = append(opts, phpapp.Key(kind))
+			case "guarded":
+				opts = append(opts, phpapp.Middleware("overlap"), phpapp.Key(kind), phpapp.Seconds(0))
 			}
 			queued[kind] = app.MustDispatch(ctx, kind, opts...)
 		}
@@ -138,6 +140,7 @@ func TestEveryKindRunsOnPHP(t *testing.T) {
 			t.Errorf("lock %q held = %v, %v; want released after the job ran", lock, held, err)
 		}
 		one(`App\Jobs\UniqueUntilProcessing`)
+		one(`App\Jobs\Guarded`)
 
 		chain := log[`App\Jobs\ChainLink`]
 		if len(chain) != 3 {

@@ -39,8 +39,16 @@ func TestWorkerStopAndRestart(t *testing.T) {
 			t.Errorf("worker exit after restart: %v", err)
 		}
 
+		// The second worker has booted (and installed its signal handlers) once it has run a job.
 		w2 := app.StartWorker(ctx, "--sleep=1")
-		time.Sleep(500 * time.Millisecond)
+		d2 := app.MustDispatch(ctx, "plain")
+		entries, err = app.WaitLog(ctx, func(e []phpapp.LogEntry) bool { return len(e) == 2 })
+		if err != nil {
+			t.Fatalf("%v\nworker output:\n%s", err, w2.Output())
+		}
+		if entries[1].UUID != d2.Jobs[0].UUID {
+			t.Errorf("second worker ran %s, want %s", entries[1].UUID, d2.Jobs[0].UUID)
+		}
 		if err := w2.Stop(); err != nil {
 			t.Errorf("worker stop: %v", err)
 		}

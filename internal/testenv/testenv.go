@@ -212,15 +212,32 @@ func SQLite(t testing.TB) Database {
 	return Database{Dialect: "sqlite", Driver: "sqlite", DSN: path, Name: path}
 }
 
-// Each runs fn as a subtest once per database dialect, each with its own isolated database.
+// Each runs fn as a subtest once per database dialect, each with its own isolated database. The
+// subtests run in parallel (they share nothing), so they finish after the caller's function returns:
+// fn must not call t.Parallel or t.Setenv, and the caller must not clean up what fn uses when it
+// returns.
 func Each(t *testing.T, fn func(t *testing.T, db Database)) {
 	t.Helper()
 	for _, d := range []struct {
 		name string
 		make func(testing.TB) Database
 	}{{"mysql", MySQL}, {"pgsql", Postgres}, {"sqlite", SQLite}} {
-		t.Run(d.name, func(t *testing.T) { fn(t, d.make(t)) })
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, d.make(t))
+		})
 	}
+}
+
+// Apart returns the database for one of several subtests that use db at once: the same MySQL
+// database or PostgreSQL schema (each subtest creates tables of its own in it), or a new SQLite file,
+// since writers to one SQLite file queue behind each other.
+func Apart(t testing.TB, db Database) Database {
+	t.Helper()
+	if db.Dialect == "sqlite" {
+		return SQLite(t)
+	}
+	return db
 }
 
 func splitHostPort(addr string, def int) (string, int) {

@@ -85,6 +85,21 @@ func caseAttemptsSaturate(t *testing.T, s *Setup) {
 	}
 }
 
+// caseAttemptsSmallint: Laravel 13.6's stub makes attempts an unsigned smallint, and claims count
+// past a tinyint's 255.
+func caseAttemptsSmallint(t *testing.T, s *Setup) {
+	id := s.Push(t, "default", t0, t0, 1)
+	if top := s.Conn.MaxAttempts(); top < 32767 {
+		t.Fatalf("MaxAttempts of a smallint attempts column = %d", top)
+	}
+	if _, err := DB(s.Conn).Exec(Rebind(s.Conn, "update "+Q(s.Conn, s.Conn.Tables().Jobs)+" set attempts = 300 where id = ?"), id); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.Claim(t, s.Queue, "default", t0, 90); j == nil || j.ID != id || j.Attempts != 301 {
+		t.Fatalf("claim at attempts 300 = %+v, want attempts 301", j)
+	}
+}
+
 func caseExcludeIDs(t *testing.T, s *Setup) {
 	a := s.Push(t, "default", t0, t0, 1)
 	b := s.Push(t, "default", t0, t0, 2)

@@ -11,6 +11,11 @@ use App\Support\InteropLog;
 use Illuminate\Bus\Batch;
 use Illuminate\Console\Command;
 use Illuminate\Queue\Events\JobQueued;
+use Illuminate\Queue\Middleware\RateLimited;
+use Illuminate\Queue\Middleware\RateLimitedWithRedis;
+use Illuminate\Queue\Middleware\ThrottlesExceptions;
+use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis;
+use Illuminate\Queue\Middleware\WithoutOverlapping;
 use Illuminate\Support\Facades\Bus;
 use Illuminate\Support\Facades\DB;
 use Illuminate\Support\Facades\Event;
@@ -29,10 +34,10 @@ class InteropDispatch extends Command
     const KINDS = [
         'plain', 'delayed', 'flaky', 'failing', 'retry-until', 'releasing', 'slow', 'unique',
         'unique-until-processing', 'encrypted', 'model', 'chain', 'batch', 'listener', 'notification',
-        'mail', 'closure', 'raw', 'noop', 'typed',
+        'mail', 'closure', 'raw', 'noop', 'typed', 'guarded',
     ];
 
-    protected $signature = 'interop:dispatch {kind : one of plain, delayed, flaky, failing, retry-until, releasing, slow, unique, unique-until-processing, encrypted, model, chain, batch, listener, notification, mail, closure, raw, noop, typed}
+    protected $signature = 'interop:dispatch {kind : one of plain, delayed, flaky, failing, retry-until, releasing, slow, unique, unique-until-processing, encrypted, model, chain, batch, listener, notification, mail, closure, raw, noop, typed, guarded}
         {--count=1 : how many jobs (chain links, batch members)}
         {--queue= : the queue to push onto}
         {--delay= : seconds to delay the jobs}
@@ -43,7 +48,14 @@ class InteropDispatch extends Command
         {--timeout=60 : flaky and slow: $timeout}
         {--seconds=2 : slow: how long it sleeps; retry-until: the deadline}
         {--key=unique : unique: the unique id}
-        {--allow-failures : batch: allow failures}';
+        {--allow-failures : batch: allow failures}
+        {--middleware= : guarded: overlap, throttle or rate-limited, with :shared, :dont-release, :by-job or :redis}
+        {--release-after=0 : guarded overlap: releaseAfter}
+        {--expire-after=0 : guarded overlap: expireAfter}
+        {--max-attempts=2 : guarded throttle: maxAttempts}
+        {--decay=1 : guarded throttle: decayMinutes}
+        {--retry-after=0 : guarded throttle: backoff minutes}
+        {--wait-for= : guarded: a cache key the job waits for before it runs}';
 
     protected $description = 'Dispatch interop test jobs of one kind and print the queued rows as JSON';
 
@@ -211,9 +223,49 @@ class InteropDispatch extends Command
                 return new Jobs\Noop($i);
             case 'typed':
                 return new Jobs\Typed();
+            case 'guarded':
+                return $this->guarded($i);
         }
 
         throw new InvalidArgumentException("unknown kind [$kind]: use one of ".implode(', ', self::KINDS));
+    }
+
+    /** A Jobs\Guarded with the --middleware asked for, serialized into its middleware property. */
+    private function guarded(int $i)
+    {
+        $job = new Jobs\Guarded('guarded-'.$i, (float) $this->option('seconds'), (int) $this->option('fail'), (int) $this->option('tries'), $this->option('wait-for') ?: null);
+        $spec = explode(':', (string) $this->option('middleware'));
+        switch ($spec[0]) {
+            case 'overlap':
+                $m = (new WithoutOverlapping($this->option('key')))
+                    ->releaseAfter((int) $this->option('release-after'))
+                    ->expireAfter((int) $this->option('expire-after'));
+                if (in_array('dont-release', $spec, true)) {
+                    $m->dontRelease();
+                }
+                if (in_array('shared', $spec, true) && method_exists($m, 'shared')) {
+                    $m->shared();
+                }
+                break;
+            case 'throttle':
+                $class = in_array('redis', $spec, true) ? ThrottlesExceptionsWithRedis::class : ThrottlesExceptions::class;
+                $m = (new $class((int) $this->option('max-attempts'), (int) $this->option('decay')))
+                    ->backoff((int) $this->option('retry-after'));
+                if (in_array('by-job', $spec, true)) {
+                    $m->byJob();
+                }
+                break;
+            case 'rate-limited':
+                $m = in_array('redis', $spec, true) ? new RateLimitedWithRedis('interop') : new RateLimited('interop');
+                if (in_array('dont-release', $spec, true)) {
+                    $m->dontRelease();
+                }
+                break;
+            default:
+                throw new InvalidArgumentException('guarded needs --middleware=overlap, throttle or rate-limited');
+        }
+
+        return $job->through([$m]);
     }
 
     private function user(int $i, array &$out)

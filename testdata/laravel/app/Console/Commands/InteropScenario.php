@@ -7,6 +7,9 @@ use App\Support\InteropLog;
 use Illuminate\Bus\Batch;
 use Illuminate\Console\Command;
 use Illuminate\Database\Eloquent\Collection;
+use Illuminate\Queue\Middleware\RateLimited;
+use Illuminate\Queue\Middleware\ThrottlesExceptions;
+use Illuminate\Queue\Middleware\WithoutOverlapping;
 use Illuminate\Support\Facades\Bus;
 use InvalidArgumentException;
 use Throwable;
@@ -67,6 +70,26 @@ class InteropScenario extends Command
     }
 
     /**
+     * Builds a job middleware from its description: overlap[:KEY], throttle:MAX:DECAY_MINUTES:BACKOFF
+     * or rate-limited[:dont-release] (the interop limiter).
+     */
+    private function middleware(string $spec)
+    {
+        $p = explode(':', $spec);
+        switch ($p[0]) {
+            case 'overlap':
+                return new WithoutOverlapping($p[1] ?? 'k');
+            case 'throttle':
+                return (new ThrottlesExceptions((int) $p[1], (int) $p[2]))->backoff((int) $p[3]);
+            case 'rate-limited':
+                $m = new RateLimited('interop');
+
+                return ($p[1] ?? '') === 'dont-release' ? $m->dontRelease() : $m;
+        }
+        throw new InvalidArgumentException('unknown middleware '.$spec);
+    }
+
+    /**
      * Builds one job from its description.
      */
     private function make(array $j)
@@ -95,6 +118,9 @@ class InteropScenario extends Command
         }
         if (isset($j['queue'])) {
             $job->onQueue($j['queue']);
+        }
+        if (isset($j['middleware'])) {
+            $job->through([$this->middleware($j['middleware'])]);
         }
 
         return $job;

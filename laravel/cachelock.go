@@ -1,0 +1,53 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// CacheLockReleaseParams names a lock and the owner releasing it.
+type CacheLockReleaseParams struct {
+	Key   string // without the store's prefix
+	Owner string
+}
+
+// CacheLockRelease deletes the lock only while p.Owner holds it, as DatabaseLock::release does, and
+// reports whether it did.
+func (c *Conn) CacheLockRelease(ctx context.Context, p *CacheLockReleaseParams) (bool, error) {
+	q := c.rebind("delete from " + c.quote(c.tables.CacheLocks) + " where " + c.quote("key") + " = ? and " + c.quote("owner") + " = ?")
+	res, err := c.db.ExecContext(ctx, q, c.cachePrefix+p.Key, p.Owner)
+	if err != nil {
+		return false, fmt.Errorf("release cache lock %s: %w", p.Key, c.translate(err))
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// CacheAdd stores a PHP-serialized value under the prefixed key for ttl only when the key is absent or
+// expired, as DatabaseStore::add does (an insert, then on a duplicate key an update of an expired
+// row), and reports whether it stored it. A ttl below one second stores nothing, as Repository::add
+// does.
+func (c *Conn) CacheAdd(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	if ttl < time.Second {
+		return false, nil
+	}
+	now := c.now()
+	exp := now + int64(ttl/time.Second)
+	_, err := c.db.ExecContext(ctx, c.insertSQL(c.tables.Cache, []string{"key", "value", "expiration"}), c.cachePrefix+key, c.d.encodeText(value), exp)
+	if err = c.translate(err); !errors.Is(err, ErrDuplicate) {
+		if err != nil {
+			return false, fmt.Errorf("cache add %s: %w", key, err)
+		}
+		return true, nil
+	}
+	t, k, v, e := c.quote(c.tables.Cache), c.quote("key"), c.quote("value"), c.quote("expiration")
+	upd := "update " + t + " set " + v + " = ?, " + e + " = ? where " + k + " = ? and " + e + " <= ?"
+	res, err := c.db.ExecContext(ctx, c.rebind(upd), c.d.encodeText(value), exp, c.cachePrefix+key, now)
+	if err != nil {
+		return false, fmt.Errorf("cache add %s: %w", key, c.translate(err))
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}

@@ -1,0 +1,9 @@
+package redislock
+
+import (
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,533 @@
+package worker
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/redislock"
+	"github.com/zeebo/xxh3"
+)
+
+// Job middleware classes of Laravel the worker applies itself. Laravel serializes a job's middleware
+// property (set with through() or in the constructor) into the command; what a middleware() method
+// returns is not in the payload and cannot be seen.
+const (
+	withoutOverlappingClass  = `Illuminate\Queue\Middleware\WithoutOverlapping`
+	throttlesExceptionsClass = `Illuminate\Queue\Middleware\ThrottlesExceptions`
+	rateLimitedClass         = `Illuminate\Queue\Middleware\RateLimited`
+	// The *WithRedis variants count in a Redis DurationLimiter on the Redis facade's connection.
+	throttlesExceptionsRedisClass = `Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis`
+	rateLimitedRedisClass         = `Illuminate\Queue\Middleware\RateLimitedWithRedis`
+)
+
+// DurationLimiter is Laravel's Redis DurationLimiter on the Redis facade's default connection, which
+// ThrottlesExceptionsWithRedis and RateLimitedWithRedis use; redislock is one.
+type DurationLimiter interface {
+	DurationAcquire(ctx context.Context, name string, limit, decay int64, now time.Time) (redislock.DurationWindow, error)
+	DurationTooMany(ctx context.Context, name string, limit, decay int64, now time.Time) (redislock.DurationWindow, error)
+	DurationClear(ctx context.Context, name string) error
+}
+
+// RateLimit is one limit of a rate limiter that a PHP application defines with RateLimiter::for, read
+// from the configuration because the limiter itself is a PHP closure: Allow attempts per Per, counted
+// apart for each value of By.
+type RateLimit struct {
+	Allow int           // Limit's maxAttempts
+	Per   time.Duration // Limit's decay, whole seconds
+	// By is the Limit's key, with {property} replaced by the job's property of that name, e.g.
+	// "{userId}"; "" is Laravel's default key.
+	By string
+}
+
+// middleware is one job middleware: before runs ahead of the handler and may stop the job (it then
+// releases it through hj, or lets it succeed without running); after runs once the handler returned
+// and may turn its error into a release. Both run only when the handler's attempt went ahead.
+type middleware interface {
+	before(ctx context.Context, w *Worker, r *jobRun) (stop bool, err error)
+	after(ctx context.Context, w *Worker, r *jobRun, herr error, timedOut bool) error
+}
+
+// XXH128 returns PHP's hash('xxh128', s): 32 lowercase hex digits of the 128-bit hash, high half first.
+// Laravel 12 hashes rate limiter keys with it, and 12.54 the displayName in lock keys.
+func XXH128(s string) string {
+	b := xxh3.HashString128(s).Bytes()
+	return hex.EncodeToString(b[:])
+}
+
+// jobName is the class segment of a middleware key: the job's displayName() from 12.41 when the class
+// defines one (hashed with xxh128 from 12.54 when hash is set), else its class.
+func (w *Worker) jobName(r *jobRun, hash bool) string {
+	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
+	if !defines || !w.version.AtLeast(12, 41) {
+		return r.class
+	}
+	if hash && w.version.AtLeast(12, 54) {
+		return XXH128(r.env.DisplayName)
+	}
+	return r.env.DisplayName
+}
+
+// readMiddleware reads the command's middleware property. It returns the middleware to apply, or a
+// reason to leave the job to PHP: a middleware the worker does not know (unless the job's class is
+// configured to run without them), one holding a PHP closure, or a rate limiter without configured
+// limits. A job is never run without the middleware its author asked for.
+func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
+	if r.cmd == nil {
+		return nil, ""
+	}
+	var out []middleware
+	if d := w.newDebounce(r); d != nil {
+		out = append(out, d)
+	}
+	v, _ := r.cmd.Get("middleware")
+	list, _ := v.(*payload.Array)
+	if list == nil {
+		list = payload.NewList()
+	}
+	for _, e := range list.Values() {
+		o, ok := e.(*payload.Object)
+		if !ok {
+			return nil, fmt.Sprintf("its middleware property holds a %T", e)
+		}
+		if !knownMiddleware[o.Class] {
+			if w.cfg.RunUnknownMiddleware[r.class] {
+				continue
+			}
+			return nil, "unknown middleware " + o.Class + " (only PHP can apply it)"
+		}
+		m, why := w.newMiddleware(r, o)
+		if why != "" {
+			return nil, why
+		}
+		out = append(out, m)
+	}
+	if (w.mwLocks == nil || w.mwValues == nil) && len(out) > 0 {
+		return nil, "its middleware needs the cache store, which artisan-go cannot reach (cache store neither database nor redis)"
+	}
+	return out, ""
+}
+
+// knownMiddleware are the middleware classes the worker applies.
+var knownMiddleware = map[string]bool{
+	withoutOverlappingClass: true, throttlesExceptionsClass: true, rateLimitedClass: true,
+	throttlesExceptionsRedisClass: true, rateLimitedRedisClass: true,
+}
+
+// newMiddleware builds one known middleware from its serialized object, or says why it cannot run here.
+func (w *Worker) newMiddleware(r *jobRun, o *payload.Object) (middleware, string) {
+	for _, p := range o.Props {
+		if c, ok := p.Value.(*payload.Object); ok {
+			return nil, fmt.Sprintf("middleware %s holds a PHP closure or object (%s %s)", o.Class, p.Name, c.Class)
+		}
+	}
+	if o.Class == withoutOverlappingClass {
+		return w.newWithoutOverlapping(r, o)
+	}
+	withRedis := o.Class == throttlesExceptionsRedisClass || o.Class == rateLimitedRedisClass
+	if withRedis {
+		if w.durations == nil {
+			return nil, o.Class + " counts in Redis, which artisan-go reaches only when Redis is the cache store"
+		}
+		if c, _ := o.Get("connectionName"); c != nil {
+			return nil, o.Class + " names its own Redis connection"
+		}
+	}
+	if o.Class == rateLimitedClass || o.Class == rateLimitedRedisClass {
+		return w.newRateLimited(r, o, withRedis)
+	}
+	return w.newThrottlesExceptions(r, o, withRedis)
+}
+
+// withoutOverlapping is Laravel's WithoutOverlapping: the handler runs only while this worker holds
+// the cache lock prefix+job name+":"+key; otherwise the job is released after releaseAfter seconds,
+// or with dontRelease it succeeds without running.
+type withoutOverlapping struct {
+	name         string
+	owner        string
+	releaseAfter int64
+	dontRelease  bool
+	expiresAfter int64
+	held         bool
+}
+
+func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware, string) {
+	m := &withoutOverlapping{owner: lockOwner()}
+	key, _ := o.Get("key")
+	prefix, ok := o.Get("prefix")
+	if !ok {
+		prefix = "laravel-queue-overlap:"
+	}
+	shared, _ := o.Get("shareKey")
+	if phpFalsy(shared) {
+		m.name = phpString(prefix) + w.jobName(r, true) + ":" + phpString(key)
+	} else {
+		m.name = phpString(prefix) + phpString(key)
+	}
+	switch ra, _ := o.Get("releaseAfter"); ra := ra.(type) {
+	case nil:
+		m.dontRelease = true
+	case int64:
+		m.releaseAfter = ra
+	default:
+		return nil, fmt.Sprintf("WithoutOverlapping releaseAfter is a %T", ra)
+	}
+	exp, _ := o.Get("expiresAfter")
+	m.expiresAfter = phpIntValue(exp)
+	return m, ""
+}
+
+func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	ok, err := w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter)
+	if err != nil {
+		return true, err
+	}
+	if ok {
+		m.held = true
+		return false, nil
+	}
+	if !m.dontRelease {
+		r.hj.Release(time.Duration(m.releaseAfter) * time.Second)
+	}
+	w.log.Info("Overlapping job not run", "class", r.displayName, "id", r.rj.job.ID, "lock", m.name, "released", !m.dontRelease)
+	return true, nil
+}
+
+func (m *withoutOverlapping) after(ctx context.Context, w *Worker, r *jobRun, herr error, _ bool) error {
+	if m.held {
+		if _, err := w.mwLocks.LockRelease(ctx, m.name, m.owner); err != nil {
+			w.log.Error("release overlap lock", "lock", m.name, "error", err)
+		}
+	}
+	return herr
+}
+
+// throttlesExceptions is Laravel's ThrottlesExceptions: after maxAttempts exceptions within the decay
+// the job is released until the limiter's timer runs out (plus 3 seconds); an exception is counted
+// and the job released after retryAfterMinutes instead of failing; a success clears the count.
+type throttlesExceptions struct {
+	key         string
+	maxAttempts int64
+	decay       int64 // seconds
+	retryAfter  int64 // seconds
+	limiter     *rateLimiter
+	durations   DurationLimiter // ThrottlesExceptionsWithRedis: the window lives in Redis
+}
+
+func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis bool) (middleware, string) {
+	for _, closure := range []string{"whenCallback", "reportCallback"} {
+		if v, _ := o.Get(closure); v != nil {
+			return nil, "ThrottlesExceptions has a " + closure + " (a PHP closure)"
+		}
+	}
+	for _, closures := range []string{"deleteWhenCallbacks", "failWhenCallbacks"} {
+		if v, _ := o.Get(closures); !phpFalsy(v) {
+			return nil, "ThrottlesExceptions has " + closures + " (PHP closures)"
+		}
+	}
+	m := &throttlesExceptions{limiter: w.rateLimiter()}
+	if withRedis {
+		m.durations = w.durations
+	}
+	get := func(name string) payload.Value { v, _ := o.Get(name); return v }
+	prefix, ok := o.Get("prefix")
+	if !ok {
+		prefix = "laravel_throttles_exceptions:"
+	}
+	switch {
+	case !phpFalsy(get("key")):
+		m.key = phpString(prefix) + phpString(get("key"))
+	case !phpFalsy(get("byJob")):
+		m.key = phpString(prefix) + r.env.UUID
+	case w.version.AtLeast(12, 0):
+		m.key = phpString(prefix) + XXH128(w.jobName(r, false))
+	default:
+		sum := md5.Sum([]byte(r.class))
+		m.key = phpString(prefix) + hex.EncodeToString(sum[:])
+	}
+	m.maxAttempts = phpIntValue(get("maxAttempts"))
+	if v, ok := o.Get("decaySeconds"); ok { // 11.0+
+		m.decay = phpIntValue(v)
+	} else {
+		m.decay = phpIntValue(get("decayMinutes")) * 60
+	}
+	m.retryAfter = phpIntValue(get("retryAfterMinutes")) * 60
+	return m, ""
+}
+
+func (m *throttlesExceptions) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	if m.durations != nil {
+		now := w.clock()
+		win, err := m.durations.DurationTooMany(ctx, m.key, m.maxAttempts, m.decay, now)
+		if err != nil || win.Remaining > 0 {
+			return err != nil, err
+		}
+		r.hj.Release(time.Duration(win.DecaysAt-now.Unix()) * time.Second)
+		w.log.Info("Exceptions throttled; job released", "class", r.displayName, "id", r.rj.job.ID, "key", m.key, "delay", win.DecaysAt-now.Unix())
+		return true, nil
+	}
+	too, err := m.limiter.tooManyAttempts(ctx, m.key, m.maxAttempts)
+	if err != nil || !too {
+		return err != nil, err
+	}
+	in, err := m.limiter.availableIn(ctx, m.key)
+	if err != nil {
+		return true, err
+	}
+	r.hj.Release(time.Duration(in+3) * time.Second)
+	w.log.Info("Exceptions throttled; job released", "class", r.displayName, "id", r.rj.job.ID, "key", m.key, "delay", in+3)
+	return true, nil
+}
+
+func (m *throttlesExceptions) after(ctx context.Context, w *Worker, r *jobRun, herr error, timedOut bool) error {
+	if timedOut {
+		return herr // PHP's worker is killed at its timeout, and the limiter sees nothing
+	}
+	switch {
+	case herr == nil && m.durations != nil:
+		return m.durations.DurationClear(ctx, m.key)
+	case herr == nil:
+		return m.limiter.clear(ctx, m.key)
+	case m.durations != nil:
+		if _, err := m.durations.DurationAcquire(ctx, m.key, m.maxAttempts, m.decay, w.clock()); err != nil {
+			return err
+		}
+	default:
+		if err := m.limiter.hit(ctx, m.key, m.decay); err != nil {
+			return err
+		}
+	}
+	w.log.Warn("Exception throttled; job released", "class", r.displayName, "id", r.rj.job.ID, "error", herr.Error(), "delay", m.retryAfter)
+	r.hj.Release(time.Duration(m.retryAfter) * time.Second)
+	return nil
+}
+
+// rateLimited is Laravel's RateLimited with the limits of the named limiter taken from the
+// configuration: each limit over its allowance releases the job until its timer runs out (plus 3
+// seconds), or releaseAfter (12.x), or with dontRelease lets it succeed without running; otherwise
+// every limit counts one hit and the handler runs.
+type rateLimited struct {
+	limits        []RateLimit
+	keys          []string
+	shouldRelease bool
+	releaseAfter  int64
+	limiter       *rateLimiter
+	durations     DurationLimiter // RateLimitedWithRedis: each limit is a window in Redis
+}
+
+func (w *Worker) newRateLimited(r *jobRun, o *payload.Object, withRedis bool) (middleware, string) {
+	nv, _ := o.Get("limiterName")
+	name := phpString(nv)
+	limits, ok := w.cfg.RateLimiters[name]
+	if !ok || len(limits) == 0 {
+		if _, warned := w.limiterWarned.LoadOrStore(name, true); !warned {
+			w.log.Warn("rate limiter has no limits in the configuration; its jobs are left to PHP workers. Add it under rate_limiters", "limiter", name)
+		}
+		return nil, "rate limiter " + strconv.Quote(name) + " has no configured limits"
+	}
+	m := &rateLimited{limits: limits, shouldRelease: true, limiter: w.rateLimiter()}
+	if withRedis {
+		m.durations = w.durations
+	}
+	if v, ok := o.Get("shouldRelease"); ok {
+		m.shouldRelease = !phpFalsy(v)
+	}
+	ra, _ := o.Get("releaseAfter")
+	m.releaseAfter = phpIntValue(ra)
+	for _, l := range limits {
+		sum := md5.Sum([]byte(name + limitKey(l.By, r.cmd)))
+		m.keys = append(m.keys, hex.EncodeToString(sum[:]))
+	}
+	return m, ""
+}
+
+// limitKey fills a limit's By template with the command's properties.
+func limitKey(tmpl string, cmd *payload.Object) string {
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		j := strings.IndexByte(tmpl[i+1:], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(tmpl)
+			return b.String()
+		}
+		b.WriteString(tmpl[:i])
+		v, _ := cmd.Get(tmpl[i+1 : i+1+j])
+		b.WriteString(phpString(v))
+		tmpl = tmpl[i+j+2:]
+	}
+}
+
+func (m *rateLimited) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	for i, l := range m.limits {
+		limited, until, err := m.take(ctx, w, m.keys[i], l)
+		if err != nil {
+			return true, err
+		}
+		if !limited {
+			continue
+		}
+		delay := m.releaseAfter
+		if delay == 0 {
+			delay = until - w.clock().Unix() + 3
+		}
+		if m.shouldRelease {
+			r.hj.Release(time.Duration(delay) * time.Second)
+		}
+		w.log.Info("Rate limited", "class", r.displayName, "id", r.rj.job.ID, "released", m.shouldRelease, "delay", delay)
+		return true, nil
+	}
+	return false, nil
+}
+
+// take counts one job against a limit and reports whether it is over it, and until when: RateLimiter's
+// tooManyAttempts then hit, or with Redis one DurationLimiter::acquire.
+func (m *rateLimited) take(ctx context.Context, w *Worker, key string, l RateLimit) (limited bool, until int64, err error) {
+	decay := int64(l.Per / time.Second)
+	if m.durations != nil {
+		win, err := m.durations.DurationAcquire(ctx, key, int64(l.Allow), decay, w.clock())
+		return !win.Granted, win.DecaysAt, err
+	}
+	too, err := m.limiter.tooManyAttempts(ctx, key, int64(l.Allow))
+	if err != nil || !too {
+		if err == nil {
+			err = m.limiter.hit(ctx, key, decay)
+		}
+		return false, 0, err
+	}
+	in, err := m.limiter.availableIn(ctx, key)
+	return true, w.clock().Unix() + in, err
+}
+
+func (m *rateLimited) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {
+	return herr
+}
+
+// throughMiddleware runs the handler (invoke) through the job's middleware as Laravel's pipeline
+// does: each middleware's before in order, the handler, then each after in reverse order. A
+// middleware that stops the job skips the handler and the middleware after it; an error from the
+// cache store is the job's exception, as it is in PHP.
+//
+// A ShouldBeUniqueUntilProcessing job's lock is released as processing starts: before the middleware
+// up to 12.20; from 12.21 just before the handler, or once the middleware stopped the job without
+// releasing it.
+func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middleware, invoke func() (error, bool)) (herr error, timedOut bool) {
+	unique := untilProcessing(r.h) && w.releasesUntilProcessing(r)
+	inPipeline := w.version.AtLeast(12, 21)
+	if unique && !inPipeline {
+		w.releaseUniqueLock(ctx, r)
+	}
+	ran := 0
+	for _, m := range mws {
+		stop, err := m.before(ctx, w, r)
+		if err != nil {
+			herr = fmt.Errorf("job middleware: %w", err)
+		}
+		if stop || err != nil {
+			break
+		}
+		ran++
+	}
+	if ran == len(mws) {
+		if unique && inPipeline {
+			w.releaseUniqueLock(ctx, r)
+		}
+		herr, timedOut = invoke()
+	} else if action, _, _ := r.hj.Action(); unique && inPipeline && action != handlers.ActionRelease {
+		w.releaseUniqueLock(ctx, r)
+	}
+	// Each middleware whose before let the job through runs its after, the innermost first; the
+	// overlap lock is released even after a timeout, once the handler has returned.
+	for i := ran - 1; i >= 0; i-- {
+		herr = mws[i].after(ctx, w, r, herr, timedOut)
+	}
+	return herr, timedOut
+}
+
+// debounce is Laravel 13.6+'s check of a #[DebounceFor] job before it runs: the dispatch that took
+// the job's debounce key wrote its owner into the command (debounceOwner); a later dispatch of the same
+// job replaced the key's value with its own owner, and then this one is superseded and deleted
+// without running (CallQueuedHandler::commandShouldBeDebounced). A missing key lets it run.
+type debounce struct {
+	key, owner string
+}
+
+func (w *Worker) newDebounce(r *jobRun) middleware {
+	if !w.version.AtLeast(13, 6) {
+		return nil
+	}
+	v, _ := r.cmd.Get("debounceOwner")
+	owner, _ := v.(string)
+	if owner == "" {
+		return nil
+	}
+	id, _ := r.cmd.Get("debounceId")
+	name := r.class
+	if r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName {
+		name = XXH128(r.env.DisplayName)
+	}
+	return &debounce{key: "laravel_debounced_job:" + name + ":" + phpString(id), owner: owner}
+}
+
+func (d *debounce) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	v, ok, err := w.mwValues.CacheGet(ctx, d.key)
+	if err != nil || !ok {
+		return err != nil, err
+	}
+	if current, isString := laravel.UnserializeString(v); isString {
+		v = current
+	}
+	if v == d.owner {
+		return false, nil
+	}
+	// Deleted here, and so done, rather than through the handler's Delete: a superseded job has no
+	// success path (no chain link, no batch count).
+	j := r.rj.job
+	if w.completeLocked(r.rj, "delete superseded", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
+		w.log.Info("Debounced: superseded by a newer dispatch; deleted", "class", r.displayName, "id", j.ID, "key", d.key)
+	}
+	return true, nil
+}
+
+func (d *debounce) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {
+	return herr
+}
+
+// lockOwner returns a random owner token like Laravel's Str::random(): 16 letters and digits.
+func lockOwner() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// phpIntValue converts a scalar as PHP's (int) does; anything else is 0.
+func phpIntValue(v payload.Value) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	case bool:
+		if v {
+			return 1
+		}
+	case string:
+		return int64(phpInt(v))
+	}
+	return 0
+}

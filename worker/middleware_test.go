@@ -1,0 +1,258 @@
+package worker
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+)
+
+const guardedClass = `App\Jobs\Guarded`
+
+// middlewareFixture reads a payload from testdata/middleware (see its README).
+func middlewareFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/middleware/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestXXH128 checks the hash against PHP 8.2's hash('xxh128', ...), printed by PHP itself.
+func TestXXH128(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                "99aa06d3014798d86001c324468d497f",
+		`App\Jobs\Report`: "f9cc3ac83e295949967413eee896636a",
+		strings.Repeat("a much longer string that is more than one hundred and twenty eight bytes long so that the long path of the algorithm is exercised, yes indeed, more bytes here!!", 1): "c14a49c0186482d4aeb0e652b22047cf",
+	} {
+		if got := XXH128(in); got != want {
+			t.Errorf("XXH128(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestWithoutOverlapping runs Laravel 8.83's serialized WithoutOverlapping: a held lock releases the
+// job after releaseAfter with its attempt kept, or with dontRelease completes it without running it;
+// a free lock is taken for the handler and released after it.
+func TestWithoutOverlapping(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		run := func() error { calls.Add(1); return nil }
+		f.reg.Register(guardedClass, handlerFunc(func() error { return run() }))
+		w := f.worker(t, nil)
+		lock := `laravel-queue-overlap:App\Jobs\Guarded:k1`
+		if ok, err := f.Conn.CacheLockAcquire(bg, &laravel.CacheLockParams{Key: lock, Owner: "php", TTL: time.Minute}); err != nil || !ok {
+			t.Fatalf("take the lock as PHP would: %v, %v", ok, err)
+		}
+		f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		if now := f.clock.Unix(); calls.Load() != 0 || row.Attempts != 1 || row.AvailableAt < now+6 || row.AvailableAt > now+7 || row.ReservedAt != nil {
+			t.Fatalf("with the lock held: %d calls, attempts %d, available in %d; want released for 7s with attempts 1", calls.Load(), row.Attempts, row.AvailableAt-now)
+		}
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+
+		f.push(t, "default", middlewareFixture(t, "8.83-overlap-dont-release"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if calls.Load() != 0 {
+			t.Fatal("dontRelease ran the handler while the lock was held")
+		}
+
+		if ok, err := f.Conn.CacheLockRelease(bg, &laravel.CacheLockReleaseParams{Key: lock, Owner: "php"}); err != nil || !ok {
+			t.Fatalf("release as PHP: %v, %v", ok, err)
+		}
+		var owner string
+		run = func() error {
+			o, held, err := f.Conn.CacheLockOwner(bg, lock)
+			if err != nil || !held {
+				return errors.New("the handler ran without the lock")
+			}
+			owner = o
+			return nil
+		}
+		f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if len(owner) != 16 {
+			t.Fatalf("lock owner %q, want a 16-character token", owner)
+		}
+		if _, held, _ := f.Conn.CacheLockOwner(bg, lock); held {
+			t.Fatal("the lock was kept after the handler")
+		}
+	})
+}
+
+// TestThrottlesExceptions runs Laravel 8.83's serialized ThrottlesExceptions(2, 1)->backoff(1): an
+// exception is counted and releases the job for a minute instead of failing it; a success clears the
+// count; after two exceptions within the decay the job is released until the timer runs out (plus 3
+// seconds), and its next attempt past maxTries fails it as PHP's worker does.
+func TestThrottlesExceptions(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		fail := true
+		f.reg.Register(guardedClass, handlerFunc(func() error {
+			calls.Add(1)
+			if fail {
+				return errors.New("upstream down")
+			}
+			return nil
+		}))
+		w := f.worker(t, nil)
+		key := "laravel_throttles_exceptions:" + md5hex(guardedClass)
+		jobs := queuetest.Q(f.Conn, f.Conn.Tables().Jobs)
+		start := f.clock.Unix()
+		f.push(t, "default", middlewareFixture(t, "8.83-throttle"))
+		for attempt := 1; attempt <= 2; attempt++ {
+			runOnce(t, w)
+			row := f.onlyRow(t)
+			if now := f.clock.Unix(); row.Attempts != attempt || row.AvailableAt < now+59 || row.AvailableAt > now+60 {
+				t.Fatalf("attempt %d: attempts %d, available at %d; want released for 60s", attempt, row.Attempts, row.AvailableAt-now)
+			}
+			if v, _, _ := f.Conn.CacheGet(bg, key); v != laravel.SerializeInt(int64(attempt)) {
+				t.Fatalf("attempt %d: counter %q", attempt, v)
+			}
+			// Available at once, as another job under the same key would be, within the decay.
+			f.exec(t, "update "+jobs+" set available_at = ?", f.clock.Unix())
+		}
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		timer, _, _ := f.Conn.CacheGet(bg, key+":timer")
+		ends, _ := laravel.UnserializeNumber(timer)
+		if calls.Load() != 2 || row.Attempts != 3 || ends < start+60 || ends > start+61 {
+			t.Fatalf("throttled: %d calls, attempts %d, timer %q; want the timer a minute after the first hit", calls.Load(), row.Attempts, timer)
+		}
+		if row.AvailableAt != ends+3 {
+			t.Fatalf("throttled job available at %d, want %d (timer + 3)", row.AvailableAt, ends+3)
+		}
+		f.clock.Advance(2 * time.Minute)
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if got := f.onlyFailed(t).Exception; !strings.HasPrefix(got, MaxAttemptsExceededClass) {
+			t.Fatalf("exception %q", firstLine(got))
+		}
+
+		// One exception, then a success: the count is cleared.
+		f.push(t, "default", middlewareFixture(t, "8.83-throttle"))
+		runOnce(t, w)
+		f.exec(t, "update "+jobs+" set available_at = ?", f.clock.Unix())
+		fail = false
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if _, ok, _ := f.Conn.CacheGet(bg, key); ok {
+			t.Fatal("the counter was kept after a success")
+		}
+	})
+}
+
+// TestThrottlesExceptionsByJob counts a byJob ThrottlesExceptions under the job's uuid.
+func TestThrottlesExceptionsByJob(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(guardedClass, failing(&calls, errors.New("upstream down")))
+	b := middlewareFixture(t, "8.83-throttle-by-job")
+	f.push(t, "default", b)
+	runOnce(t, f.worker(t, nil))
+	var env struct{ UUID string }
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := f.Conn.CacheGet(bg, "laravel_throttles_exceptions:"+env.UUID); !ok || v != "i:1;" {
+		t.Fatalf("counter under the uuid = %q, %v", v, ok)
+	}
+}
+
+// TestRateLimited applies the configured limits of Laravel's named limiter: two jobs a minute, the
+// third released until the timer runs out (plus 3 seconds), or with dontRelease completed unrun.
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, ok(&calls))
+		w := f.worker(t, func(c *Config) {
+			c.RateLimiters = map[string][]RateLimit{"interop": {{Allow: 2, Per: time.Minute}}}
+		})
+		start := f.clock.Unix()
+		for i := 0; i < 2; i++ {
+			f.push(t, "default", middlewareFixture(t, "8.83-rate-limited"))
+			runOnce(t, w)
+		}
+		f.push(t, "default", middlewareFixture(t, "8.83-rate-limited"))
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		timer, _, _ := f.Conn.CacheGet(bg, md5hex("interop")+":timer")
+		ends, _ := laravel.UnserializeNumber(timer)
+		if calls.Load() != 2 || ends < start+60 || ends > start+61 || row.AvailableAt != ends+3 {
+			t.Fatalf("%d calls, available at %d, timer %q; want the third released until the timer + 3", calls.Load(), row.AvailableAt, timer)
+		}
+		if v, _, _ := f.Conn.CacheGet(bg, md5hex("interop")); v != "i:2;" {
+			t.Fatalf("counter %q", v)
+		}
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+		f.push(t, "default", middlewareFixture(t, "8.83-rate-limited-dont-release"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if calls.Load() != 2 {
+			t.Fatal("dontRelease ran a limited job")
+		}
+
+		// Without configured limits the job is PHP's.
+		w2 := f.worker(t, nil)
+		f.push(t, "default", middlewareFixture(t, "8.83-rate-limited"))
+		runOnce(t, w2)
+		if row := f.onlyRow(t); row.Attempts != 0 || row.ReservedAt != nil || w2.Stats().LeftForPHP != 1 {
+			t.Fatalf("row %+v, stats %+v: want left for PHP", row, w2.Stats())
+		}
+	})
+}
+
+// TestUnknownMiddlewareLeftForPHP leaves a job whose middleware the worker does not apply to PHP,
+// unless its class is configured to run without them.
+func TestUnknownMiddlewareLeftForPHP(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, ok(&calls))
+		p := strings.Replace(string(middlewareFixture(t, "8.83-rate-limited")), `O:39:\"Illuminate\\Queue\\Middleware\\RateLimited\"`, `O:37:\"Illuminate\\Queue\\Middleware\\Skippable\"`, 1)
+		f.push(t, "default", []byte(p))
+		w := f.worker(t, nil)
+		runOnce(t, w)
+		if calls.Load() != 0 || w.Stats().LeftForPHP != 1 {
+			t.Fatalf("%d calls, stats %+v: want left for PHP", calls.Load(), w.Stats())
+		}
+		w2 := f.worker(t, func(c *Config) { c.RunUnknownMiddleware = map[string]bool{guardedClass: true} })
+		runOnce(t, w2)
+		if calls.Load() != 1 {
+			t.Fatal("a class configured to run without unknown middleware did not run")
+		}
+	})
+}
+
+func md5hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func handlerFunc(fn func() error) handlers.Handler {
+	return handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return fn() })
+}

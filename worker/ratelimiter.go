@@ -1,0 +1,177 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// LockStore takes and releases cache locks by name (without the store's prefix) and owner, as
+// Laravel's Lock::get and Lock::release do. The database store (cache_locks) and redislock are ones.
+type LockStore interface {
+	LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error)
+	LockRelease(ctx context.Context, name, owner string) (bool, error)
+}
+
+// LimiterStore is the cache store operations Laravel's RateLimiter uses, by key without the store's
+// prefix. *laravel.Conn (values PHP-serialized) and redislock (numbers as they are) are ones.
+type LimiterStore interface {
+	CacheGet(ctx context.Context, key string) (string, bool, error)
+	CacheAdd(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
+	CacheIncrement(ctx context.Context, key string, by int64) (int64, error)
+	CachePut(ctx context.Context, key, value string, ttl time.Duration) error
+	CacheForget(ctx context.Context, key string) error
+}
+
+// DatabaseLocks is what the database cache store's locks take: cache_locks rows by key and owner.
+// *laravel.Conn is one.
+type DatabaseLocks interface {
+	CacheLockAcquire(ctx context.Context, p *laravel.CacheLockParams) (bool, error)
+	CacheLockRelease(ctx context.Context, p *laravel.CacheLockReleaseParams) (bool, error)
+}
+
+// The database is the middleware's default store.
+var (
+	_ DatabaseLocks = (*laravel.Conn)(nil)
+	_ LimiterStore  = (*laravel.Conn)(nil)
+)
+
+// dbLocks is the database cache store's LockStore.
+type dbLocks struct{ conn DatabaseLocks }
+
+func (d dbLocks) LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+	return d.conn.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: name, Owner: owner, TTL: time.Duration(seconds) * time.Second})
+}
+
+func (d dbLocks) LockRelease(ctx context.Context, name, owner string) (bool, error) {
+	return d.conn.CacheLockRelease(ctx, &laravel.CacheLockReleaseParams{Key: name, Owner: owner})
+}
+
+// rateLimiter is Laravel's Illuminate\Cache\RateLimiter on the worker's cache store: a hit counter
+// under key and its expiry time under key+":timer", both with the decay as their TTL.
+type rateLimiter struct {
+	store      LimiterStore
+	serialized bool // the database store keeps PHP-serialized values; Redis keeps numbers bare
+	now        func() time.Time
+}
+
+func (w *Worker) rateLimiter() *rateLimiter {
+	return &rateLimiter{store: w.mwValues, serialized: w.mwSerialized, now: w.clock}
+}
+
+// ErrLimiterKey means a rate limiter key has characters whose cleaning (htmlentities) the worker
+// does not reproduce; such jobs go to PHP.
+var ErrLimiterKey = errors.New("rate limiter key needs PHP's htmlentities")
+
+// cleanKey is RateLimiter::cleanRateLimiterKey for ASCII keys: htmlentities, then each named entity
+// reduced to its first letter (& to a, " to q, < to l, > to g). Other keys are refused.
+func cleanKey(key string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c >= 0x80 || c == '\'':
+			return "", ErrLimiterKey
+		case c == '&':
+			b.WriteByte('a')
+		case c == '"':
+			b.WriteByte('q')
+		case c == '<':
+			b.WriteByte('l')
+		case c == '>':
+			b.WriteByte('g')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+func (l *rateLimiter) encode(n int64) string {
+	if l.serialized {
+		return laravel.SerializeInt(n)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// get reads a number as Repository::get does; a missing key is 0.
+func (l *rateLimiter) get(ctx context.Context, key string) (int64, bool, error) {
+	v, ok, err := l.store.CacheGet(ctx, key)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, true, nil
+	}
+	n, _ := laravel.UnserializeNumber(v)
+	return n, true, nil
+}
+
+// tooManyAttempts is RateLimiter::tooManyAttempts: the count has reached max while the timer lives;
+// a count left over without its timer is forgotten.
+func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, max int64) (bool, error) {
+	key, err := cleanKey(key)
+	if err != nil {
+		return false, err
+	}
+	n, _, err := l.get(ctx, key)
+	if err != nil || n < max {
+		return false, err
+	}
+	if _, ok, err := l.store.CacheGet(ctx, key+":timer"); err != nil || ok {
+		return ok, err
+	}
+	return false, l.store.CacheForget(ctx, key)
+}
+
+// hit is RateLimiter::hit: start the timer and the counter for decay seconds if absent, then count one.
+func (l *rateLimiter) hit(ctx context.Context, key string, decay int64) error {
+	key, err := cleanKey(key)
+	if err != nil {
+		return err
+	}
+	ttl := time.Duration(decay) * time.Second
+	if _, err := l.store.CacheAdd(ctx, key+":timer", l.encode(l.now().Unix()+decay), ttl); err != nil {
+		return err
+	}
+	added, err := l.store.CacheAdd(ctx, key, l.encode(0), ttl)
+	if err != nil {
+		return err
+	}
+	hits, err := l.store.CacheIncrement(ctx, key, 1)
+	if errors.Is(err, laravel.ErrCacheMiss) {
+		hits, err = 0, nil // the database store's increment of a missing key is false, (int) 0
+	}
+	if err != nil {
+		return err
+	}
+	if !added && hits == 1 {
+		return l.store.CachePut(ctx, key, l.encode(1), ttl)
+	}
+	return nil
+}
+
+// clear is RateLimiter::clear: forget the counter and its timer.
+func (l *rateLimiter) clear(ctx context.Context, key string) error {
+	key, err := cleanKey(key)
+	if err != nil {
+		return err
+	}
+	if err := l.store.CacheForget(ctx, key); err != nil {
+		return err
+	}
+	return l.store.CacheForget(ctx, key+":timer")
+}
+
+// availableIn is RateLimiter::availableIn: seconds until the timer runs out, at least 0.
+func (l *rateLimiter) availableIn(ctx context.Context, key string) (int64, error) {
+	key, err := cleanKey(key)
+	if err != nil {
+		return 0, err
+	}
+	t, _, err := l.get(ctx, key+":timer")
+	return max(0, t-l.now().Unix()), err
+}
