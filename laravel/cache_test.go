@@ -18,10 +18,7 @@ func TestCache(t *testing.T) {
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }
-		c := queuetest.Open(t, p)
-		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
-			t.Fatal(err)
-		}
+		c := openTables(t, p)
 		stored := func(key string) (value string, expiration int64) {
 			t.Helper()
 			q := queuetest.Rebind(c, "select "+queuetest.Q(c, "value")+", "+queuetest.Q(c, "expiration")+" from "+queuetest.Q(c, c.Tables().Cache)+" where "+queuetest.Q(c, "key")+" = ?")

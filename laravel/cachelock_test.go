@@ -20,10 +20,7 @@ func TestCacheLockReleaseAndAdd(t *testing.T) {
 		now := time.Unix(1700000000, 0)
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }
-		c := queuetest.Open(t, p)
-		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
-			t.Fatal(err)
-		}
+		c := openTables(t, p)
 		if ok, err := c.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: "overlap:k", Owner: "a", TTL: 10 * time.Second}); err != nil || !ok {
 			t.Fatalf("acquire = %v, %v", ok, err)
 		}

@@ -20,10 +20,7 @@ func TestJobTableAndLists(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		c := queuetest.Open(t, queuetest.OpenParams(db))
-		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
-			t.Fatal(err)
-		}
+		c := openTables(t, queuetest.OpenParams(db))
 		push := func(queue string, n byte) *laravel.JobPushParams {
 			return &laravel.JobPushParams{Queue: queue, Payload: []byte(`{"uuid":"00000000-0000-4000-8000-00000000000` + string('0'+n) + `"}`), Now: 100, AvailableAt: 100 + int64(n)}
 		}
@@ -109,10 +106,7 @@ func TestBatchCreateAndCacheLocks(t *testing.T) {
 		p := queuetest.OpenParams(db)
 		p.Clock = func() time.Time { return now }
 		p.CachePrefix = "laravel_cache"
-		c := queuetest.Open(t, p)
-		if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{}); err != nil {
-			t.Fatal(err)
-		}
+		c := openTables(t, p)
 
 		if err := c.BatchCreate(ctx, &laravel.BatchCreateParams{ID: "b1", Name: "import", TotalJobs: 3}); err != nil {
 			t.Fatal(err)
@@ -154,4 +148,14 @@ func TestBatchCreateAndCacheLocks(t *testing.T) {
 			t.Fatalf("released lock: held %v, %v", held, err)
 		}
 	})
+}
+
+// openTables opens the database with p and creates Laravel's queue and cache tables in it.
+func openTables(t *testing.T, p laravel.OpenParams) *laravel.Conn {
+	t.Helper()
+	c := queuetest.Open(t, p)
+	if err := laravel.CreateSchema(context.Background(), c, laravel.SchemaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
