@@ -34,14 +34,37 @@ const floorReset = time.Second
 //   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
-// Each claim starts at a moving lower bound on id per queue: after a full batch the next claim starts
-// at the batch's first id (every row below it was not claimable a moment ago), so an index scan does
-// not wade through rows deleted behind it that vacuum (or InnoDB purge) has not removed yet, e.g. while a long transaction holds vacuum back. The bound is dropped after a
-// short batch and at least every floorReset, so no row is stranded below it.
+// Each claim starts at a moving lower bound on id per queue (see idFloors): after a full batch the
+// next claim starts at the batch's first id, so an index scan does not wade through rows deleted
+// behind it that vacuum (or InnoDB purge) has not removed yet, e.g. while a long transaction holds
+// vacuum back. The bound is dropped after a short batch and
+// whenever it is floorReset old, so no row is stranded below it for longer.
 type rowClaimer struct {
 	c      *Conn
-	mu     sync.Mutex
-	floors map[string]*idFloor
+	floors idFloors
+}
+
+// floor returns the lower bound to use for queue.
+func (r *rowClaimer) floor(queue string) int64 { return r.floors.get(r.c, queue) }
+
+// moveFloor records the outcome of a claim of limit rows that returned jobs (sorted by id): after a
+// full batch the bound moves to its first id (every row below it was not claimable a moment ago),
+// after a short one it is dropped.
+func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
+	if len(jobs) < limit {
+		r.floors.drop(queue)
+		return
+	}
+	r.floors.move(r.c, queue, jobs[0].ID)
+}
+
+// idFloors holds a moving lower bound on id per queue, for claims that scan the queue from its head:
+// every row below the bound was not claimable when the bound was set, so a scan that starts there skips
+// rows reserved by running jobs and rows deleted but not yet purged. A bound stands at most floorReset
+// (see there) and is dropped whenever a claim finds fewer rows than it asked for.
+type idFloors struct {
+	mu sync.Mutex
+	m  map[string]*idFloor
 }
 
 type idFloor struct {
@@ -49,34 +72,38 @@ type idFloor struct {
 	since time.Time
 }
 
-// floor returns the lower bound to use for queue, resetting it when it is too old.
-func (r *rowClaimer) floor(queue string) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.floors[queue]
-	if f == nil || r.c.clock().Sub(f.since) >= floorReset {
+// get returns the lower bound to use for queue, 0 when there is none or it is too old.
+func (f *idFloors) get(c *Conn, queue string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.m[queue]
+	if b == nil || c.clock().Sub(b.since) >= floorReset {
 		return 0
 	}
-	return f.id
+	return b.id
 }
 
-// moveFloor records the outcome of a claim of limit rows that returned jobs (sorted by id).
-func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.floors == nil {
-		r.floors = map[string]*idFloor{}
+// move sets queue's bound to id; a bound keeps the time it was first set, so that it is reset on time
+// however often it moves.
+func (f *idFloors) move(c *Conn, queue string, id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]*idFloor{}
 	}
-	f := r.floors[queue]
-	if len(jobs) < limit {
-		delete(r.floors, queue)
-		return
+	b := f.m[queue]
+	if b == nil || c.clock().Sub(b.since) >= floorReset {
+		b = &idFloor{since: c.clock()}
+		f.m[queue] = b
 	}
-	if f == nil {
-		f = &idFloor{since: r.c.clock()}
-		r.floors[queue] = f
-	}
-	f.id = jobs[0].ID
+	b.id = id
+}
+
+// drop removes queue's bound.
+func (f *idFloors) drop(queue string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, queue)
 }
 
 // claimWhere returns Laravel's availability predicate with the exclusions and the lower bound, with ?

@@ -93,56 +93,64 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 	})
 }
 
-func TestBatchFloorStrandsNothing(t *testing.T) {
+// TestFloorStrandsNothing checks, for every strategy whose claims start at a moving lower bound on id,
+// that a row below the bound which becomes available is claimed within the bound's reset period, while
+// the queue is still busy, however often the bound moves.
+func TestFloorStrandsNothing(t *testing.T) {
 	t.Parallel()
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		s, _ := batchOfTwo(t, db)
-		// The queue's clock moves only when the test says, so the reset period passes without a wait.
-		clk := &stepClock{}
-		p := s.Params
-		p.Clock = clk.Now
-		q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: "batch", Batch: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
-		const n = 150
-		for i := 1; i <= n; i++ {
-			s.Push(t, "default", t0, t0, i)
-		}
-		claim := func(now int64) *laravel.Job {
-			jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(jobs) == 0 {
-				return nil
-			}
-			if err := q.JobDelete(ctx, jobs[0]); err != nil {
-				t.Fatal(err)
-			}
-			return jobs[0]
-		}
-		if j := claim(t0); j == nil || j.ID == late {
-			t.Fatalf("first claim = %+v", j)
-		}
-		start := clk.Now()
-		seen, left := false, 0
-		for j := claim(t0 + 10); j != nil; j = claim(t0 + 10) {
-			if j.ID == late {
-				seen, left = true, len(s.Rows(t))
-				t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", clk.Now().Sub(start), left)
-			}
-			clk.Advance(15 * time.Millisecond)
-		}
-		if !seen || left == 0 {
-			t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the reset period, before the queue drained", seen, left)
-		}
-		if rows := s.Rows(t); len(rows) != 0 {
-			t.Fatalf("%d rows left", len(rows))
-		}
-	})
+	for _, strategy := range []string{"batch", "delete-mark"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
+				// The queue's clock moves only when the test says, so the reset period passes without a wait.
+				clk := &stepClock{}
+				p := s.Params
+				p.Clock = clk.Now
+				q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: strategy, Batch: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
+				const n = 150
+				for i := 1; i <= n; i++ {
+					s.Push(t, "default", t0, t0, i)
+				}
+				claim := func(now int64) *laravel.Job {
+					jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(jobs) == 0 {
+						return nil
+					}
+					if err := q.JobDelete(ctx, jobs[0]); err != nil {
+						t.Fatal(err)
+					}
+					return jobs[0]
+				}
+				if j := claim(t0); j == nil || j.ID == late {
+					t.Fatalf("first claim = %+v", j)
+				}
+				start := clk.Now()
+				seen, left := false, 0
+				for j := claim(t0 + 10); j != nil; j = claim(t0 + 10) {
+					if j.ID == late {
+						seen, left = true, len(s.Rows(t))
+						t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", clk.Now().Sub(start), left)
+					}
+					clk.Advance(15 * time.Millisecond)
+				}
+				if !seen || left == 0 {
+					t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the reset period, before the queue drained", seen, left)
+				}
+				if rows := s.Rows(t); len(rows) != 0 {
+					t.Fatalf("%d rows left", len(rows))
+				}
+			})
+		})
+	}
 }
 
 func TestBatchPrefetchReturned(t *testing.T) {
