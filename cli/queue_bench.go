@@ -53,7 +53,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
 	sleep := fs.Duration("sleep", 10*time.Millisecond, "worker sleep when the queue is empty")
 	legacy := fs.Bool("legacy-index", false, "Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE claims")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long (with --rate, beyond the time its jobs take to enqueue)")
 	format := fs.String("format", "table", "output format: table or json")
 	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
 	workerLog := fs.String("worker-log", "", "log the Go workers' messages at this level and above (debug, info, warn, error) to standard error")

@@ -58,7 +58,8 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	default:
 		drain = e.drainGo(name, workers)
 	}
-	rctx, cancel := context.WithTimeout(ctx, e.p.Timeout)
+	timeout := e.rowTimeout()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	peakRSS()
 	proto := newProtocol(2*e.p.Jobs + 64)
@@ -132,7 +133,7 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		cleanup, _ = e.admin.Cleanup(ctx)
 		err := release()
 		release = nil
-		if err != nil {
+		if err != nil && rctx.Err() == nil { // a row that timed out lost its snapshot with it: reported below
 			return err
 		}
 	}
@@ -181,9 +182,18 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		}
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("%w after %v with %d jobs left", errTimeout, e.p.Timeout, row.LeftInTable)
+		return fmt.Errorf("%w after %v with %d jobs left (give a longer --timeout)", errTimeout, timeout, row.LeftInTable)
 	}
 	return nil
+}
+
+// rowTimeout is how long a row may run: Params.Timeout, beyond the time a row at a steady rate takes
+// to enqueue its jobs.
+func (e *env) rowTimeout() time.Duration {
+	if e.p.Rate <= 0 {
+		return e.p.Timeout
+	}
+	return e.p.Timeout + time.Duration(float64(e.p.Jobs)/e.p.Rate*float64(time.Second))
 }
 
 // order computes the largest reorder and the available → started percentiles from the first
