@@ -35,7 +35,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	workers := fs.String("workers", "1,4,16", "worker counts (comma-separated); each Go worker has its own connection")
 	concurrency := fs.Int("concurrency", 128, "jobs in flight per Go worker")
 	batch := fs.Int("batch", 0, "rows per claim for the batch strategy and the bare SQL loop (0: the concurrency, as queue:work)")
-	strategies := fs.String("strategies", strings.Join(laravel.Strategies(), ","), "claim strategies to measure")
+	strategies := fs.String("strategies", strings.Join(laravel.Strategies(), ","), "claim strategies to measure in the bench process (none: only the other rows)")
 	php := fs.Bool("php", false, "add a baseline row of real php artisan queue:work processes on the same table")
 	phpDB := fs.String("php-db", "", "databases to run the PHP row on (default: every --db)")
 	phpWorkers := fs.Int("php-workers", 10, "PHP queue:work processes in the baseline row")

@@ -24,6 +24,10 @@ import (
 	"github.com/artisan-go/artisan-go/worker"
 )
 
+// StrategiesNone, as the only strategy, runs no in-process strategy row: only the PHP, queue:work, bare
+// and peer rows the other parameters ask for.
+const StrategiesNone = "none"
+
 // Special strategy names of rows that are not a Go claim strategy.
 const (
 	RowPHP  = "php queue:work"
@@ -45,7 +49,7 @@ type Database struct {
 // Params shapes a bench run.
 type Params struct {
 	Databases   []Database
-	Strategies  []string      // Go claim strategies; empty means every registered one
+	Strategies  []string      // Go claim strategies; empty means every registered one, StrategiesNone none
 	Workers     []int         // worker counts; each Go worker is one worker.Worker on its own connection
 	Concurrency int           // jobs in flight per Go worker
 	Batch       int           // rows per claim for batching strategies and the bare loop; 0 is Concurrency
@@ -165,7 +169,9 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 				}
 			}
 			for _, s := range p.Strategies {
-				rows = append(rows, env.run(ctx, s, w))
+				if s != StrategiesNone {
+					rows = append(rows, env.run(ctx, s, w))
+				}
 			}
 			if pe != nil && env.d.Dialect == laravel.Postgres && (len(p.PeerWorkers) == 0 || slices.Contains(p.PeerWorkers, w)) {
 				rows = append(rows, env.runPeer(ctx, pe, RowRiver, w), env.runPeer(ctx, pe, RowGraphile, w))
@@ -188,7 +194,7 @@ func (p *Params) defaults() error {
 		p.Strategies = laravel.Strategies()
 	}
 	for _, s := range p.Strategies {
-		if !slices.Contains(laravel.Strategies(), s) {
+		if s != StrategiesNone && !slices.Contains(laravel.Strategies(), s) {
 			return fmt.Errorf("%w: strategy %q: use one of %s", ErrParams, s, strings.Join(laravel.Strategies(), ", "))
 		}
 	}
