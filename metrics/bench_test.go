@@ -17,7 +17,7 @@ func BenchmarkCollectorPerJob(b *testing.B) {
 	c := metrics.New(metrics.Params{Classes: []string{okClass}})
 	now := time.Now()
 	perJob := func(e *worker.JobEvent) {
-		c.Claimed(e.Queue, 1, nil)
+		c.Claimed(e.Queue, 1, time.Millisecond, nil)
 		ctx := c.JobStarted(bg, e)
 		e.Outcome, e.Finished = worker.OutcomeProcessed, now
 		c.JobFinished(ctx, e)

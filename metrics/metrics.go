@@ -30,6 +30,7 @@ var (
 	DurationBuckets   = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
 	WaitBuckets       = []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 30, 60, 300, 900, 3600}
 	ClaimBatchBuckets = []float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	ClaimTimeBuckets  = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5}
 )
 
 // Params configures a Collector.
@@ -50,7 +51,7 @@ type Collector struct {
 	processed, failed, released, left *prometheus.CounterVec
 	duration, wait                    *prometheus.HistogramVec
 	claims, claimErrors               *prometheus.CounterVec
-	claimBatch                        *prometheus.HistogramVec
+	claimBatch, claimTime             *prometheus.HistogramVec
 	depth, headAge                    *prometheus.GaugeVec
 	funcs                             []prometheus.Collector
 
@@ -94,6 +95,8 @@ func New(p Params) *Collector {
 			Help: "Claim calls that failed (deadlock victims and busy databases included)."}, []string{"queue"}),
 		claimBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "claim_batch_size",
 			Help: "Rows one claim call returned.", Buckets: ClaimBatchBuckets}, []string{"queue"}),
+		claimTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "claim_duration_seconds",
+			Help: "How long one claim call took, its transaction and retries included.", Buckets: ClaimTimeBuckets}, []string{"queue"}),
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_depth",
 			Help: "Jobs a claim could take now (sampled, counted up to a limit)."}, []string{"connection", "queue"}),
 		headAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_oldest_available_age_seconds",
@@ -148,7 +151,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) all() []prometheus.Collector {
 	return append([]prometheus.Collector{c.processed, c.failed, c.released, c.left, c.duration, c.wait,
-		c.claims, c.claimErrors, c.claimBatch, c.depth, c.headAge}, c.funcs...)
+		c.claims, c.claimErrors, c.claimBatch, c.claimTime, c.depth, c.headAge}, c.funcs...)
 }
 
 // NewRegistry returns a registry with c and the Go runtime and process collectors.
@@ -163,9 +166,10 @@ func NewRegistry(c *Collector) (*prometheus.Registry, error) {
 }
 
 // Claimed implements worker.Observer.
-func (c *Collector) Claimed(queue string, rows int, err error) {
+func (c *Collector) Claimed(queue string, rows int, took time.Duration, err error) {
 	c.claims.WithLabelValues(queue).Inc()
 	c.claimBatch.WithLabelValues(queue).Observe(float64(rows))
+	c.claimTime.WithLabelValues(queue).Observe(took.Seconds())
 	if err != nil {
 		c.claimErrors.WithLabelValues(queue).Inc()
 	}

@@ -271,6 +271,9 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 		if calls, batches := value(fams, "artisan_go_claims_total", nil), value(fams, "artisan_go_claim_batch_size", nil); calls != batches || calls == 0 {
 			t.Errorf("claims_total %v, claim_batch_size count %v: want one batch per claim call", calls, batches)
 		}
+		if calls, timed := value(fams, "artisan_go_claims_total", nil), value(fams, "artisan_go_claim_duration_seconds", nil); calls != timed || histogramSum(fams, "artisan_go_claim_duration_seconds") <= 0 {
+			t.Errorf("claims_total %v, claim_duration_seconds count %v (sum %v s): want every claim call timed", calls, timed, histogramSum(fams, "artisan_go_claim_duration_seconds"))
+		}
 		checkDocumented(t, c)
 		for name := range fams {
 			if strings.HasPrefix(name, "artisan_go_") && strings.Contains(name, "left_for_php") && value(fams, name, map[string]string{"class": phpClass}) != 0 {
@@ -411,15 +414,15 @@ func TestReadyz(t *testing.T) {
 	if err := c.Ready(0, 4, time.Minute); err != nil {
 		t.Fatalf("a new collector is not ready: %v", err)
 	}
-	c.Claimed("default", 0, laravel.ErrDeadlock)
+	c.Claimed("default", 0, time.Millisecond, laravel.ErrDeadlock)
 	if err := c.Ready(0, 4, time.Minute); err != nil {
 		t.Fatalf("a lost race made it not ready: %v", err)
 	}
-	c.Claimed("default", 0, errors.New("table jobs does not exist"))
+	c.Claimed("default", 0, time.Millisecond, errors.New("table jobs does not exist"))
 	if err := c.Ready(0, 4, time.Minute); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("after a failed claim: %v, want not ready naming the error", err)
 	}
-	c.Claimed("default", 2, nil)
+	c.Claimed("default", 2, time.Millisecond, nil)
 	if err := c.Ready(0, 4, time.Minute); err != nil {
 		t.Fatalf("claims work again, still not ready: %v", err)
 	}

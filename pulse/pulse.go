@@ -79,7 +79,7 @@ func New(p Params) *Recorder {
 }
 
 // Claimed implements worker.Observer; Pulse records no claims.
-func (r *Recorder) Claimed(string, int, error) {}
+func (r *Recorder) Claimed(string, int, time.Duration, error) {}
 
 // JobStarted records Pulse's "processing".
 func (r *Recorder) JobStarted(ctx context.Context, e *worker.JobEvent) context.Context {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -71,7 +72,7 @@ func NewProvider(ctx context.Context, p Params) (*sdktrace.TracerProvider, error
 }
 
 // Claimed implements worker.Observer; claims have no span.
-func (t *Tracer) Claimed(string, int, error) {}
+func (t *Tracer) Claimed(string, int, time.Duration, error) {}
 
 // JobStarted starts the job's span, as a child of the trace found in the payload's Context.
 func (t *Tracer) JobStarted(ctx context.Context, e *worker.JobEvent) context.Context {

@@ -12,8 +12,9 @@ import (
 // from the worker's goroutines, concurrently, on the path of every job: they must be safe for
 // concurrent use and quick (count, and hand anything slow to a goroutine of their own).
 type Observer interface {
-	// Claimed is called after each claim call on one queue, with the rows it returned and its error.
-	Claimed(queue string, rows int, err error)
+	// Claimed is called after each claim call on one queue, with the rows it returned, how long the
+	// call took and its error.
+	Claimed(queue string, rows int, took time.Duration, err error)
 	// JobStarted is called when a job that has a handler starts processing (Laravel's JobProcessing
 	// event, before the attempts check). The context it returns is the handler's.
 	JobStarted(ctx context.Context, e *JobEvent) context.Context
@@ -173,9 +174,9 @@ func Observers(list ...Observer) Observer {
 
 type multiObserver []Observer
 
-func (m multiObserver) Claimed(queue string, rows int, err error) {
+func (m multiObserver) Claimed(queue string, rows int, took time.Duration, err error) {
 	for _, o := range m {
-		o.Claimed(queue, rows, err)
+		o.Claimed(queue, rows, took, err)
 	}
 }
 

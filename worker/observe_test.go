@@ -3,13 +3,14 @@ package worker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
 type nopObserver struct{}
 
-func (nopObserver) Claimed(string, int, error)                                  {}
+func (nopObserver) Claimed(string, int, time.Duration, error)                   {}
 func (nopObserver) JobStarted(ctx context.Context, _ *JobEvent) context.Context { return ctx }
 func (nopObserver) JobFinished(context.Context, *JobEvent)                      {}
 
@@ -23,7 +24,7 @@ func BenchmarkObserverHooks(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rj.obs = observed{}
-		w.obs.Claimed("default", 1, nil)
+		w.obs.Claimed("default", 1, time.Millisecond, nil)
 		ctx := w.observeStart(bg, r)
 		rj.obs.outcome.Store(uint32(w.outcomeOf(&w.stats.processed)))
 		w.observeFinish(ctx, r)

@@ -706,12 +706,13 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	claim := func(n int) ([]*laravel.Job, error) {
+		start := time.Now()
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
 		if w.obs != nil {
-			w.obs.Claimed(queue, len(jobs), err)
+			w.obs.Claimed(queue, len(jobs), time.Since(start), err)
 		}
 		return jobs, err
 	}
