@@ -268,7 +268,27 @@ type protocol struct {
 	external atomic.Int64
 	// note is what those processes chose for themselves (the claim strategy), for the row.
 	note string
+	// claims are the in-process workers' claim calls, with --rate (see claimTimer).
+	claimMu sync.Mutex
+	claims  []claimSample
 }
+
+// claimSample is one claim call: when it ended, since the protocol's start, and how long it took.
+type claimSample struct{ at, took time.Duration }
+
+// claimTimer is a worker.Observer that records every claim call's duration on the protocol.
+type claimTimer struct{ proto *protocol }
+
+func (c claimTimer) Claimed(_ string, _ int, took time.Duration, _ error) {
+	at := time.Since(c.proto.start)
+	c.proto.claimMu.Lock()
+	c.proto.claims = append(c.proto.claims, claimSample{at: at, took: took})
+	c.proto.claimMu.Unlock()
+}
+
+func (claimTimer) JobStarted(ctx context.Context, _ *worker.JobEvent) context.Context { return ctx }
+
+func (claimTimer) JobFinished(context.Context, *worker.JobEvent) {}
 
 func newProtocol(capacity int) *protocol {
 	return &protocol{start: time.Now(), ids: make([]int64, capacity), at: make([]int64, capacity), worker: make([]int32, capacity)}

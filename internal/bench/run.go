@@ -284,7 +284,11 @@ func (e *env) drainGo(strategy string, workers int) drainer {
 			}
 			reg := handlers.NewRegistry()
 			reg.Register(`App\Jobs\Noop`, noopHandler(proto, i))
-			w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Config: workerConfig(e.p), Logger: e.p.Logger})
+			var obs worker.Observer
+			if e.p.Rate > 0 {
+				obs = claimTimer{proto}
+			}
+			w, err := worker.New(worker.Params{Queue: q, Conn: conn, Registry: reg, Config: workerConfig(e.p), Logger: e.p.Logger, Observer: obs})
 			if err != nil {
 				return stats, 0, err
 			}

@@ -18,6 +18,10 @@ type Steady struct {
 	P99LastMS     float64 `json:"p99_last_ms"`
 	DepthFirst    int64   `json:"depth_first"` // most unfinished jobs seen in the window
 	DepthLast     int64   `json:"depth_last"`
+	// ClaimP99FirstMS and ClaimP99LastMS are the p99 of the claim calls' durations in each window, for
+	// the rows whose workers run in the bench process (-1 for the others).
+	ClaimP99FirstMS float64 `json:"claim_p99_first_ms"`
+	ClaimP99LastMS  float64 `json:"claim_p99_last_ms"`
 	// DeadRows is how many rows wait for clean-up at the end of a row with Params.LongTx (see
 	// laravel.CleanupStatus).
 	DeadRows     int64  `json:"dead_rows,omitempty"`
@@ -112,6 +116,18 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 		return percentile(v, 0.99)
 	}
 	lt.P99FirstMS, lt.P99LastMS = p99(early), p99(late)
+	early, late = early[:0], late[:0]
+	proto.claimMu.Lock()
+	for _, c := range proto.claims {
+		switch {
+		case c.at < w:
+			early = append(early, float64(c.took)/1e6)
+		case c.at >= total-w && c.at < total:
+			late = append(late, float64(c.took)/1e6)
+		}
+	}
+	proto.claimMu.Unlock()
+	lt.ClaimP99FirstMS, lt.ClaimP99LastMS = p99(early), p99(late)
 	lt.DepthFirst, lt.DepthLast = depth.max(0, w), depth.max(total-w, total+time.Second)
 	return lt
 }
