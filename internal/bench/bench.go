@@ -296,7 +296,11 @@ func newProtocol(capacity int) *protocol {
 
 // record notes that worker started job id now.
 func (p *protocol) record(id int64, worker int) {
-	at := time.Since(p.start).Nanoseconds()
+	p.recordAt(id, time.Since(p.start).Nanoseconds(), worker)
+}
+
+// recordAt notes that worker started job id at nanoseconds since the protocol's start.
+func (p *protocol) recordAt(id, at int64, worker int) {
 	i := p.next.Add(1) - 1
 	if int(i) < len(p.ids) {
 		p.ids[i], p.at[i], p.worker[i] = id, at, int32(worker)

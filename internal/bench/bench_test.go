@@ -3,7 +3,10 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -105,6 +108,40 @@ func TestWithPostgresOption(t *testing.T) {
 	} {
 		if got := withPostgresOption(dsn, "-c enable_sort=off"); got != want {
 			t.Errorf("withPostgresOption(%q) = %q, want %q", dsn, got, want)
+		}
+	}
+}
+
+// TestReadPHPStarts reads the starts PHP workers' Noop jobs write, one file per process, onto the
+// protocol's clock.
+func TestReadPHPStarts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	proto := newProtocol(8)
+	base := float64(proto.start.UnixNano()) / 1e9
+	files := map[string]string{
+		"101": fmt.Sprintf("7 %.6f\n9 %.6f\n", base+0.25, base+1.5),
+		"102": fmt.Sprintf("8 %.6f\ntorn", base+0.5),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := readPHPStarts(dir, proto); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]time.Duration{}
+	for i := range proto.len() {
+		got[proto.ids[i]] = time.Duration(proto.at[i])
+	}
+	want := map[int64]time.Duration{7: 250 * time.Millisecond, 8: 500 * time.Millisecond, 9: 1500 * time.Millisecond}
+	if len(got) != len(want) {
+		t.Fatalf("starts %v, want %v", got, want)
+	}
+	for id, at := range want {
+		if d := got[id] - at; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("job %d started at %v, want %v", id, got[id], at)
 		}
 	}
 }

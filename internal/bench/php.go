@@ -80,6 +80,16 @@ func (e *env) drainPHP(n int) drainer {
 		}
 		defer os.RemoveAll(storage)
 		sleep := strconv.FormatFloat(e.p.Sleep.Seconds(), 'f', -1, 64)
+		// At a steady rate each PHP worker's Noop jobs note when they start (see App\Jobs\Noop), so
+		// that the row's latency is measured as the Go rows' is.
+		starts := ""
+		if e.p.Rate > 0 {
+			starts = filepath.Join(storage, "starts")
+			if err := os.Mkdir(starts, 0o755); err != nil {
+				return stats, 0, err
+			}
+			env = append(env, "BENCH_STARTS_DIR="+starts)
+		}
 		cmds := make([]*exec.Cmd, n)
 		outs := make([]*bytes.Buffer, n)
 		for i := range cmds {
@@ -92,8 +102,35 @@ func (e *env) drainPHP(n int) drainer {
 		}
 		ready()
 		rss, err := runProcesses(ctx, cmds, func(i int) string { return outs[i].String() }, stop)
+		if err == nil && starts != "" {
+			err = readPHPStarts(starts, proto)
+		}
 		return stats, rss, err
 	}
+}
+
+// readPHPStarts records on proto the starts that PHP workers' Noop jobs wrote to dir, a file per
+// process of lines "id unix-seconds".
+func readPHPStarts(dir string, proto *protocol) error {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var id int64
+			var at float64
+			if _, err := fmt.Sscanf(line, "%d %f", &id, &at); err != nil {
+				continue
+			}
+			proto.recordAt(id, int64(at*1e9)-proto.start.UnixNano(), i)
+		}
+	}
+	return nil
 }
 
 // appEnvDir makes a temporary directory holding a .env file of phpEnv's settings, for PHP's
