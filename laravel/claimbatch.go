@@ -164,6 +164,7 @@ func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
 	if len(all) == 0 {
 		return nil
 	}
+	q.claimer.returned(all)
 	return q.Fenced.JobReturn(ctx, all)
 }
 
@@ -278,8 +279,9 @@ func (q *batchQueue) JobFail(ctx context.Context, j *Job, p *JobFailParams) erro
 	return q.Fenced.JobFail(ctx, j, p)
 }
 
-// JobReturn is Fenced's, recorded as settled.
+// JobReturn is Fenced's, recorded as settled; the rows are claimable again at once.
 func (q *batchQueue) JobReturn(ctx context.Context, jobs []*Job) error {
 	q.settle(jobs...)
+	q.claimer.returned(jobs)
 	return q.Fenced.JobReturn(ctx, jobs)
 }
