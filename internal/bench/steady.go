@@ -22,6 +22,8 @@ type Steady struct {
 	// the rows whose workers run in the bench process (-1 for the others).
 	ClaimP99FirstMS float64 `json:"claim_p99_first_ms"`
 	ClaimP99LastMS  float64 `json:"claim_p99_last_ms"`
+	// MaxMS is the longest any job of the row waited from available to started (-1: not observable).
+	MaxMS float64 `json:"max_ms"`
 	// DeadRows is how many rows wait for clean-up at the end of a row with Params.LongTx (see
 	// laravel.CleanupStatus).
 	DeadRows     int64  `json:"dead_rows,omitempty"`
@@ -93,6 +95,7 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 		}
 	}
 	var early, late []float64
+	lt.MaxMS = -1
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	for id, enq := range pr.enqueued {
@@ -101,6 +104,7 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 			continue
 		}
 		ms := float64(started-enq) / 1e6
+		lt.MaxMS = max(lt.MaxMS, ms)
 		switch {
 		case time.Duration(enq) < w:
 			early = append(early, ms)
