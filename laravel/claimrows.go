@@ -48,8 +48,8 @@ func (r *rowClaimer) floor(queue string) int64 { return r.floors.get(r.c, queue)
 
 // claimed records the outcome of a claim that started at floor, began at start, excluded exclude and
 // returned jobs (sorted by id): the bound moves to the first of them, below which no row was claimable
-// but the excluded ones, or to the lowest excluded id below it, less floorSlack; a claim that took
-// nothing leaves it where it is. A claim from the head is timed, for the reset period.
+// but the excluded ones, or to the lowest excluded id below it; a claim that took nothing leaves it
+// where it is. A claim from the head is timed, for the reset period.
 func (r *rowClaimer) claimed(queue string, floor int64, start time.Time, exclude []int64, jobs []*Job) {
 	if floor == 0 {
 		r.floors.headScanned(queue, r.c.clock().Sub(start))
@@ -63,22 +63,16 @@ func (r *rowClaimer) claimed(queue string, floor int64, start time.Time, exclude
 			to = id
 		}
 	}
-	r.floors.move(r.c, queue, max(to-floorSlack, 1))
+	r.floors.move(r.c, queue, to)
 }
 
 // Reset period of a lower bound: floorReset, or headScanShare times the last claim from the head when
 // that is longer (a scan that reads many deleted rows is then not repeated every second: it takes at
-// most about a twentieth of the worker's claiming time), and never more than floorResetMax, which
-// bounds how long a row below the bound can wait.
+// most about a twentieth of the worker's claiming time), and never more than floorResetMax.
 const (
 	headScanShare = 20
-	floorResetMax = 5 * time.Second
+	floorResetMax = 30 * time.Second
 )
-
-// floorSlack is how far below the lowest id a claim took its bound is set: rows whose ids were drawn
-// just before, by inserts that commit a moment later (several producers at once), are still read by
-// the next claims instead of waiting for the reset.
-const floorSlack = 64
 
 // idFloors holds a moving lower bound on id per queue, for claims that scan the queue from its head.
 // Every row below the bound was reserved, finished, delayed or not yet committed when the bound was
