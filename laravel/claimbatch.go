@@ -164,7 +164,6 @@ func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
 	if len(all) == 0 {
 		return nil
 	}
-	q.claimer.returned(all)
 	return q.Fenced.JobReturn(ctx, all)
 }
 
@@ -279,9 +278,8 @@ func (q *batchQueue) JobFail(ctx context.Context, j *Job, p *JobFailParams) erro
 	return q.Fenced.JobFail(ctx, j, p)
 }
 
-// JobReturn is Fenced's, recorded as settled; the rows are claimable again at once.
+// JobReturn is Fenced's, recorded as settled.
 func (q *batchQueue) JobReturn(ctx context.Context, jobs []*Job) error {
 	q.settle(jobs...)
-	q.claimer.returned(jobs)
 	return q.Fenced.JobReturn(ctx, jobs)
 }

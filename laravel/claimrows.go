@@ -34,10 +34,11 @@ const floorReset = time.Second
 //   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
-// Each claim starts at a moving lower bound on id per queue (see idFloors), the lowest id the last
-// claim took, so that an index scan does not wade through the rows deleted behind it that vacuum (or
-// InnoDB purge) has not removed yet: a few at a time normally, hundreds of thousands while a long
-// transaction holds them back, when every claim from the head would read them all.
+// Each claim starts at a moving lower bound on id per queue (see idFloors): after a full batch the
+// next claim starts at the batch's first id, so an index scan does not wade through rows deleted
+// behind it that vacuum (or InnoDB purge) has not removed yet, e.g. while a long transaction holds
+// vacuum back. The bound is dropped after a short batch and
+// whenever it is floorReset old, so no row is stranded below it for longer.
 type rowClaimer struct {
 	c      *Conn
 	floors idFloors
@@ -46,44 +47,24 @@ type rowClaimer struct {
 // floor returns the lower bound to use for queue.
 func (r *rowClaimer) floor(queue string) int64 { return r.floors.get(r.c, queue) }
 
-// claimed records the outcome of a claim that started at floor, began at start, excluded exclude and
-// returned jobs (sorted by id): the bound moves to the first of them, below which no row was claimable
-// but the excluded ones, or to the lowest excluded id below it; a claim that took nothing leaves it
-// where it is. A claim from the head is timed, for the reset period.
-func (r *rowClaimer) claimed(queue string, floor int64, start time.Time, exclude []int64, jobs []*Job) {
-	if floor == 0 {
-		r.floors.headScanned(queue, r.c.clock().Sub(start))
-	}
-	if len(jobs) == 0 {
+// moveFloor records the outcome of a claim of limit rows that returned jobs (sorted by id): after a
+// full batch the bound moves to its first id (every row below it was not claimable a moment ago),
+// after a short one it is dropped.
+func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
+	if len(jobs) < limit {
+		r.floors.drop(queue)
 		return
 	}
-	to := jobs[0].ID
-	for _, id := range exclude {
-		if id >= floor && id < to {
-			to = id
-		}
-	}
-	r.floors.move(r.c, queue, to)
+	r.floors.move(r.c, queue, jobs[0].ID)
 }
 
-// Reset period of a lower bound: floorReset, or headScanShare times the last claim from the head when
-// that is longer (a scan that reads many deleted rows is then not repeated every second: it takes at
-// most about a twentieth of the worker's claiming time), and never more than floorResetMax.
-const (
-	headScanShare = 20
-	floorResetMax = 30 * time.Second
-)
-
-// idFloors holds a moving lower bound on id per queue, for claims that scan the queue from its head.
-// Every row below the bound was reserved, finished, delayed or not yet committed when the bound was
-// set. A row below it that becomes claimable later (a delayed job coming due, an expired
-// reservation, a row another claimer skipped and gave back, on PostgreSQL an insert that committed
-// after a higher id) waits for the next claim from the head: the bound is dropped every reset period
-// (floorReset, longer while claims from the head are slow, see headScanShare).
+// idFloors holds a moving lower bound on id per queue, for claims that scan the queue from its head:
+// every row below the bound was not claimable when the bound was set, so a scan that starts there skips
+// rows reserved by running jobs and rows deleted but not yet purged. A bound stands at most floorReset
+// (see there) and is dropped whenever a claim finds fewer rows than it asked for.
 type idFloors struct {
-	mu   sync.Mutex
-	m    map[string]*idFloor
-	head map[string]time.Duration // how long the last claim from the head took
+	mu sync.Mutex
+	m  map[string]*idFloor
 }
 
 type idFloor struct {
@@ -91,17 +72,12 @@ type idFloor struct {
 	since time.Time
 }
 
-// period returns queue's reset period. f.mu is held.
-func (f *idFloors) period(queue string) time.Duration {
-	return min(max(floorReset, headScanShare*f.head[queue]), floorResetMax)
-}
-
-// get returns the lower bound to use for queue, 0 when there is none or it is due for a reset.
+// get returns the lower bound to use for queue, 0 when there is none or it is too old.
 func (f *idFloors) get(c *Conn, queue string) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.m[queue]
-	if b == nil || c.clock().Sub(b.since) >= f.period(queue) {
+	if b == nil || c.clock().Sub(b.since) >= floorReset {
 		return 0
 	}
 	return b.id
@@ -116,29 +92,11 @@ func (f *idFloors) move(c *Conn, queue string, id int64) {
 		f.m = map[string]*idFloor{}
 	}
 	b := f.m[queue]
-	if b == nil || c.clock().Sub(b.since) >= f.period(queue) {
+	if b == nil || c.clock().Sub(b.since) >= floorReset {
 		b = &idFloor{since: c.clock()}
 		f.m[queue] = b
 	}
 	b.id = id
-}
-
-// headScanned records how long a claim from the head of queue took.
-func (f *idFloors) headScanned(queue string, took time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.head == nil {
-		f.head = map[string]time.Duration{}
-	}
-	f.head[queue] = took
-}
-
-// returned drops the bounds of the queues of jobs given back unstarted, so that the next claims see
-// them at once, in their place in the queue.
-func (r *rowClaimer) returned(jobs []*Job) {
-	for _, j := range jobs {
-		r.floors.drop(j.Queue)
-	}
 }
 
 // drop removes queue's bound.
@@ -170,7 +128,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 // claim reserves up to limit available rows of p.Queue, in id order.
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
-	floor, start := r.floor(p.Queue), c.clock()
+	floor := r.floor(p.Queue)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
@@ -198,7 +156,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	if err != nil {
 		return nil, err
 	}
-	r.claimed(p.Queue, floor, start, exclude, jobs)
+	r.moveFloor(p.Queue, jobs, limit)
 	return jobs, nil
 }
 
@@ -214,7 +172,7 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 // deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
 func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
 	c := r.c
-	floor, start := r.floor(p.Queue), c.clock()
+	floor := r.floor(p.Queue)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
@@ -248,7 +206,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	if err != nil {
 		return nil, nil, err
 	}
-	r.claimed(p.Queue, floor, start, p.ExcludeIDs, jobs)
+	r.moveFloor(p.Queue, jobs, limit)
 	return jobs, deleted, nil
 }
 

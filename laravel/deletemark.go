@@ -81,12 +81,6 @@ func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 	return jobs, nil
 }
 
-// JobReturn is Fenced's; the rows are claimable again at once.
-func (q *deleteMark) JobReturn(ctx context.Context, jobs []*Job) error {
-	q.claimer.returned(jobs)
-	return q.Fenced.JobReturn(ctx, jobs)
-}
-
 // noteMarked remembers a marked row for the next sweep.
 func (q *deleteMark) noteMarked(id int64) {
 	q.mu.Lock()
