@@ -20,6 +20,9 @@ type CleanupStatus struct {
 	DeadRows     int64
 	DeadRowsKind string
 	End          string // the statement that ends the oldest transaction
+	// AutovacuumOff names what keeps PostgreSQL's autovacuum away from the jobs table, "" when
+	// nothing does: the server setting "autovacuum", or the table's "autovacuum_enabled".
+	AutovacuumOff string
 }
 
 // Cleanup reads the cleanup status of the server behind c; nil on SQLite, where nothing holds
@@ -33,7 +36,7 @@ func (c *Conn) Cleanup(ctx context.Context) (*CleanupStatus, error) {
 }
 
 // diagnoseCleanup adds a finding for a transaction open longer than p.LongTransaction, with its
-// process and the rows waiting for clean-up.
+// process and the rows waiting for clean-up, and one for a jobs table that autovacuum never visits.
 func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(code string, sev Severity, fix, format string, args ...any)) error {
 	if p.LongTransaction <= 0 {
 		return nil
@@ -46,7 +49,18 @@ func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(cod
 			"open transactions could not be read: %v", err)
 		return nil
 	}
-	if s == nil || s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
+	if s == nil {
+		return nil
+	}
+	switch s.AutovacuumOff {
+	case "autovacuum":
+		add("autovacuum-off", SeverityWarning, "turn it on: ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf(); (or VACUUM the table every minute from cron)",
+			"the server runs with autovacuum = off: deleted jobs rows are never removed, so every claim scans more of them and the queue slows down for good (%s: %d)", s.DeadRowsKind, s.DeadRows)
+	case "autovacuum_enabled":
+		add("autovacuum-off", SeverityWarning, "ALTER TABLE "+c.tables.Jobs+" RESET (autovacuum_enabled);",
+			"the table %s has autovacuum_enabled off: deleted jobs rows are never removed, so every claim scans more of them and the queue slows down for good (%s: %d)", c.tables.Jobs, s.DeadRowsKind, s.DeadRows)
+	}
+	if s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
 		return nil
 	}
 	add("long-transaction", SeverityWarning, "end it ("+s.End+") and fix the client that leaves it open; a statement or idle-in-transaction timeout on the server bounds such transactions",

@@ -246,7 +246,34 @@ func (pgsqlDialect) cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error
 	}
 	err = c.db.QueryRowContext(ctx, "select coalesce(sum(n_dead_tup), 0) from pg_stat_user_tables where relname = $1 and schemaname = any(current_schemas(false))",
 		c.tables.Jobs).Scan(&s.DeadRows)
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	var server string
+	var table sql.NullString
+	err = c.db.QueryRowContext(ctx, `select current_setting('autovacuum'), (select o.option_value from pg_class t
+		join pg_namespace n on n.oid = t.relnamespace, pg_options_to_table(t.reloptions) o
+		where t.relname = $1 and n.nspname = any(current_schemas(false)) and o.option_name = 'autovacuum_enabled' limit 1)`,
+		c.tables.Jobs).Scan(&server, &table)
+	switch {
+	case err != nil:
+		return nil, err
+	case !pgBool(server):
+		s.AutovacuumOff = "autovacuum"
+	case table.Valid && !pgBool(table.String):
+		s.AutovacuumOff = "autovacuum_enabled"
+	}
+	return s, nil
+}
+
+// pgBool reads a PostgreSQL boolean setting as the server accepts it (on, true, yes, 1 and their
+// prefixes are true).
+func pgBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "off", "of", "false", "fals", "fal", "fa", "f", "no", "n", "0":
+		return false
+	}
+	return true
 }
 
 // pulse is what Laravel Pulse's tables are on PostgreSQL: key_hash is md5(key)::uuid, stored.

@@ -175,3 +175,50 @@ func TestDoctorReportsLongTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorReportsAutovacuumOff turns autovacuum off for a PostgreSQL jobs table: deleted rows would
+// never be removed, and the doctor says so with the statement that turns it back on.
+func TestDoctorReportsAutovacuumOff(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		find := func() *laravel.Finding {
+			fs, err := laravel.Diagnose(ctx, s.Conn, laravel.DoctorParams{LongTransaction: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range fs {
+				if fs[i].Code == "autovacuum-off" {
+					return &fs[i]
+				}
+			}
+			return nil
+		}
+		if db.Dialect != "pgsql" {
+			if f := find(); f != nil {
+				t.Fatalf("%s reported %+v", db.Dialect, f)
+			}
+			return
+		}
+		var server string
+		if err := queuetest.DB(s.Conn).Get(&server, "show autovacuum"); err != nil {
+			t.Fatal(err)
+		}
+		if f := find(); server == "on" && f != nil {
+			t.Fatalf("autovacuum on, reported %+v", f)
+		}
+		if _, err := queuetest.DB(s.Conn).Exec("alter table " + queuetest.Q(s.Conn, s.Conn.Tables().Jobs) + " set (autovacuum_enabled = off)"); err != nil {
+			t.Fatal(err)
+		}
+		f := find()
+		switch {
+		case f == nil:
+			t.Fatal("no autovacuum-off finding for a table with autovacuum_enabled = off")
+		case server == "on" && !strings.Contains(f.Fix, "RESET (autovacuum_enabled)"):
+			t.Fatalf("finding %+v: want the statement that resets the table's setting", f)
+		case server != "on" && !strings.Contains(f.Fix, "autovacuum = on"):
+			t.Fatalf("finding %+v: want the statement that turns the server's autovacuum on", f)
+		}
+	})
+}
