@@ -8,16 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 )
-
-// floorReset is how long a moving lower bound on id may stand before claims scan from the first row
-// again. It bounds how long a row below the bound can wait: one that became available again (returned,
-// or its reservation expired) or, on PostgreSQL, one whose id was drawn before the bound moved but whose
-// insert committed after.
-const floorReset = time.Second
 
 // rowClaimer claims batches of rows with Laravel's availability predicate, in the cheapest way each
 // server offers, all of them safe beside PHP workers that claim with Laravel's own locking select:
@@ -34,76 +27,27 @@ const floorReset = time.Second
 //   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
-// Each claim starts at a moving lower bound on id per queue (see idFloors): after a full batch the
-// next claim starts at the batch's first id, so an index scan does not wade through rows deleted
-// behind it that vacuum (or InnoDB purge) has not removed yet, e.g. while a long transaction holds
-// vacuum back. The bound is dropped after a short batch and
-// whenever it is floorReset old, so no row is stranded below it for longer.
+// Each claim starts at a moving lower bound on id per queue (see idFloors), so that its scan does not
+// wade through the rows taken, reserved or deleted (but not yet removed by vacuum or purge) behind it.
 type rowClaimer struct {
-	c      *Conn
-	floors idFloors
+	c *Conn
 }
 
-// floor returns the lower bound to use for queue.
-func (r *rowClaimer) floor(queue string) int64 { return r.floors.get(r.c, queue) }
-
-// moveFloor records the outcome of a claim of limit rows that returned jobs (sorted by id): after a
-// full batch the bound moves to its first id (every row below it was not claimable a moment ago),
-// after a short one it is dropped.
-func (r *rowClaimer) moveFloor(queue string, jobs []*Job, limit int) {
-	if len(jobs) < limit {
-		r.floors.drop(queue)
-		return
-	}
-	r.floors.move(r.c, queue, jobs[0].ID)
-}
-
-// idFloors holds a moving lower bound on id per queue, for claims that scan the queue from its head:
-// every row below the bound was not claimable when the bound was set, so a scan that starts there skips
-// rows reserved by running jobs and rows deleted but not yet purged. A bound stands at most floorReset
-// (see there) and is dropped whenever a claim finds fewer rows than it asked for.
-type idFloors struct {
-	mu sync.Mutex
-	m  map[string]*idFloor
-}
-
-type idFloor struct {
-	id    int64
-	since time.Time
-}
-
-// get returns the lower bound to use for queue, 0 when there is none or it is too old.
-func (f *idFloors) get(c *Conn, queue string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b := f.m[queue]
-	if b == nil || c.clock().Sub(b.since) >= floorReset {
-		return 0
-	}
-	return b.id
-}
-
-// move sets queue's bound to id; a bound keeps the time it was first set, so that it is reset on time
-// however often it moves.
-func (f *idFloors) move(c *Conn, queue string, id int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]*idFloor{}
-	}
-	b := f.m[queue]
-	if b == nil || c.clock().Sub(b.since) >= floorReset {
-		b = &idFloor{since: c.clock()}
-		f.m[queue] = b
-	}
-	b.id = id
-}
-
-// drop removes queue's bound.
-func (f *idFloors) drop(queue string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.m, queue)
+// floor returns the lower bound for a claim of p.Queue and whether the queue has a backlog from it
+// on, and starts a probe below it when one is due.
+func (r *rowClaimer) floor(p *JobClaimParams, exclude []int64) (int64, bool) {
+	c := r.c
+	q := *p
+	q.ExcludeIDs = slices.Clone(exclude)
+	return c.floors.get(c, p.Queue, func(ctx context.Context, floor int64) int64 {
+		where, args := claimWhere(&q, q.ExcludeIDs, 0)
+		sel := c.rebind(fmt.Sprintf("select id from %s where %s and id < ? order by id limit 1", c.quote(c.tables.Jobs), where))
+		var id int64
+		if err := c.db.QueryRowxContext(ctx, sel, append(args, floor)...).Scan(&id); err != nil {
+			return 0 // none, or the probe failed: the next one looks again
+		}
+		return id
+	})
 }
 
 // claimWhere returns Laravel's availability predicate with the exclusions and the lower bound, with ?
@@ -128,7 +72,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 // claim reserves up to limit available rows of p.Queue, in id order.
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
-	floor := r.floor(p.Queue)
+	floor, dense := r.floor(p, exclude)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
@@ -136,7 +80,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
-		case c.caps.Pipeline && c.caps.UpdateReturning && floor > 0:
+		case c.caps.Pipeline && c.caps.UpdateReturning && dense:
 			jobs = nil
 			err = c.pgPipeline(ctx, append(c.indexOrderSteps(), r.pgClaimStep(p, where, args, limit, &jobs))...)
 		case c.caps.UpdateReturning:
@@ -156,7 +100,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	if err != nil {
 		return nil, err
 	}
-	r.moveFloor(p.Queue, jobs, limit)
+	c.floors.claimed(c, p.Queue, floor, jobs, limit)
 	return jobs, nil
 }
 
@@ -172,7 +116,7 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 // deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
 func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
 	c := r.c
-	floor := r.floor(p.Queue)
+	floor, dense := r.floor(p, p.ExcludeIDs)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
@@ -182,7 +126,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			// implicit transaction.
 			jobs = nil
 			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
-			if floor > 0 {
+			if dense {
 				steps = append(steps, c.indexOrderSteps()...)
 			}
 			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
@@ -206,7 +150,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	if err != nil {
 		return nil, nil, err
 	}
-	r.moveFloor(p.Queue, jobs, limit)
+	c.floors.claimed(c, p.Queue, floor, jobs, limit)
 	return jobs, deleted, nil
 }
 

@@ -81,6 +81,7 @@ type Conn struct {
 	cachePrefix string
 	clock       func() time.Time
 	where       string // host and database, for messages
+	floors      idFloors
 
 	failedUUIDMu    sync.Mutex
 	failedUUIDKnown bool
@@ -192,8 +193,11 @@ func (c *Conn) ping(ctx context.Context) error {
 	}
 }
 
-// Close closes the connection pool.
-func (c *Conn) Close() error { return c.db.Close() }
+// Close ends the claims' probes (see idFloors) and closes the connection pool.
+func (c *Conn) Close() error {
+	c.floors.close()
+	return c.db.Close()
+}
 
 func init() {
 	rawsql.Of = func(conn any) rawsql.Handle {

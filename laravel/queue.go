@@ -289,6 +289,8 @@ func (f *Fenced) JobReturn(ctx context.Context, jobs []*Job) error {
 			errs = append(errs, fmt.Errorf("return job %d: %w", j.ID, err))
 		}
 	}
+	// The rows are claimable again: the next claims start low enough to take them first.
+	f.C.floors.lower(jobs)
 	return errors.Join(errs...)
 }
 

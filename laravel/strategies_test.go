@@ -94,8 +94,8 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 }
 
 // TestFloorStrandsNothing checks, for every strategy whose claims start at a moving lower bound on id,
-// that a row below the bound which becomes available is claimed within the bound's reset period, while
-// the queue is still busy, however often the bound moves.
+// that a row far below the bound which becomes available is found by the probe and claimed within the
+// probe period, while the queue is still busy, however often the bound moves.
 func TestFloorStrandsNothing(t *testing.T) {
 	t.Parallel()
 	for _, strategy := range []string{"batch", "delete-mark"} {
@@ -103,17 +103,18 @@ func TestFloorStrandsNothing(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
 				s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
-				// The queue's clock moves only when the test says, so the reset period passes without a wait.
+				// The queue's clock moves only when the test says, so the probe period passes without a wait.
 				clk := &stepClock{}
 				p := s.Params
 				p.Clock = clk.Now
-				q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: strategy, Batch: 2})
+				conn := queuetest.Open(t, p)
+				q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: strategy, Batch: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
 				ctx := context.Background()
 				late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
-				const n = 150
+				const n = 200
 				for i := 1; i <= n; i++ {
 					s.Push(t, "default", t0, t0, i)
 				}
@@ -122,6 +123,8 @@ func TestFloorStrandsNothing(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					laravel.WaitFloorProbes(conn)
+					clk.Advance(15 * time.Millisecond)
 					if len(jobs) == 0 {
 						return nil
 					}
@@ -130,20 +133,24 @@ func TestFloorStrandsNothing(t *testing.T) {
 					}
 					return jobs[0]
 				}
-				if j := claim(t0); j == nil || j.ID == late {
-					t.Fatalf("first claim = %+v", j)
+				// Before the late row is available, the bound passes it by far more than the claims' margin.
+				for range n / 2 {
+					if j := claim(t0); j == nil || j.ID == late {
+						t.Fatalf("claim before the late row is available = %+v", j)
+					}
 				}
+				// The late row is available from now on, and the probe period passes (it is a second).
 				start := clk.Now()
+				clk.Advance(2 * time.Second)
 				seen, left := false, 0
 				for j := claim(t0 + 10); j != nil; j = claim(t0 + 10) {
 					if j.ID == late {
 						seen, left = true, len(s.Rows(t))
 						t.Logf("the row below the moving bound was claimed after %v with %d rows still queued", clk.Now().Sub(start), left)
 					}
-					clk.Advance(15 * time.Millisecond)
 				}
 				if !seen || left == 0 {
-					t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the reset period, before the queue drained", seen, left)
+					t.Fatalf("the row below the moving bound was claimed %v, with %d rows left: want it claimed within the probe period, before the queue drained", seen, left)
 				}
 				if rows := s.Rows(t); len(rows) != 0 {
 					t.Fatalf("%d rows left", len(rows))

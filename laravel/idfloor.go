@@ -1,0 +1,141 @@
+package laravel
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Tuning of the claims' lower bound on id (see idFloors).
+const (
+	// floorMargin is how far below the highest id a claim took its queue's next claim starts, so that
+	// a row whose insert drew its id a moment before a higher one but committed after it is reached
+	// by the next claim itself rather than by the next probe.
+	floorMargin = 64
+	// floorProbeEvery is how often, at the most, a probe looks for claimable rows below a queue's
+	// bound. It bounds how long such a row waits while the database is healthy: one whose reservation
+	// expired, one given back by another worker, a delayed one whose time came after the bound passed
+	// it, or an insert that committed long after its id was drawn.
+	floorProbeEvery = time.Second
+	// floorProbeSpacing keeps slow probes rare: after a probe that took d the next waits at least
+	// floorProbeSpacing × d, so probes hold one connection a fifth of the time at the most. A probe
+	// reads from the head of the queue, through every deleted row that vacuum or purge has not removed
+	// yet (a long transaction keeps them all), and is the only read that does.
+	floorProbeSpacing = 4
+	// floorProbeTimeout bounds one probe.
+	floorProbeTimeout = time.Minute
+)
+
+// idFloors holds a moving lower bound on id per queue for the claims of the strategies that scan the
+// queue from its head (batch, delete-mark). Every row below a bound was not claimable when the bound
+// was set: it was taken, reserved by a running job, deleted but not yet purged, or not yet committed.
+// A claim that starts at the bound does not wade through those rows, whatever their number; without
+// it, a claim beside a long transaction reads every row deleted since the transaction began.
+//
+// A row below the bound can become claimable again: given back, its reservation expired, a delayed
+// row whose time came, an insert that committed late. This process lowers the bound itself for the
+// rows it gives back (see lower). For the others a probe, a non-locking read off the claim's path,
+// looks below the bound every floorProbeEvery (see floorProbeSpacing) and lowers the bound to the
+// first claimable row it finds, so that the next claim takes it.
+type idFloors struct {
+	mu     sync.Mutex
+	m      map[string]*idFloor
+	ctx    context.Context // ends the probes when the connection closes
+	cancel context.CancelFunc
+	probes sync.WaitGroup
+}
+
+type idFloor struct {
+	id        int64 // claims start here
+	dense     bool  // the last claim filled its batch: the queue has a backlog from id on
+	probing   bool  // a probe runs
+	nextProbe time.Time
+}
+
+// get returns queue's bound (0: claims start at the head) and whether the queue has a backlog from
+// it on. When a probe is due it calls probe(floor) on a goroutine of its own; probe returns the
+// lowest claimable id below floor, or 0.
+func (f *idFloors) get(c *Conn, queue string, probe func(ctx context.Context, floor int64) int64) (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.m[queue]
+	if b == nil || b.id <= 0 {
+		return 0, false
+	}
+	if now := c.clock(); !b.probing && !now.Before(b.nextProbe) && f.ctx.Err() == nil {
+		b.probing = true
+		floor := b.id
+		f.probes.Add(1)
+		go func() {
+			defer f.probes.Done()
+			ctx, cancel := context.WithTimeout(f.ctx, floorProbeTimeout)
+			defer cancel()
+			start := time.Now()
+			found := probe(ctx, floor)
+			took := time.Since(start)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			b.probing = false
+			b.nextProbe = c.clock().Add(max(floorProbeEvery, floorProbeSpacing*took))
+			if found > 0 && found < b.id {
+				b.id, b.dense = found, false
+			}
+		}()
+	}
+	return b.id, b.dense
+}
+
+// claimed moves queue's bound after a claim that started at from and asked for limit rows, with the
+// jobs it took sorted by id. Past the last row taken, a full batch did not look; a short one looked
+// to the end of the queue and found nothing more, so the bound does not go below where it started.
+func (f *idFloors) claimed(c *Conn, queue string, from int64, jobs []*Job, limit int) {
+	if len(jobs) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]*idFloor{}
+		f.ctx, f.cancel = context.WithCancel(context.Background())
+	}
+	b := f.m[queue]
+	if b == nil {
+		b = &idFloor{nextProbe: c.clock().Add(floorProbeEvery)}
+		f.m[queue] = b
+	}
+	next := jobs[len(jobs)-1].ID + 1 - floorMargin
+	dense := len(jobs) >= limit
+	if !dense {
+		next = max(next, from)
+	}
+	if b.id < from {
+		// Lowered while this claim ran (a probe, a row given back): the rows there come first.
+		b.id, b.dense = min(b.id, max(next, 0)), false
+		return
+	}
+	b.id, b.dense = max(next, 0), dense
+}
+
+// lower moves the bounds of the jobs' queues down to the jobs, given back and claimable again.
+func (f *idFloors) lower(jobs []*Job) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, j := range jobs {
+		if b := f.m[j.Queue]; b != nil && j.ID < b.id {
+			b.id, b.dense = j.ID, false
+		}
+	}
+}
+
+// close ends the probes still running and waits for them.
+func (f *idFloors) close() {
+	f.mu.Lock()
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.mu.Unlock()
+	f.probes.Wait()
+}
+
+// wait waits for the probes running now (tests).
+func (f *idFloors) wait() { f.probes.Wait() }
