@@ -33,8 +33,8 @@ type rowClaimer struct {
 	c *Conn
 }
 
-// floor returns the lower bound for a claim of p.Queue and whether the queue has a backlog from it
-// on, and starts a probe below it when one is due.
+// floor returns the lower bound for a claim of p.Queue and whether the claim should walk the primary
+// key from it (see idFloors.get), and starts a probe below it when one is due.
 func (r *rowClaimer) floor(p *JobClaimParams, exclude []int64) (int64, bool) {
 	c := r.c
 	q := *p
@@ -72,7 +72,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 // claim reserves up to limit available rows of p.Queue, in id order.
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
-	floor, dense := r.floor(p, exclude)
+	floor, walk := r.floor(p, exclude)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
@@ -80,7 +80,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
-		case c.caps.Pipeline && c.caps.UpdateReturning && dense:
+		case c.caps.Pipeline && c.caps.UpdateReturning && walk:
 			jobs = nil
 			err = c.pgPipeline(ctx, append(c.indexOrderSteps(), r.pgClaimStep(p, where, args, limit, &jobs))...)
 		case c.caps.UpdateReturning:
@@ -116,7 +116,7 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 // deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
 func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
 	c := r.c
-	floor, dense := r.floor(p, p.ExcludeIDs)
+	floor, walk := r.floor(p, p.ExcludeIDs)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
@@ -126,7 +126,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			// implicit transaction.
 			jobs = nil
 			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
-			if dense {
+			if walk {
 				steps = append(steps, c.indexOrderSteps()...)
 			}
 			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)

@@ -46,15 +46,18 @@ type idFloors struct {
 }
 
 type idFloor struct {
-	id        int64 // claims start here
-	dense     bool  // the last claim filled its batch: the queue has a backlog from id on
-	probing   bool  // a probe runs
+	id        int64     // claims start here
+	dense     bool      // the last claim filled its batch: the queue has a backlog from id on
+	took      time.Time // when a claim last took rows from id on
+	probing   bool      // a probe runs
 	nextProbe time.Time
 }
 
-// get returns queue's bound (0: claims start at the head) and whether the queue has a backlog from
-// it on. When a probe is due it calls probe(floor) on a goroutine of its own; probe returns the
-// lowest claimable id below floor, or 0.
+// get returns queue's bound (0: claims start at the head) and whether a claim should walk the primary
+// key from it: when the queue has a backlog from the bound on, or had claimable rows there within the
+// last floorProbeEvery. A queue whose rows come rarely is left to the server's plan, which may read
+// its own index instead of every other queue's rows since the bound. When a probe is due get calls
+// probe(floor) on a goroutine of its own; probe returns the lowest claimable id below floor, or 0.
 func (f *idFloors) get(c *Conn, queue string, probe func(ctx context.Context, floor int64) int64) (int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,7 +85,7 @@ func (f *idFloors) get(c *Conn, queue string, probe func(ctx context.Context, fl
 			}
 		}()
 	}
-	return b.id, b.dense
+	return b.id, b.dense || c.clock().Sub(b.took) < floorProbeEvery
 }
 
 // claimed moves queue's bound after a claim that started at from and asked for limit rows, with the
@@ -103,6 +106,7 @@ func (f *idFloors) claimed(c *Conn, queue string, from int64, jobs []*Job, limit
 		b = &idFloor{nextProbe: c.clock().Add(floorProbeEvery)}
 		f.m[queue] = b
 	}
+	b.took = c.clock()
 	next := jobs[len(jobs)-1].ID + 1 - floorMargin
 	dense := len(jobs) >= limit
 	if !dense {
