@@ -18,10 +18,10 @@ const (
 	// it, or an insert that committed long after its id was drawn.
 	floorProbeEvery = time.Second
 	// floorProbeSpacing keeps slow probes rare: after a probe that took d the next waits at least
-	// floorProbeSpacing × d, so probes hold one connection a fifth of the time at the most. A probe
+	// floorProbeSpacing × d, so probes hold one connection a twentieth of the time at the most. A probe
 	// reads from the head of the queue, through every deleted row that vacuum or purge has not removed
 	// yet (a long transaction keeps them all), and is the only read that does.
-	floorProbeSpacing = 4
+	floorProbeSpacing = 20
 	// floorProbeTimeout bounds one probe.
 	floorProbeTimeout = time.Minute
 )
