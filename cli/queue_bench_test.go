@@ -189,3 +189,23 @@ func TestQueueBenchBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueBenchSteady runs a row at a steady rate: every job ran once, and the row's first and last
+// windows carry the pickup, claim and insert figures.
+func TestQueueBenchSteady(t *testing.T) {
+	t.Parallel()
+	lite := testenv.SQLite(t)
+	r := runBench(t, "--db", "sqlite", "--sqlite-file", lite.DSN, "--rate", "400", "--jobs", "200", "--workers", "1",
+		"--strategies", "batch", "--bare=false", "--work-binary", "")
+	if len(r.Rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(r.Rows))
+	}
+	row := r.Rows[0]
+	if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 200 || row.Steady == nil {
+		t.Fatalf("row %+v: want 200 executions, 0 lost, 0 duplicates, steady figures", row)
+	}
+	st := row.Steady
+	if st.P99FirstMS < 0 || st.P99LastMS < 0 || st.ClaimP99FirstMS < 0 || st.InsertMaxFirstMS <= 0 || st.InsertMaxLastMS <= 0 {
+		t.Fatalf("steady figures %+v: want pickup, claim and insert times in both windows", st)
+	}
+}

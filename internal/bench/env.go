@@ -107,6 +107,7 @@ type producer struct {
 	mu       sync.Mutex
 	ids      []int64
 	enqueued map[int64]int64 // id → nanoseconds since the protocol's start, after the insert returned
+	pushes   []claimSample    // each insert's start (since the protocol's start) and duration; only the bench's own producer
 	err      error
 	done     chan struct{}
 }
@@ -127,16 +128,18 @@ func (e *env) startProducer(ctx context.Context, q laravel.Queue, proto *protoco
 				}
 			}
 			next = next.Add(interval)
-			now := time.Now().Unix()
+			began := time.Now()
+			now := began.Unix()
 			id, err := q.JobPush(ctx, &laravel.JobPushParams{Queue: "default", Payload: pl, Now: now, AvailableAt: now})
 			if err != nil {
 				pr.err = err
 				return
 			}
-			at := time.Since(proto.start).Nanoseconds()
+			at := time.Since(proto.start)
 			pr.mu.Lock()
 			pr.ids = append(pr.ids, id)
-			pr.enqueued[id] = at
+			pr.enqueued[id] = at.Nanoseconds()
+			pr.pushes = append(pr.pushes, claimSample{at: began.Sub(proto.start), took: time.Since(began)})
 			pr.mu.Unlock()
 		}
 	}()

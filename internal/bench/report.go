@@ -170,15 +170,16 @@ func (r *Report) writeSteady(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nat a steady rate: each row's first and last window (a minute, or a quarter of a shorter row)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "database\tstrategy\tworkers\twindow s\tp99 ms first\tp99 ms last\tclaim p99 ms first\tclaim p99 ms last\tmax ms\tdepth first\tdepth last\tdead rows at the end\t")
+	fmt.Fprintln(tw, "database\tstrategy\tworkers\twindow s\tp99 ms first\tp99 ms last\tclaim p99 ms first\tclaim p99 ms last\tinsert max ms first\tinsert max ms last\tmax ms\tdepth first\tdepth last\tdead rows at the end\t")
 	for _, row := range rows {
 		st := row.Steady
 		dead := "-"
 		if st.DeadRowsKind != "" {
 			dead = fmt.Sprintf("%d %s", st.DeadRows, st.DeadRowsKind)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n", row.Database, row.Strategy, row.Workers, st.WindowSeconds,
-			msOrDash(st.P99FirstMS), msOrDash(st.P99LastMS), msOrDash(st.ClaimP99FirstMS), msOrDash(st.ClaimP99LastMS), msOrDash(positiveOr(st.MaxMS, -1)), st.DepthFirst, st.DepthLast, dead)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n", row.Database, row.Strategy, row.Workers, st.WindowSeconds,
+			msOrDash(st.P99FirstMS), msOrDash(st.P99LastMS), msOrDash(st.ClaimP99FirstMS), msOrDash(st.ClaimP99LastMS),
+			msOrDash(st.InsertMaxFirstMS), msOrDash(st.InsertMaxLastMS), msOrDash(positiveOr(st.MaxMS, -1)), st.DepthFirst, st.DepthLast, dead)
 	}
 	return tw.Flush()
 }

@@ -22,6 +22,11 @@ type Steady struct {
 	// the rows whose workers run in the bench process (-1 for the others).
 	ClaimP99FirstMS float64 `json:"claim_p99_first_ms"`
 	ClaimP99LastMS  float64 `json:"claim_p99_last_ms"`
+	// InsertMaxFirstMS and InsertMaxLastMS are the longest insert of the bench's own producer in each
+	// window (-1 with PHP producers): a job is available, and its wait counted, only once its insert
+	// returns, so an insert that stalls holds back the jobs behind it and they then arrive together.
+	InsertMaxFirstMS float64 `json:"insert_max_first_ms"`
+	InsertMaxLastMS  float64 `json:"insert_max_last_ms"`
 	// MaxMS is the longest any job of the row waited from available to started (-1: not observable).
 	MaxMS float64 `json:"max_ms"`
 	// DeadRows is how many rows wait for clean-up at the end of a row with Params.LongTx (see
@@ -120,6 +125,16 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 		return percentile(v, 0.99)
 	}
 	lt.P99FirstMS, lt.P99LastMS = p99(early), p99(late)
+	lt.InsertMaxFirstMS, lt.InsertMaxLastMS = -1, -1
+	for _, s := range pr.pushes {
+		ms := float64(s.took) / 1e6
+		switch {
+		case s.at < w:
+			lt.InsertMaxFirstMS = max(lt.InsertMaxFirstMS, ms)
+		case s.at >= total-w && s.at < total:
+			lt.InsertMaxLastMS = max(lt.InsertMaxLastMS, ms)
+		}
+	}
 	early, late = early[:0], late[:0]
 	proto.claimMu.Lock()
 	for _, c := range proto.claims {
