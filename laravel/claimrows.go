@@ -33,13 +33,13 @@ type rowClaimer struct {
 	c *Conn
 }
 
-// floor returns the lower bound for a claim of p.Queue and whether the claim should walk the primary
-// key from it (see idFloors.get), and starts a probe below it when one is due.
-func (r *rowClaimer) floor(p *JobClaimParams, exclude []int64) (int64, bool) {
+// prober returns the probe below a queue's bound (see idFloors.probe) for claims like p: the lowest
+// id below the bound that p's claim would take, read without locks.
+func (r *rowClaimer) prober(p *JobClaimParams, exclude []int64) func(ctx context.Context, floor int64) int64 {
 	c := r.c
 	q := *p
 	q.ExcludeIDs = slices.Clone(exclude)
-	return c.floors.get(c, p.Queue, func(ctx context.Context, floor int64) int64 {
+	return func(ctx context.Context, floor int64) int64 {
 		where, args := claimWhere(&q, q.ExcludeIDs, 0)
 		sel := c.rebind(fmt.Sprintf("select id from %s where %s and id < ? order by id limit 1", c.quote(c.tables.Jobs), where))
 		var id int64
@@ -47,7 +47,7 @@ func (r *rowClaimer) floor(p *JobClaimParams, exclude []int64) (int64, bool) {
 			return 0 // none, or the probe failed: the next one looks again
 		}
 		return id
-	})
+	}
 }
 
 // claimWhere returns Laravel's availability predicate with the exclusions and the lower bound, with ?
@@ -72,7 +72,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 // claim reserves up to limit available rows of p.Queue, in id order.
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
-	floor, walk := r.floor(p, exclude)
+	floor, walk := c.floors.get(c, p.Queue)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
@@ -101,6 +101,9 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 		return nil, err
 	}
 	c.floors.claimed(c, p.Queue, floor, jobs, limit)
+	if c.floors.probe(c, p.Queue, len(jobs) == 0, r.prober(p, exclude)) {
+		return r.claim(ctx, p, exclude, limit) // the probe found a row below the bound
+	}
 	return jobs, nil
 }
 
@@ -116,7 +119,7 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 // deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
 func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
 	c := r.c
-	floor, walk := r.floor(p, p.ExcludeIDs)
+	floor, walk := c.floors.get(c, p.Queue)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
@@ -151,6 +154,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 		return nil, nil, err
 	}
 	c.floors.claimed(c, p.Queue, floor, jobs, limit)
+	c.floors.probe(c, p.Queue, false, r.prober(p, p.ExcludeIDs))
 	return jobs, deleted, nil
 }
 

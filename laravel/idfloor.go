@@ -22,6 +22,10 @@ const (
 	// reads from the head of the queue, through every deleted row that vacuum or purge has not removed
 	// yet (a long transaction keeps them all), and is the only read that does.
 	floorProbeSpacing = 20
+	// floorProbeWaitMax: a claim that came back empty waits for a probe only while the last probe
+	// took less than this, so that it never holds up the claims that follow when deleted rows have
+	// piled up (a probe then reads them all).
+	floorProbeWaitMax = 10 * time.Millisecond
 	// floorProbeTimeout bounds one probe.
 	floorProbeTimeout = time.Minute
 )
@@ -34,9 +38,10 @@ const (
 //
 // A row below the bound can become claimable again: given back, its reservation expired, a delayed
 // row whose time came, an insert that committed late. This process lowers the bound itself for the
-// rows it gives back (see lower). For the others a probe, a non-locking read off the claim's path,
-// looks below the bound every floorProbeEvery (see floorProbeSpacing) and lowers the bound to the
-// first claimable row it finds, so that the next claim takes it.
+// rows it gives back (see lower). For the others a probe, a non-locking read, looks below the bound
+// every floorProbeEvery (see floorProbeSpacing) and lowers the bound to the first claimable row it
+// finds: off the claim's path while claims find rows, so that the next claim takes it; before an
+// empty claim returns otherwise, so that an idle worker takes such a row as soon as it polls.
 type idFloors struct {
 	mu     sync.Mutex
 	m      map[string]*idFloor
@@ -51,41 +56,62 @@ type idFloor struct {
 	took      time.Time // when a claim last took rows from id on
 	probing   bool      // a probe runs
 	nextProbe time.Time
+	lastProbe time.Duration // how long the last probe took
 }
 
 // get returns queue's bound (0: claims start at the head) and whether a claim should walk the primary
 // key from it: when the queue has a backlog from the bound on, or had claimable rows there within the
 // last floorProbeEvery. A queue whose rows come rarely is left to the server's plan, which may read
-// its own index instead of every other queue's rows since the bound. When a probe is due get calls
-// probe(floor) on a goroutine of its own; probe returns the lowest claimable id below floor, or 0.
-func (f *idFloors) get(c *Conn, queue string, probe func(ctx context.Context, floor int64) int64) (int64, bool) {
+// its own index instead of every other queue's rows since the bound.
+func (f *idFloors) get(c *Conn, queue string) (int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.m[queue]
 	if b == nil || b.id <= 0 {
 		return 0, false
 	}
-	if now := c.clock(); !b.probing && !now.Before(b.nextProbe) && f.ctx.Err() == nil {
-		b.probing = true
-		floor := b.id
-		f.probes.Add(1)
-		go func() {
-			defer f.probes.Done()
-			ctx, cancel := context.WithTimeout(f.ctx, floorProbeTimeout)
-			defer cancel()
-			start := time.Now()
-			found := probe(ctx, floor)
-			took := time.Since(start)
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			b.probing = false
-			b.nextProbe = c.clock().Add(max(floorProbeEvery, floorProbeSpacing*took))
-			if found > 0 && found < b.id {
-				b.id, b.dense = found, false
-			}
-		}()
-	}
 	return b.id, b.dense || c.clock().Sub(b.took) < floorProbeEvery
+}
+
+// probe runs fn below queue's bound when a probe is due; fn returns the lowest claimable id below
+// the bound, or 0. With wait (the claim came back empty: the worker has nothing else to do, and a row
+// found is claimed at once), and while probes are quick (floorProbeWaitMax), it runs on this
+// goroutine and reports whether the bound was lowered; otherwise on a goroutine of its own, and the
+// next claim starts from what it found.
+func (f *idFloors) probe(c *Conn, queue string, wait bool, fn func(ctx context.Context, floor int64) int64) bool {
+	f.mu.Lock()
+	b := f.m[queue]
+	if b == nil || b.id <= 0 || b.probing || c.clock().Before(b.nextProbe) || f.ctx.Err() != nil {
+		f.mu.Unlock()
+		return false
+	}
+	b.probing = true
+	floor := b.id
+	wait = wait && b.lastProbe < floorProbeWaitMax
+	f.probes.Add(1)
+	f.mu.Unlock()
+	run := func() bool {
+		defer f.probes.Done()
+		ctx, cancel := context.WithTimeout(f.ctx, floorProbeTimeout)
+		defer cancel()
+		start := time.Now()
+		found := fn(ctx, floor)
+		took := time.Since(start)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		b.probing, b.lastProbe = false, took
+		b.nextProbe = c.clock().Add(max(floorProbeEvery, floorProbeSpacing*took))
+		if found > 0 && found < b.id {
+			b.id, b.dense = found, false
+			return true
+		}
+		return false
+	}
+	if wait {
+		return run()
+	}
+	go run()
+	return false
 }
 
 // claimed moves queue's bound after a claim that started at from and asked for limit rows, with the

@@ -160,6 +160,59 @@ func TestFloorStrandsNothing(t *testing.T) {
 	}
 }
 
+// TestFloorProbeOnEmptyClaim: once the probe period has passed, a claim that finds nothing from its
+// bound looks below it before it returns, so an idle worker takes a row that became available there
+// (a delayed job whose time came) as soon as it polls.
+func TestFloorProbeOnEmptyClaim(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{"batch", "delete-mark"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
+				clk := &stepClock{}
+				p := s.Params
+				p.Clock = clk.Now
+				q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: strategy, Batch: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				late := s.Push(t, "default", t0, t0+10, 0)
+				for i := 1; i <= 150; i++ {
+					s.Push(t, "default", t0, t0, i)
+				}
+				claim := func(now int64) []*laravel.Job {
+					jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 50})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, j := range jobs {
+						if err := q.JobDelete(ctx, j); err != nil {
+							t.Fatal(err)
+						}
+					}
+					return jobs
+				}
+				for n := 0; n < 150; {
+					jobs := claim(t0)
+					if len(jobs) == 0 {
+						t.Fatalf("queue empty after %d of 150 jobs", n)
+					}
+					n += len(jobs)
+				}
+				if jobs := claim(t0); len(jobs) != 0 {
+					t.Fatalf("claimed %d jobs from a drained queue", len(jobs))
+				}
+				clk.Advance(2 * time.Second)
+				if jobs := claim(t0 + 10); len(jobs) != 1 || jobs[0].ID != late {
+					t.Fatalf("first claim once the late row was available = %d jobs, want the row %d far below the bound", len(jobs), late)
+				}
+			})
+		})
+	}
+}
+
 func TestBatchPrefetchReturned(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
