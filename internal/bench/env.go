@@ -107,7 +107,7 @@ type producer struct {
 	mu       sync.Mutex
 	ids      []int64
 	enqueued map[int64]int64 // id → nanoseconds since the protocol's start, after the insert returned
-	pushes   []claimSample    // each insert's start (since the protocol's start) and duration; only the bench's own producer
+	pushes   []claimSample   // each insert's start (since the protocol's start) and duration; only the bench's own producer
 	err      error
 	done     chan struct{}
 }
