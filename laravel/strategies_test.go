@@ -93,6 +93,26 @@ func TestDeleteMarkInvisibleToLaravel(t *testing.T) {
 	})
 }
 
+// floorQueue opens a queue of strategy with claims of batch rows on a connection whose clock moves only
+// when the test says (so the probe period passes without a wait), and pushes a row available only at
+// t0+10 (late, the lowest id) and then n rows available at t0.
+func floorQueue(t *testing.T, db testenv.Database, strategy string, batch, n int) (*queuetest.Setup, *laravel.Conn, laravel.Queue, *stepClock, int64) {
+	s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
+	clk := &stepClock{}
+	p := s.Params
+	p.Clock = clk.Now
+	conn := queuetest.Open(t, p)
+	q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: strategy, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := s.Push(t, "default", t0, t0+10, 0)
+	for i := 1; i <= n; i++ {
+		s.Push(t, "default", t0, t0, i)
+	}
+	return s, conn, q, clk, late
+}
+
 // TestFloorStrandsNothing checks, for every strategy whose claims start at a moving lower bound on id,
 // that a row far below the bound which becomes available is found by the probe and claimed within the
 // probe period, while the queue is still busy, however often the bound moves.
@@ -102,22 +122,9 @@ func TestFloorStrandsNothing(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
-				s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
-				// The queue's clock moves only when the test says, so the probe period passes without a wait.
-				clk := &stepClock{}
-				p := s.Params
-				p.Clock = clk.Now
-				conn := queuetest.Open(t, p)
-				q, err := laravel.NewQueue(conn, laravel.QueueParams{Strategy: strategy, Batch: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx := context.Background()
-				late := s.Push(t, "default", t0, t0+10, 0) // the lowest id, available only later
 				const n = 200
-				for i := 1; i <= n; i++ {
-					s.Push(t, "default", t0, t0, i)
-				}
+				s, conn, q, clk, late := floorQueue(t, db, strategy, 2, n)
+				ctx := context.Background()
 				claim := func(now int64) *laravel.Job {
 					jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 1})
 					if err != nil {
@@ -169,19 +176,8 @@ func TestFloorProbeOnEmptyClaim(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
-				s := queuetest.NewSetup(t, db, strategy, queuetest.Options{})
-				clk := &stepClock{}
-				p := s.Params
-				p.Clock = clk.Now
-				q, err := laravel.NewQueue(queuetest.Open(t, p), laravel.QueueParams{Strategy: strategy, Batch: 50})
-				if err != nil {
-					t.Fatal(err)
-				}
+				_, _, q, clk, late := floorQueue(t, db, strategy, 50, 150)
 				ctx := context.Background()
-				late := s.Push(t, "default", t0, t0+10, 0)
-				for i := 1; i <= 150; i++ {
-					s.Push(t, "default", t0, t0, i)
-				}
 				claim := func(now int64) []*laravel.Job {
 					jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 50})
 					if err != nil {
