@@ -88,7 +88,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 			err = c.translate(err)
 		case c.caps.SkipLocked:
 			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk)
 				return err
 			})
 			c.returnUnknownClaim(err, jobs)
@@ -143,7 +143,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			if c.caps.UpdateReturning {
 				jobs, err = r.claimReturning(ctx, tx, p, where, args, limit)
 			} else {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit)
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk)
 			}
 			return err
 		})
@@ -193,9 +193,13 @@ func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, li
 
 // claimSkipLocked claims inside tx, which the caller runs at READ COMMITTED: SELECT … FOR UPDATE SKIP
 // LOCKED, then UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
-func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int) ([]*Job, error) {
+func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int, walk bool) ([]*Job, error) {
 	c := r.c
-	sel := fmt.Sprintf("select %s from %s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), where, limit, c.claimLock)
+	hint := ""
+	if walk {
+		hint = c.d.primaryKeyHint()
+	}
+	sel := fmt.Sprintf("select %s from %s%s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), hint, where, limit, c.claimLock)
 	rows, err := tx.QueryxContext(ctx, sel, args...)
 	if err != nil {
 		return nil, err

@@ -51,6 +51,9 @@ type dialect interface {
 	// indexOrderSQL is run before a claim from a lower bound, in the claim's own transaction, so that
 	// the claim walks the primary key whatever the planner's statistics say; "" where not needed.
 	indexOrderSQL() string
+	// primaryKeyHint follows the table name in a claim from a lower bound, for the same reason as
+	// indexOrderSQL, where the server takes index hints; "" elsewhere.
+	primaryKeyHint() string
 	// freshSelect makes a "select *" text that a driver's statement cache must not answer from a
 	// stale result shape (PostgreSQL's pgx caches it per text).
 	freshSelect(q string) string

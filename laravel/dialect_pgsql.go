@@ -137,6 +137,9 @@ func (d pgsqlDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any)
 // every claim: measured at 14 ms for a 20,000-row backlog against 0.2 ms for the index walk.
 func (pgsqlDialect) indexOrderSQL() string { return "select set_config('enable_sort', 'off', true)" }
 
+// primaryKeyHint: PostgreSQL takes no index hints (see indexOrderSQL).
+func (pgsqlDialect) primaryKeyHint() string { return "" }
+
 // freshSelect: pgx caches the result shape of a prepared "select *", which goes stale when a column is
 // added; the comment makes the statement text, and so the cache entry, unique.
 func (pgsqlDialect) freshSelect(q string) string {

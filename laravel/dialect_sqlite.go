@@ -87,6 +87,7 @@ func (d sqliteDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any
 }
 
 func (sqliteDialect) indexOrderSQL() string       { return "" }
+func (sqliteDialect) primaryKeyHint() string      { return "" }
 func (sqliteDialect) freshSelect(q string) string { return q }
 
 var sqliteTypes = map[colType]string{
