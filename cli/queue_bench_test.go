@@ -205,7 +205,9 @@ func TestQueueBenchSteady(t *testing.T) {
 		t.Fatalf("row %+v: want 200 executions, 0 lost, 0 duplicates, steady figures", row)
 	}
 	st := row.Steady
-	if st.P99FirstMS < 0 || st.P99LastMS < 0 || st.ClaimP99FirstMS < 0 || st.InsertMaxFirstMS <= 0 || st.InsertMaxLastMS <= 0 {
-		t.Fatalf("steady figures %+v: want pickup, claim and insert times in both windows", st)
+	// A window may hold no claim call on a loaded machine (one claim can outlast a window), but every
+	// window holds inserts and starts.
+	if st.P99FirstMS < 0 || st.P99LastMS < 0 || max(st.ClaimP99FirstMS, st.ClaimP99LastMS) < 0 || st.InsertMaxFirstMS <= 0 || st.InsertMaxLastMS <= 0 {
+		t.Fatalf("steady figures %+v: want pickup and insert times in both windows, and claim times", st)
 	}
 }

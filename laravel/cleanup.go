@@ -35,6 +35,10 @@ func (c *Conn) Cleanup(ctx context.Context) (*CleanupStatus, error) {
 	return s, nil
 }
 
+// AutovacuumDeadRowsWarning is how many dead tuples a PostgreSQL jobs table that autovacuum never
+// visits may hold before the doctor's note about it becomes a warning.
+const AutovacuumDeadRowsWarning = 10000
+
 // diagnoseCleanup adds a finding for a transaction open longer than p.LongTransaction, with its
 // process and the rows waiting for clean-up, and one for a jobs table that autovacuum never visits.
 func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(code string, sev Severity, fix, format string, args ...any)) error {
@@ -52,12 +56,18 @@ func (c *Conn) diagnoseCleanup(ctx context.Context, p DoctorParams, add func(cod
 	if s == nil {
 		return nil
 	}
+	// Off is a note on a table with few deleted rows (a team may vacuum it from cron), and a warning
+	// once they pile up.
+	sev := SeverityNote
+	if s.DeadRows >= AutovacuumDeadRowsWarning {
+		sev = SeverityWarning
+	}
 	switch s.AutovacuumOff {
 	case "autovacuum":
-		add("autovacuum-off", SeverityWarning, "turn it on: ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf(); (or VACUUM the table every minute from cron)",
+		add("autovacuum-off", sev, "turn it on: ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf(); (or VACUUM the table every minute from cron)",
 			"the server runs with autovacuum = off: deleted jobs rows are never removed, so every claim scans more of them and the queue slows down for good (%s: %d)", s.DeadRowsKind, s.DeadRows)
 	case "autovacuum_enabled":
-		add("autovacuum-off", SeverityWarning, "ALTER TABLE "+c.tables.Jobs+" RESET (autovacuum_enabled);",
+		add("autovacuum-off", sev, "ALTER TABLE "+c.tables.Jobs+" RESET (autovacuum_enabled);",
 			"the table %s has autovacuum_enabled off: deleted jobs rows are never removed, so every claim scans more of them and the queue slows down for good (%s: %d)", c.tables.Jobs, s.DeadRowsKind, s.DeadRows)
 	}
 	if s.OldestPID == 0 || s.OldestAge < p.LongTransaction {
