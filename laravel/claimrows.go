@@ -35,7 +35,7 @@ type rowClaimer struct {
 
 // prober returns the probe below a queue's bound (see idFloors.probe) for claims like p: the lowest
 // id below the bound that p's claim would take, read without locks.
-func (r *rowClaimer) prober(p *JobClaimParams, exclude []int64) func(ctx context.Context, floor int64) int64 {
+func (r *rowClaimer) prober(p *JobClaimParams, exclude []int64) probeFunc {
 	c := r.c
 	q := *p
 	q.ExcludeIDs = slices.Clone(exclude)
@@ -101,7 +101,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 		return nil, err
 	}
 	c.floors.claimed(c, p.Queue, floor, jobs, limit)
-	if c.floors.probe(c, p.Queue, len(jobs) == 0, r.prober(p, exclude)) {
+	if c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, exclude) }) {
 		return r.claim(ctx, p, exclude, limit) // the probe found a row below the bound
 	}
 	return jobs, nil
@@ -154,7 +154,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 		return nil, nil, err
 	}
 	c.floors.claimed(c, p.Queue, floor, jobs, limit)
-	c.floors.probe(c, p.Queue, false, r.prober(p, p.ExcludeIDs))
+	c.floors.probe(c, p.Queue, false, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
 	return jobs, deleted, nil
 }
 

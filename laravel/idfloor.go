@@ -73,12 +73,15 @@ func (f *idFloors) get(c *Conn, queue string) (int64, bool) {
 	return b.id, b.dense || c.clock().Sub(b.took) < floorProbeEvery
 }
 
-// probe runs fn below queue's bound when a probe is due; fn returns the lowest claimable id below
-// the bound, or 0. With wait (the claim came back empty: the worker has nothing else to do, and a row
+// probeFunc returns the lowest claimable id below floor, or 0.
+type probeFunc func(ctx context.Context, floor int64) int64
+
+// probe runs the probe that mk builds below queue's bound when one is due (mk runs only then, so that
+// claims between probes build nothing). With wait (the claim came back empty: the worker has nothing else to do, and a row
 // found is claimed at once), and while probes are quick (floorProbeWaitMax), it runs on this
 // goroutine and reports whether the bound was lowered; otherwise on a goroutine of its own, and the
 // next claim starts from what it found.
-func (f *idFloors) probe(c *Conn, queue string, wait bool, fn func(ctx context.Context, floor int64) int64) bool {
+func (f *idFloors) probe(c *Conn, queue string, wait bool, mk func() probeFunc) bool {
 	f.mu.Lock()
 	b := f.m[queue]
 	if b == nil || b.id <= 0 || b.probing || c.clock().Before(b.nextProbe) || f.ctx.Err() != nil {
@@ -90,6 +93,7 @@ func (f *idFloors) probe(c *Conn, queue string, wait bool, fn func(ctx context.C
 	wait = wait && b.lastProbe < floorProbeWaitMax
 	f.probes.Add(1)
 	f.mu.Unlock()
+	fn := mk()
 	run := func() bool {
 		defer f.probes.Done()
 		ctx, cancel := context.WithTimeout(f.ctx, floorProbeTimeout)
