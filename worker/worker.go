@@ -226,6 +226,7 @@ type Worker struct {
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
+	claims      *claimLimiter
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
@@ -327,7 +328,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit),
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
@@ -698,36 +699,43 @@ const claimTimeout = 30 * time.Second
 // maxParallelClaims bounds the claim transactions one worker runs at once.
 const maxParallelClaims = 8
 
-// claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once.
+// claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once,
+// fewer while claims are slow (see claimLimiter).
 func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
 	// A claim is not interrupted by the stop signal: a transaction cancelled at its commit may have
 	// committed, and its rows would stay reserved until retry_after. Claimed jobs that arrive after the
 	// signal are handed back by start.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	claim := func(n int) ([]*laravel.Job, error) {
+	type result struct {
+		jobs []*laravel.Job
+		err  error
+		took time.Duration
+	}
+	claim := func(n int) result {
 		start := time.Now()
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
+		took := time.Since(start)
 		if w.obs != nil {
-			w.obs.Claimed(queue, len(jobs), time.Since(start), err)
+			w.obs.Claimed(queue, len(jobs), took, err)
 		}
-		return jobs, err
+		return result{jobs, err, took}
 	}
-	parallel := min(limit, maxParallelClaims)
 	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() {
 		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
 		// behind the same lock, so one claim takes them all in turn.
-		parallel = 1
+		r := claim(limit)
+		return r.jobs, r.err
 	}
-	if parallel <= 1 {
-		return claim(limit)
-	}
-	type result struct {
-		jobs []*laravel.Job
-		err  error
+	// The batch strategy's parallel claims share one round trip per queue (the others wait for its
+	// rows), so they add no transactions to limit.
+	_, shared := w.queue.(laravel.Prefetcher)
+	parallel := min(limit, maxParallelClaims)
+	if !shared {
+		parallel = w.claims.parallel(limit)
 	}
 	results := make(chan result, parallel)
 	for i := range parallel {
@@ -735,19 +743,27 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 		if i < limit%parallel {
 			n++
 		}
-		go func() {
-			jobs, err := claim(n)
-			results <- result{jobs, err}
-		}()
+		if parallel == 1 {
+			results <- claim(n)
+			break
+		}
+		go func() { results <- claim(n) }()
 	}
 	var all []*laravel.Job
 	var firstErr error
+	round := make([]claimSample, 0, parallel)
 	for range parallel {
 		r := <-results
 		all = append(all, r.jobs...)
 		if r.err != nil && firstErr == nil {
 			firstErr = r.err
 		}
+		if r.err == nil {
+			round = append(round, claimSample{took: r.took, rows: len(r.jobs)})
+		}
+	}
+	if !shared {
+		w.claims.observe(round)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all, firstErr

@@ -1,0 +1,54 @@
+package worker
+
+import (
+	"testing"
+	"time"
+)
+
+// claimRounds is n rounds of claims that each took took and brought rows rows.
+type claimRounds struct {
+	n    int
+	took time.Duration
+	rows int
+}
+
+func TestClaimLimiter(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name   string
+		rounds []claimRounds
+		want   int // claims at once for 8 free slots afterwards
+	}{
+		{"claims within claimSlowdown of their least cost keep every claim", []claimRounds{{1, ms, 1}, {50, 1900 * time.Microsecond, 1}}, 8},
+		{"slow claims back off to one", []claimRounds{{1, ms, 1}, {10, 30 * ms, 1}}, 1},
+		// The cost is per row: one claim bringing 8 rows in 8 ms costs what a claim of a row in 1 ms does.
+		{"claims cheap again recover", []claimRounds{{1, ms, 1}, {10, 30 * ms, 1}, {20, 8 * ms, 8}}, 8},
+		// An empty claim writes and commits nothing: quick, and no measure of what a claim costs.
+		{"empty claims are not the least cost", []claimRounds{{1, 10 * ms, 1}, {5, 50 * time.Microsecond, 0}, {20, 12 * ms, 1}}, 8},
+		{"rounds without a claim measured change nothing", []claimRounds{{1, ms, 1}, {10, 30 * ms, 1}, {30, 0, 0}}, 1},
+		// A server that became slower for good: the least cost drifts up until these claims are within
+		// claimSlowdown of it, and the worker claims in parallel again.
+		{"soon after a lasting slowdown", []claimRounds{{1, ms, 1}, {1000, 3 * ms, 1}}, 1},
+		{"long after a lasting slowdown", []claimRounds{{1, ms, 1}, {16000, 3 * ms, 1}}, 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newClaimLimiter(8)
+			for _, r := range tt.rounds {
+				for range r.n {
+					round := make([]claimSample, l.parallel(8))
+					for i := range round {
+						round[i] = claimSample{took: r.took, rows: r.rows}
+					}
+					l.observe(round)
+				}
+			}
+			if got := l.parallel(8); got != tt.want {
+				t.Fatalf("parallel(8) = %d, want %d", got, tt.want)
+			}
+			if got := l.parallel(3); got != min(3, tt.want) {
+				t.Fatalf("parallel(3) = %d: more claims than free slots", got)
+			}
+		})
+	}
+}
