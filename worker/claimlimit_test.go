@@ -3,6 +3,8 @@ package worker
 import (
 	"testing"
 	"time"
+
+	"github.com/artisan-go/artisan-go/laravel"
 )
 
 // claimRounds is n rounds of claims that each took took and brought rows rows.
@@ -51,4 +53,35 @@ func TestClaimLimiter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClaimLimiterMeasuresRealClaims runs a worker with 8 slots on every strategy and database: the
+// strategies whose parallel claims are transactions of their own feed the limit with what their
+// claimed rows cost; batch (whose parallel claims share one round trip) and servers that claim one at
+// a time leave it unmeasured.
+func TestClaimLimiterMeasuresRealClaims(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		seen := f.countRuns(jobClass)
+		for range 40 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		w := f.worker(t, func(c *Config) { c.Concurrency, c.StopWhenEmpty = 8, true })
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		seen.wantEachOnce(t, 40)
+		_, shared := w.queue.(laravel.Prefetcher)
+		pc, ok := w.queue.(laravel.ParallelClaimer)
+		measured := !shared && ok && pc.ClaimsInParallel()
+		w.claims.mu.Lock()
+		base, limit := w.claims.base, w.claims.limit
+		w.claims.mu.Unlock()
+		if measured != (base > 0) {
+			t.Fatalf("least cost per claimed row %v, want it measured: %v", time.Duration(base*float64(time.Second)), measured)
+		}
+		if limit < 1 || limit > maxParallelClaims {
+			t.Fatalf("limit %v outside 1..%d", limit, maxParallelClaims)
+		}
+	})
 }
