@@ -36,13 +36,13 @@ const (
 // claimLimiter chooses how many claims a worker runs at once.
 type claimLimiter struct {
 	mu    sync.Mutex
-	max   float64
+	most  float64 // maxParallelClaims
 	limit float64
 	base  float64 // the least a claimed row has cost, in seconds, drifting up by claimBaseDrift
 }
 
-func newClaimLimiter(max int) *claimLimiter {
-	return &claimLimiter{max: float64(max), limit: float64(max)}
+func newClaimLimiter(most int) *claimLimiter {
+	return &claimLimiter{most: float64(most), limit: float64(most)}
 }
 
 // parallel returns how many claims to run at once for limit free slots.
@@ -82,6 +82,6 @@ func (l *claimLimiter) observe(round []claimSample) {
 	if median := costs[len(costs)/2]; median > claimSlowdown*l.base {
 		l.limit = max(1, l.limit*claimBackoff)
 	} else {
-		l.limit = min(l.max, l.limit+claimGrowth)
+		l.limit = min(l.most, l.limit+claimGrowth)
 	}
 }
