@@ -82,8 +82,21 @@ func (d sqliteDialect) upsertSQL(table, key string, cols []string) string {
 	return onConflictUpsert(d, table, key, cols)
 }
 
+// deleteFencedSQL joins the claims, as a VALUES list walked first, to the table's primary key: SQLite
+// checks a row-value IN list by comparing each row with every claim, which made the portable statement
+// a third slower than a plain delete by id for a group of 128. The claims are integers written into
+// the text, not bound: the text differs per group anyway, and three binds per row cost a further tenth.
 func (d sqliteDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any) {
-	return deleteFencedRowsSQL(d, table, jobs)
+	var b strings.Builder
+	b.WriteString("delete from " + d.quote(table) + " where id in (select j.id from (values ")
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, %d, %d)", j.ID, j.Attempts, j.ReservedAt)
+	}
+	b.WriteString(") as f cross join " + d.quote(table) + " as j on j.id = f.column1 and j.attempts = f.column2 and j.reserved_at = f.column3) returning id")
+	return b.String(), nil
 }
 
 func (sqliteDialect) indexOrderSQL() string       { return "" }
