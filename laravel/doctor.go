@@ -25,6 +25,13 @@ type Index struct {
 	Invalid bool // PostgreSQL: left behind by a failed CREATE INDEX CONCURRENTLY
 }
 
+// timeAfterQueue reports whether ix is a secondary index on queue followed by a time column (Laravel
+// 5.4's (queue, reserved_at), or one like it): every claim, release and delete moves rows within it.
+func (ix Index) timeAfterQueue() bool {
+	return !ix.Primary && len(ix.Columns) >= 2 && ix.Columns[0] == "queue" &&
+		(slices.Contains(ix.Columns, "reserved_at") || slices.Contains(ix.Columns, "available_at"))
+}
+
 // JobsTable is the jobs table's structure.
 type JobsTable struct {
 	Name    string
@@ -166,7 +173,7 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		if len(ix.Columns) == 1 && ix.Columns[0] == "queue" {
 			hasQueueIndex = true
 		}
-		if len(ix.Columns) < 2 || ix.Columns[0] != "queue" || ix.Primary {
+		if !ix.timeAfterQueue() {
 			continue
 		}
 		if slices.Equal(ix.Columns, []string{"queue", "reserved_at"}) {
@@ -174,10 +181,8 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 				"index %s (queue, reserved_at) is Laravel 5.4's: concurrent claims lock ranges of it while releases and deletes change reserved_at, the deadlock pattern of laravel/framework #7046 and #31660; Laravel 5.5+ indexes (queue) alone", ix.Name)
 			continue
 		}
-		if slices.Contains(ix.Columns, "reserved_at") || slices.Contains(ix.Columns, "available_at") {
-			add("composite-index", SeverityError, migrate,
-				"index %s (%s) has a time column after queue: every claim and release moves rows within it, which deadlocks concurrent claimers (Laravel reverted such an index in #59202)", ix.Name, strings.Join(ix.Columns, ", "))
-		}
+		add("composite-index", SeverityError, migrate,
+			"index %s (%s) has a time column after queue: every claim and release moves rows within it, which deadlocks concurrent claimers (Laravel reverted such an index in #59202)", ix.Name, strings.Join(ix.Columns, ", "))
 	}
 	if !hasQueueIndex {
 		add("missing-queue-index", SeverityError, migrate,

@@ -78,8 +78,7 @@ func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
 		plan = append(plan, c.createIndex(name, "queue"))
 	}
 	for _, ix := range t.Indexes {
-		if !ix.Invalid && !ix.Primary && len(ix.Columns) >= 2 && ix.Columns[0] == "queue" &&
-			(slices.Contains(ix.Columns, "reserved_at") || slices.Contains(ix.Columns, "available_at")) {
+		if !ix.Invalid && ix.timeAfterQueue() {
 			plan = append(plan, c.dropIndex(ix.Name))
 		}
 	}
