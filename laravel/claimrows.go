@@ -23,14 +23,56 @@ import (
 //     statistics say.
 //   - Otherwise, with SKIP LOCKED (MySQL 8.0.1+, MariaDB 10.6+): one READ COMMITTED transaction,
 //     SELECT … FOR UPDATE SKIP LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks,
-//     so claimers and inserters do not deadlock on the (queue) index.
+//     so claimers and inserters do not deadlock on the (queue) index. On a table with a time column
+//     indexed after queue (Laravel 5.4's (queue, reserved_at)) the SELECT takes a plain FOR UPDATE
+//     instead (see lockProbe).
 //   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
 // Each claim starts at a moving lower bound on id per queue (see idFloors), so that its scan does not
 // wade through the rows taken, reserved or deleted (but not yet removed by vacuum or purge) behind it.
 type rowClaimer struct {
-	c *Conn
+	c    *Conn
+	lock lockProbe
+}
+
+// lockProbe decides, once per claimer, the lock clause of claims that select rows to update in a
+// transaction: the server's (SKIP LOCKED where it has it), or a plain FOR UPDATE when the jobs table
+// indexes a time column after queue. Every claim and delete then rewrites entries of that index, and
+// claimers skipping each other's locked rows wade through them: on MariaDB with Laravel 5.4's index,
+// 16 batch workers claimed 9.7k jobs/s with SKIP LOCKED and 16.7k with FOR UPDATE, where claimers
+// queue for the first unlocked rows and each takes the next batch; with 1 and 4 workers, and on a
+// table indexed by queue alone, the two measured the same.
+type lockProbe struct {
+	mu     sync.Mutex
+	known  bool
+	clause string
+}
+
+// lockFor returns the lock clause for the claims of r that select in a transaction, inspecting the
+// jobs table's indexes on first use; call it outside any transaction, as the inspection takes a
+// connection of its own. A failed inspection keeps the server's clause.
+func (r *rowClaimer) lockFor(ctx context.Context) string {
+	c := r.c
+	if c.caps.UpdateReturning || !c.caps.SkipLocked {
+		return c.claimLock
+	}
+	p := &r.lock
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.known {
+		return p.clause
+	}
+	p.clause = c.claimLock
+	t, err := InspectJobs(ctx, c)
+	if err != nil && ctx.Err() != nil {
+		return p.clause // cancelled: look again on the next claim
+	}
+	p.known = true
+	if err == nil && slices.ContainsFunc(t.Indexes, Index.timeAfterQueue) {
+		p.clause = "for update"
+	}
+	return p.clause
 }
 
 // prober returns the probe below a queue's bound (see idFloors.probe) for claims like p: the lowest
@@ -73,6 +115,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
+	lock := r.lockFor(ctx)
 	where, args := claimWhere(p, exclude, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
@@ -88,7 +131,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 			err = c.translate(err)
 		case c.caps.SkipLocked:
 			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk)
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 				return err
 			})
 			c.returnUnknownClaim(err, jobs)
@@ -120,6 +163,7 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
+	lock := r.lockFor(ctx)
 	where, args := claimWhere(p, p.ExcludeIDs, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
@@ -143,7 +187,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			if c.caps.UpdateReturning {
 				jobs, err = r.claimReturning(ctx, tx, p, where, args, limit)
 			} else {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk)
+				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 			}
 			return err
 		})
@@ -193,13 +237,13 @@ func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, li
 
 // claimSkipLocked claims inside tx, which the caller runs at READ COMMITTED: SELECT … FOR UPDATE SKIP
 // LOCKED, then UPDATE by id (MySQL 8.0.1+, MariaDB 10.6+).
-func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int, walk bool) ([]*Job, error) {
+func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int, walk bool, lock string) ([]*Job, error) {
 	c := r.c
 	hint := ""
 	if walk {
 		hint = c.d.primaryKeyHint()
 	}
-	sel := fmt.Sprintf("select %s from %s%s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), hint, where, limit, c.claimLock)
+	sel := fmt.Sprintf("select %s from %s%s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), hint, where, limit, lock)
 	rows, err := tx.QueryxContext(ctx, sel, args...)
 	if err != nil {
 		return nil, err
