@@ -17,7 +17,7 @@ func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
 	if q.size <= 0 {
 		q.size = DefaultBatch
 	}
-	q.claimer.c = c
+	q.claimer.c, q.claimer.batches = c, true
 	q.group.f = &q.Fenced
 	q.group.settled = q.allSettled
 	q.group.wake = make(chan struct{}, 1)

@@ -24,16 +24,19 @@ import (
 //   - Otherwise, with SKIP LOCKED (MySQL 8.0.1+, MariaDB 10.6+): one READ COMMITTED transaction,
 //     SELECT … FOR UPDATE SKIP LOCKED then UPDATE … WHERE id IN. READ COMMITTED takes no gap locks,
 //     so claimers and inserters do not deadlock on the (queue) index. On a table with a time column
-//     indexed after queue (Laravel 5.4's (queue, reserved_at)) the SELECT takes a plain FOR UPDATE
-//     instead (see lockProbe).
+//     indexed after queue (Laravel 5.4's (queue, reserved_at)) the batch strategy's SELECT takes a
+//     plain FOR UPDATE instead (see lockProbe).
 //   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
 //     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
 //
 // Each claim starts at a moving lower bound on id per queue (see idFloors), so that its scan does not
 // wade through the rows taken, reserved or deleted (but not yet removed by vacuum or purge) behind it.
 type rowClaimer struct {
-	c    *Conn
-	lock lockProbe
+	c *Conn
+	// batches: claims take many rows each, one at a time per queue (the batch strategy), so they
+	// may queue on a plain lock (see lockProbe); single-row claims in parallel keep SKIP LOCKED.
+	batches bool
+	lock    lockProbe
 }
 
 // lockProbe decides, once per claimer, the lock clause of claims that select rows to update in a
@@ -42,7 +45,9 @@ type rowClaimer struct {
 // claimers skipping each other's locked rows wade through them: on MariaDB with Laravel 5.4's index,
 // 16 batch workers claimed 9.7k jobs/s with SKIP LOCKED and 16.7k with FOR UPDATE, where claimers
 // queue for the first unlocked rows and each takes the next batch; with 1 and 4 workers, and on a
-// table indexed by queue alone, the two measured the same.
+// table indexed by queue alone, the two measured the same. Single-row claims running in parallel
+// (delete-mark) lost a third of their rate at 1 worker under the plain lock, so they keep the
+// server's.
 type lockProbe struct {
 	mu     sync.Mutex
 	known  bool
@@ -54,7 +59,7 @@ type lockProbe struct {
 // connection of its own. A failed inspection keeps the server's clause.
 func (r *rowClaimer) lockFor(ctx context.Context) string {
 	c := r.c
-	if c.caps.UpdateReturning || !c.caps.SkipLocked {
+	if !r.batches || c.caps.UpdateReturning || !c.caps.SkipLocked {
 		return c.claimLock
 	}
 	p := &r.lock

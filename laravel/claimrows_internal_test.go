@@ -8,10 +8,11 @@ import (
 	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
-// TestClaimLockFollowsIndex checks the lock clause of the claims that select rows in a transaction:
-// a plain FOR UPDATE on a MySQL-family table that indexes reserved_at after queue (Laravel 5.4's
-// index), the server's SKIP LOCKED on a table indexed by queue alone, and the server's clause
-// wherever claims are one UPDATE … RETURNING. A claim under the plain lock still takes each row once.
+// TestClaimLockFollowsIndex checks the lock clause of the batch claims that select rows in a
+// transaction: a plain FOR UPDATE on a MySQL-family table that indexes reserved_at after queue
+// (Laravel 5.4's index), the server's SKIP LOCKED on a table indexed by queue alone, and the server's
+// clause wherever claims are one UPDATE … RETURNING, and for single-row claims. A claim under the
+// plain lock still takes each row once.
 func TestClaimLockFollowsIndex(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		for _, legacy := range []bool{false, true} {
@@ -26,7 +27,10 @@ func TestClaimLockFollowsIndex(t *testing.T) {
 			if err := CreateSchema(ctx, c, SchemaParams{LegacyJobsIndex: legacy}); err != nil {
 				t.Fatal(err)
 			}
-			r := &rowClaimer{c: c}
+			if got := (&rowClaimer{c: c}).lockFor(ctx); got != c.claimLock {
+				t.Errorf("legacy index %v, single-row claims: lock clause %q, want the server's %q", legacy, got, c.claimLock)
+			}
+			r := &rowClaimer{c: c, batches: true}
 			want := c.claimLock
 			if legacy && !c.caps.UpdateReturning && c.caps.SkipLocked {
 				want = "for update"
