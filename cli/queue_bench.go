@@ -53,6 +53,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
 	sleep := fs.Duration("sleep", 10*time.Millisecond, "worker sleep when the queue is empty")
 	legacy := fs.Bool("legacy-index", false, "Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE claims")
+	serverVersion := fs.String("server-version", "", "take the servers for this version, as Laravel's version connection key does (e.g. 10.5.0-MariaDB: no SKIP LOCKED); it decides the locks of every claim in the bench process")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a row after this long (with --rate, beyond the time its jobs take to enqueue)")
 	format := fs.String("format", "table", "output format: table or json")
 	plot := fs.String("plot", "", "also draw jobs/s per strategy and worker count to this .svg or .png file")
@@ -78,7 +79,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
-		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, Timeout: *timeout,
+		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, ServerVersion: *serverVersion, Timeout: *timeout,
 		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, LongTx: *longTx, PHPProducers: *producers,
 	}
 	if *peersOn {

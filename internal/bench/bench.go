@@ -60,10 +60,13 @@ type Params struct {
 	PHP         int           // PHP queue:work processes for the baseline row; 0 for none
 	// PHPDatabases limits the PHP row to these dialects; empty means every database.
 	PHPDatabases []string
-	PHPApp       string        // the Laravel application directory (testdata/laravel)
-	PHPBinary    string        // php
-	LegacyIndex  bool          // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
-	Timeout      time.Duration // per row
+	PHPApp       string // the Laravel application directory (testdata/laravel)
+	PHPBinary    string // php
+	LegacyIndex  bool   // Laravel 5.4's (queue, reserved_at) index and plain FOR UPDATE
+	// ServerVersion, when set, is the version the bench process's connections take the servers for
+	// (laravel.OpenParams.ServerVersion): it decides the locks of their claims.
+	ServerVersion string
+	Timeout       time.Duration // per row
 	// WorkBinary is an artisan-go binary whose queue:work command gets rows of its own, run as
 	// separate processes with their defaults; empty leaves those rows out.
 	WorkBinary string
@@ -121,6 +124,8 @@ type Report struct {
 		Concurrency int     `json:"concurrency"`
 		Batch       int     `json:"batch"`
 		LegacyIndex bool    `json:"legacy_index"`
+		// ServerVersion is Params.ServerVersion, when set.
+		ServerVersion string `json:"server_version,omitempty"`
 	} `json:"params"`
 	Servers map[string]string `json:"servers"`
 	Rows    []Row             `json:"rows"`
@@ -137,6 +142,7 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 	r := &Report{Started: time.Now().UTC(), Servers: map[string]string{}}
 	r.Host, _ = os.Hostname()
 	r.Params.Jobs, r.Params.Rate, r.Params.Concurrency, r.Params.Batch, r.Params.LegacyIndex = p.Jobs, p.Rate, p.Concurrency, p.Batch, p.LegacyIndex
+	r.Params.ServerVersion = p.ServerVersion
 	var pe *peers
 	for _, d := range p.Databases {
 		env, err := prepare(ctx, d, p)

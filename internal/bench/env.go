@@ -70,7 +70,7 @@ func prepare(ctx context.Context, d Database, p Params) (*env, error) {
 		return nil, fmt.Errorf("%w: database %q: use mysql, pgsql or sqlite", ErrParams, d.Dialect)
 	}
 	e.d = d
-	e.open = laravel.OpenParams{Dialect: d.Dialect, DSN: d.DSN, ForceForUpdate: p.LegacyIndex}
+	e.open = laravel.OpenParams{Dialect: d.Dialect, DSN: d.DSN, ForceForUpdate: p.LegacyIndex, ServerVersion: p.ServerVersion}
 	admin, err := laravel.Open(ctx, e.open)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
