@@ -28,6 +28,7 @@ type Setup struct {
 type Options struct {
 	Schema         laravel.SchemaParams
 	ForceForUpdate bool
+	ServerVersion  string // the version the connection takes the server for (laravel.OpenParams)
 }
 
 // OpenParams returns parameters that open db with its own set of tables, named with a random prefix so
@@ -60,7 +61,7 @@ func Open(t testing.TB, p laravel.OpenParams) *laravel.Conn {
 func NewSetup(t testing.TB, db testenv.Database, strategy string, o Options) *Setup {
 	t.Helper()
 	p := OpenParams(db)
-	p.ForceForUpdate = o.ForceForUpdate
+	p.ForceForUpdate, p.ServerVersion = o.ForceForUpdate, o.ServerVersion
 	c := Open(t, p)
 	if err := laravel.CreateSchema(context.Background(), c, o.Schema); err != nil {
 		t.Fatalf("create schema: %v", err)
@@ -209,13 +210,24 @@ func register(name string, opts Options, fn func(t *testing.T, s *Setup)) {
 // its own, since cases sharing one would queue behind each other's writes.
 func Run(t *testing.T, strategy string) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		for _, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				c.fn(t, NewSetup(t, testenv.Apart(t, db), strategy, c.opts))
-			})
+		runCases(t, db, strategy, "")
+		if db.Dialect == "mysql" {
+			// The same cases on the server taken for one without SKIP LOCKED (MySQL 5.7, MariaDB
+			// before 10.6), whose claims lock differently.
+			t.Run("before-skip-locked", func(t *testing.T) { runCases(t, db, strategy, "10.5.0-MariaDB") })
 		}
 	})
+}
+
+func runCases(t *testing.T, db testenv.Database, strategy, version string) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := c.opts
+			o.ServerVersion = version
+			c.fn(t, NewSetup(t, testenv.Apart(t, db), strategy, o))
+		})
+	}
 }
 
 // wantLost asserts that err reports a lost reservation.
