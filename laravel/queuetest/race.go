@@ -86,14 +86,18 @@ func Race(t *testing.T, s *Setup, rp RaceParams) RaceResult {
 					runs[string(j.Payload)]++
 					mu.Unlock()
 					time.Sleep(rp.Work)
+					// Completions are retried as a worker retries them: on a loaded machine
+					// eight SQLite writers can keep one waiting past its busy timeout.
 					if rp.ReleaseFirst && j.Attempts == 1 {
-						if err := q.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: time.Now().Unix()}); err != nil {
+						if err := laravel.TransientRetry.Do(ctx, func() error {
+							return q.JobRelease(ctx, j, &laravel.JobReleaseParams{Now: time.Now().Unix()})
+						}); err != nil {
 							t.Errorf("worker %d: %v", w, err)
 							return
 						}
 						continue
 					}
-					if err := q.JobDelete(ctx, j); err != nil {
+					if err := laravel.TransientRetry.Do(ctx, func() error { return q.JobDelete(ctx, j) }); err != nil {
 						t.Errorf("worker %d: %v", w, err)
 						return
 					}
