@@ -26,8 +26,12 @@ import (
 //     so claimers and inserters do not deadlock on the (queue) index. On a table with a time column
 //     indexed after queue (Laravel 5.4's (queue, reserved_at)) the batch strategy's SELECT takes a
 //     plain FOR UPDATE instead (see lockProbe).
-//   - Servers with neither (MySQL 5.7, MariaDB < 10.6): plain FOR UPDATE would queue every
-//     claimer behind the first row, so rows are taken by compare-and-set instead (see casClaim).
+//   - Servers with neither (MySQL 5.7, MariaDB < 10.6): the batch strategy's transaction takes a
+//     plain FOR UPDATE, so claimers queue for the first unlocked rows and each takes a batch in one
+//     commit; single-row claims (delete-mark) take rows by compare-and-set instead (see casClaim).
+//     batch on MariaDB taken for 10.5, 1 / 4 / 16 workers: 1.2k / 1.9k / 1.0k jobs/s by
+//     compare-and-set, which commits each row alone, against 13.6k / 17.0k / 16.0k under the plain
+//     lock (deadlocks at 16 workers, retried).
 //
 // Each claim starts at a moving lower bound on id per queue (see idFloors), so that its scan does not
 // wade through the rows taken, reserved or deleted (but not yet removed by vacuum or purge) behind it.
@@ -134,7 +138,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 		case c.caps.UpdateReturning:
 			jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
 			err = c.translate(err)
-		case c.caps.SkipLocked:
+		case c.caps.SkipLocked || (r.batches && c.caps.RowLocks):
 			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 				return err

@@ -18,10 +18,10 @@ import (
 // TestDeadlockStormLegacyIndex drains one queue with PHP workers and Go workers of two claim
 // strategies together, on MariaDB with Laravel 5.4's (queue, reserved_at) index, jobs that release
 // themselves once among jobs that succeed: deadlocks the server picks are retried, so no job is
-// failed by one, lost or run twice. Go claims as Laravel does before MariaDB 10.6 (plain FOR UPDATE
-// for Laravel's claim, compare-and-set for batch), and with the server's SKIP LOCKED, where batch
-// takes a plain FOR UPDATE on this index; either locks the index ranges concurrent claims, releases
-// and deletes fight over.
+// failed by one, lost or run twice. Go claims as before MariaDB 10.6 (plain FOR UPDATE, for
+// Laravel's claim and for batch's), and with the server's SKIP LOCKED, where batch takes a plain FOR
+// UPDATE on this index too; either locks the index ranges concurrent claims, releases and deletes
+// fight over.
 func TestDeadlockStormLegacyIndex(t *testing.T) {
 	for _, version := range []string{"10.5.0-MariaDB", ""} {
 		name := version
