@@ -213,8 +213,13 @@ func Run(t *testing.T, strategy string) {
 		runCases(t, db, strategy, "")
 		if db.Dialect == "mysql" {
 			// The same cases on the server taken for one without SKIP LOCKED (MySQL 5.7, MariaDB
-			// before 10.6), whose claims lock differently.
-			t.Run("before-skip-locked", func(t *testing.T) { runCases(t, db, strategy, "10.5.0-MariaDB") })
+			// before 10.6), whose claims lock differently, and for MySQL, which has no DELETE …
+			// RETURNING: its deletes lock and read the rows first.
+			for _, v := range []struct{ name, version string }{
+				{"before-skip-locked", "10.5.0-MariaDB"}, {"mysql-8.0", "8.0.36"}, {"mysql-5.7", "5.7.44-log"},
+			} {
+				t.Run(v.name, func(t *testing.T) { runCases(t, db, strategy, v.version) })
+			}
 		}
 	})
 }
