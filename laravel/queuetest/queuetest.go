@@ -212,14 +212,11 @@ func Run(t *testing.T, strategy string) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		runCases(t, db, strategy, "")
 		if db.Dialect == "mysql" {
-			// The same cases on the server taken for MySQL, which has no DELETE … RETURNING (its
-			// deletes lock and read the rows first): 8.0, and 5.7, which has no SKIP LOCKED either
-			// (its claims lock as MariaDB's before 10.6 do).
-			for _, v := range []struct{ name, version string }{
-				{"mysql-8.0", "8.0.36"}, {"mysql-5.7", "5.7.44-log"},
-			} {
-				t.Run(v.name, func(t *testing.T) { runCases(t, db, strategy, v.version) })
-			}
+			// The same cases on the server taken for MySQL 5.7: no DELETE … RETURNING (its deletes
+			// lock and read the rows first) and no SKIP LOCKED (its claims lock as MariaDB's before
+			// 10.6 do). One such variant: under make race more of them slowed the fault suite
+			// beside it past its timing bounds.
+			t.Run("mysql-5.7", func(t *testing.T) { runCases(t, db, strategy, "5.7.44-log") })
 		}
 	})
 }
