@@ -25,7 +25,11 @@ func TestWorkerKilled(t *testing.T) {
 
 // killWorkers drains jobs with worker processes killed with SIGKILL again and again.
 func killWorkers(t *testing.T, db testenv.Database, tries int) {
-	const concurrency, retryAfter = 8, 1
+	// retry_after is counted in whole seconds: a row reserved at 10.9 s is expired from 12.0 s on with
+	// 2, and from 11.0 s with 1, when the worker's renewal (due at half of it, at least 1 s) has not run
+	// yet. With 1, a live worker under the race detector took back jobs it was still running, which
+	// counted as duplicates beyond the kills; 3 leaves renewal a second and more.
+	const concurrency, retryAfter = 8, 3
 	jobs := size(400, 3000)
 	kills := size(3, 8)
 	d := newDrain(t, db, laravel.SchemaParams{}, jobs)
