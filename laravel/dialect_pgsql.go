@@ -23,7 +23,7 @@ func (pgsqlDialect) name() Dialect { return Postgres }
 
 func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	if p.DSN != "" {
-		return "pgx", p.DSN, redactPostgres(p.DSN), nil
+		return "pgx", withPlanPerRun(p.DSN), redactPostgres(p.DSN), nil
 	}
 	host := p.Host
 	if p.Socket != "" {
@@ -42,7 +42,30 @@ func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 			kv = append(kv, f[0]+"="+pgQuote(f[1]))
 		}
 	}
-	return "pgx", strings.Join(kv, " "), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
+	return "pgx", withPlanPerRun(strings.Join(kv, " ")), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
+}
+
+// withPlanPerRun sets pgx's default_query_exec_mode to cache_describe unless the DSN names a mode:
+// every statement runs unnamed and PostgreSQL plans it with its arguments each time. pgx's default
+// prepares each statement once per connection, and from its sixth run PostgreSQL may keep one generic
+// plan for it, chosen from the table's size then. A worker that starts beside a small jobs table keeps
+// the plan it chose there, a sequential scan, after the table has grown: with autovacuum behind a
+// burst, every grouped delete then read the whole table (a 600,000-row steady run on PostgreSQL, its
+// queue growing from the third minute on).
+func withPlanPerRun(dsn string) string {
+	const mode = "default_query_exec_mode"
+	switch {
+	case strings.Contains(dsn, mode):
+		return dsn
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + mode + "=cache_describe"
+	default:
+		return strings.TrimSpace(dsn + " " + mode + "=cache_describe")
+	}
 }
 
 func pgQuote(s string) string {

@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,78 @@ func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	var mt *MissingTableError
 	if !errors.Is(err, ErrMissingTable) || !errors.As(err, &mt) || mt.Table != tables.Jobs {
 		t.Fatalf("claim pipeline without a jobs table: err = %v; want ErrMissingTable naming %s", err, tables.Jobs)
+	}
+}
+
+// TestPostgresPlansEachRun checks that no statement of a PostgreSQL connection stays prepared on the
+// server, where from its sixth run PostgreSQL may keep a generic plan chosen from the table's size at
+// that time: the claims and grouped deletes of a worker started beside a small table must not keep a
+// sequential scan once the table has grown.
+func TestPostgresPlansEachRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testenv.Postgres(t)
+	for _, dsn := range []string{db.DSN, dsnKeyValue(db)} {
+		prefix := testenv.Name("plans")
+		tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
+		// One pooled connection, so that the count below reads the session that ran the statements.
+		c, err := Open(ctx, OpenParams{Dialect: Postgres, DSN: dsn, Tables: tables, MaxOpenConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := CreateSchema(ctx, c, SchemaParams{}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := NewQueue(c, QueueParams{Strategy: "batch", Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			if _, err := q.JobPush(ctx, &JobPushParams{Queue: "default", Payload: []byte(`{"n":1}`), Now: int64(i), AvailableAt: 0}); err != nil {
+				t.Fatal(err)
+			}
+			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: int64(i), RetryAfter: 90, Limit: 1})
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("claim %d: %v, %v", i, jobs, err)
+			}
+			if err := q.JobDelete(ctx, jobs[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := Settle(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		var prepared int
+		if err := c.db.QueryRowContext(ctx, "select count(*) from pg_prepared_statements").Scan(&prepared); err != nil {
+			t.Fatal(err)
+		}
+		if prepared != 0 {
+			t.Fatalf("DSN %q: %d statements prepared on the server, want 0 (each run planned with its arguments)", dsn, prepared)
+		}
+	}
+}
+
+// dsnKeyValue returns db's connection as key=value pairs, the other form of DSN users give.
+func dsnKeyValue(db testenv.Database) string {
+	kv := fmt.Sprintf("host=%s port=%d dbname=%s user=%s sslmode=disable", db.Host, db.Port, db.Name, db.User)
+	if db.Schema != "" {
+		kv += " search_path=" + db.Schema
+	}
+	return kv
+}
+
+func TestWithPlanPerRun(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"host=h dbname=d":                          "host=h dbname=d default_query_exec_mode=cache_describe",
+		"postgres://u@h/d":                         "postgres://u@h/d?default_query_exec_mode=cache_describe",
+		"postgresql://u@h/d?sslmode=disable":       "postgresql://u@h/d?sslmode=disable&default_query_exec_mode=cache_describe",
+		"host=h default_query_exec_mode=exec":      "host=h default_query_exec_mode=exec",
+		"postgres://h/d?default_query_exec_mode=x": "postgres://h/d?default_query_exec_mode=x",
+	} {
+		if got := withPlanPerRun(in); got != want {
+			t.Errorf("withPlanPerRun(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
