@@ -132,12 +132,8 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
-		case c.caps.Pipeline && c.caps.UpdateReturning && walk:
-			jobs = nil
-			err = c.pgPipeline(ctx, append(c.indexOrderSteps(), r.pgClaimStep(p, where, args, limit, &jobs))...)
 		case c.caps.UpdateReturning:
-			jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
-			err = c.translate(err)
+			jobs, err = r.claimStatement(ctx, p, where, args, limit, walk)
 		case c.caps.SkipLocked || (r.batches && c.caps.RowLocks):
 			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
@@ -178,14 +174,16 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {
 		if c.caps.Pipeline && c.caps.DeleteReturning && c.caps.UpdateReturning {
-			// One round trip instead of four (begin, delete, claim, commit): the pipeline is one
-			// implicit transaction.
+			// Two round trips instead of four: begin, delete and claim in one, the commit in the
+			// other, once the claimed rows are known (see pgPipelineTx).
 			jobs = nil
 			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
 			if walk {
 				steps = append(steps, c.indexOrderSteps()...)
 			}
-			return c.pgPipeline(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
+			err := c.pgPipelineTx(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
+			c.returnUnknownClaim(err, jobs)
+			return err
 		}
 		jobs = nil
 		err := c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
@@ -209,6 +207,26 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	c.floors.claimed(c, p.Queue, floor, jobs, limit)
 	c.floors.probe(c, p.Queue, false, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
 	return jobs, deleted, nil
+}
+
+// claimStatement claims with one UPDATE … RETURNING. On PostgreSQL it runs in a transaction whose
+// COMMIT is sent once the claimed rows are in (see pgPipelineTx), after the index-order step when walk,
+// and rows whose COMMIT's answer was lost are given back; SQLite runs in this process, where no answer
+// is lost, so the statement runs alone.
+func (r *rowClaimer) claimStatement(ctx context.Context, p *JobClaimParams, where string, args []any, limit int, walk bool) ([]*Job, error) {
+	c := r.c
+	if !c.caps.Pipeline {
+		jobs, err := r.claimReturning(ctx, c.db, p, where, args, limit)
+		return jobs, c.translate(err)
+	}
+	var jobs []*Job
+	var steps []pgStep
+	if walk {
+		steps = c.indexOrderSteps()
+	}
+	err := c.pgPipelineTx(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
+	c.returnUnknownClaim(err, jobs)
+	return jobs, err
 }
 
 // claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite) on ex: the connection, or a

@@ -2,6 +2,8 @@ package laravel
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -17,10 +19,12 @@ type pgStep struct {
 	read func(pgx.Rows) error
 }
 
-// pgPipeline sends steps to PostgreSQL in one round trip on one pooled connection. Sent before one
-// Sync, they run as one implicit transaction: they commit together at the end, and an error in one
-// rolls back the steps before it and skips the rest. The error is translated as every other query's.
-func (c *Conn) pgPipeline(ctx context.Context, steps ...pgStep) error {
+// pgPipelineTx runs steps in one transaction, sent in one round trip after a BEGIN, and sends the
+// COMMIT in a second one once every step's rows are in. A claim in steps then knows the rows it took
+// when the COMMIT's answer is lost (the error wraps ErrCommitUnknown), and can give them back (see
+// returnUnknownClaim); in a plain pipeline, a connection cut after the steps were sent leaves rows
+// reserved that no worker knows of until retry_after, each with an attempt spent.
+func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
 	conn, err := c.db.Conn(ctx)
 	if err != nil {
 		return c.translate(err)
@@ -31,28 +35,46 @@ func (c *Conn) pgPipeline(ctx context.Context, steps ...pgStep) error {
 		if !ok {
 			return fmt.Errorf("laravel: a PostgreSQL pipeline needs the pgx driver, got %T", driverConn)
 		}
+		pc := sc.Conn()
 		b := &pgx.Batch{}
+		b.Queue("begin")
 		for _, s := range steps {
 			b.Queue(s.sql, s.args...)
 		}
-		br := sc.Conn().SendBatch(ctx, b)
-		for _, s := range steps {
-			rows, err := br.Query()
-			if err == nil && s.read != nil {
-				err = s.read(rows)
-			}
-			if err == nil {
-				rows.Close()
-				err = rows.Err()
-			}
-			if err != nil {
-				_ = br.Close()
-				return err
-			}
+		br := pc.SendBatch(ctx, b)
+		err := readSteps(br, append([]pgStep{{}}, steps...))
+		if cerr := br.Close(); err == nil {
+			err = cerr
 		}
-		return br.Close()
+		if err != nil {
+			// Nothing was committed. A connection that cannot roll back is not given back to the pool.
+			if _, rerr := pc.Exec(context.WithoutCancel(ctx), "rollback"); rerr != nil {
+				return errors.Join(err, driver.ErrBadConn)
+			}
+			return err
+		}
+		_, err = pc.Exec(ctx, "commit")
+		return commitErr(err)
 	})
 	return c.translate(err)
+}
+
+// readSteps reads the results of a batch's statements, one step each, and stops at the first error.
+func readSteps(br pgx.BatchResults, steps []pgStep) error {
+	for _, s := range steps {
+		rows, err := br.Query()
+		if err == nil && s.read != nil {
+			err = s.read(rows)
+		}
+		if err == nil {
+			rows.Close()
+			err = rows.Err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // indexOrderSteps are the pipeline steps that make the next claim of the same pipeline walk the

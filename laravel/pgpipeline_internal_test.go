@@ -58,7 +58,7 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 		if guard {
 			steps = append(c.indexOrderSteps(), step)
 		}
-		if err := c.pgPipeline(ctx, steps...); err != nil {
+		if err := c.pgPipelineTx(ctx, steps...); err != nil {
 			t.Fatal(err)
 		}
 		return strings.Join(plan, "\n")
@@ -95,13 +95,13 @@ func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	held := []*Job{{ID: 1, Attempts: 1, ReservedAt: 50}, {ID: 2, Attempts: 1, ReservedAt: 50}}
 	var deleted map[int64]bool
 	failing := pgStep{sql: "select 1 / 0"}
-	if err := c.pgPipeline(ctx, c.deleteFencedStep(held, &deleted), failing); err == nil {
+	if err := c.pgPipelineTx(ctx, c.deleteFencedStep(held, &deleted), failing); err == nil {
 		t.Fatal("a pipeline with a failing step reported no error")
 	}
 	if n := count(); n != 3 {
 		t.Fatalf("%d rows after a pipeline whose last step failed, want 3: the delete must be undone", n)
 	}
-	if err := c.pgPipeline(ctx, c.deleteFencedStep(held, &deleted)); err != nil || len(deleted) != 2 || count() != 1 {
+	if err := c.pgPipelineTx(ctx, c.deleteFencedStep(held, &deleted)); err != nil || len(deleted) != 2 || count() != 1 {
 		t.Fatalf("delete pipeline: err %v, deleted %v, %d rows left; want ids 1 and 2 deleted, 1 row left", err, deleted, count())
 	}
 	if _, err := c.db.ExecContext(ctx, "drop table "+c.quote(tables.Jobs)); err != nil {
@@ -110,7 +110,7 @@ func TestPostgresPipelineIsOneTransaction(t *testing.T) {
 	r := &rowClaimer{c: c}
 	where, args := claimWhere(&JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 1)
 	var jobs []*Job
-	err := c.pgPipeline(ctx, append(c.indexOrderSteps(), r.pgClaimStep(&JobClaimParams{Now: 100}, where, args, 10, &jobs))...)
+	err := c.pgPipelineTx(ctx, append(c.indexOrderSteps(), r.pgClaimStep(&JobClaimParams{Now: 100}, where, args, 10, &jobs))...)
 	var mt *MissingTableError
 	if !errors.Is(err, ErrMissingTable) || !errors.As(err, &mt) || mt.Table != tables.Jobs {
 		t.Fatalf("claim pipeline without a jobs table: err = %v; want ErrMissingTable naming %s", err, tables.Jobs)
