@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 )
@@ -46,6 +47,16 @@ func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err err
 	setDefault(q, "_journal_mode", "WAL")
 	setDefault(q, "_txlock", "immediate")
 	return "sqlite", file + "?" + q.Encode(), file, nil
+}
+
+// sqliteBusyTimeout reads the busy timeout a DSN from driverDSN sets.
+func sqliteBusyTimeout(dsn string) time.Duration {
+	_, query, _ := strings.Cut(dsn, "?")
+	q, _ := url.ParseQuery(query)
+	if ms, err := strconv.ParseInt(q.Get("_busy_timeout"), 10, 64); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return DefaultSQLiteBusyTimeout
 }
 
 func setDefault(q url.Values, k, v string) {
@@ -182,6 +193,9 @@ func (sqliteDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
 }
 
 func (sqliteDialect) classify(err error) errClass {
+	if errors.Is(err, errWriterBusy) {
+		return errBusy
+	}
 	var lite *sqlite.Error
 	if !errors.As(err, &lite) {
 		return errOther
