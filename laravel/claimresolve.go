@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -17,7 +18,27 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 	if len(jobs) == 0 || !errors.Is(err, ErrCommitUnknown) {
 		return
 	}
+	// Until the return is done, this Conn's claims leave the rows alone: if the COMMIT did not happen
+	// and a claim here took them again within the same second, the fenced return (second-granular)
+	// would take them from under that claim.
+	c.unknownMu.Lock()
+	if c.unknown == nil {
+		c.unknown = map[int64]bool{}
+	}
+	for _, j := range jobs {
+		c.unknown[j.ID] = true
+	}
+	c.unknownMu.Unlock()
+	c.returning.Add(1)
 	go func() {
+		defer func() {
+			c.unknownMu.Lock()
+			for _, j := range jobs {
+				delete(c.unknown, j.ID)
+			}
+			c.unknownMu.Unlock()
+			c.returning.Add(-1)
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), unknownClaimWait)
 		defer cancel()
 		f := Fenced{C: c, Tries: DefaultDeleteRetries}
@@ -25,4 +46,23 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: ConnectionLost}
 		_ = again.Do(ctx, func() error { return f.JobReturn(ctx, jobs) })
 	}()
+}
+
+// ReturningClaims reports how many claims whose COMMIT went unanswered are still having their rows
+// given back: rows that may become claimable any moment, so a worker that stops when the queue is
+// empty waits for them.
+func (c *Conn) ReturningClaims() int64 { return c.returning.Load() }
+
+// withUnknown returns exclude with the ids of rows being given back after an unanswered COMMIT.
+func (c *Conn) withUnknown(exclude []int64) []int64 {
+	c.unknownMu.Lock()
+	defer c.unknownMu.Unlock()
+	if len(c.unknown) == 0 {
+		return exclude
+	}
+	out := slices.Clone(exclude)
+	for id := range c.unknown {
+		out = append(out, id)
+	}
+	return out
 }

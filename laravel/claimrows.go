@@ -125,7 +125,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	lock := r.lockFor(ctx)
-	where, args := claimWhere(p, exclude, floor)
+	where, args := claimWhere(p, c.withUnknown(exclude), floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
 	// worker's back-off.
@@ -169,7 +169,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	lock := r.lockFor(ctx)
-	where, args := claimWhere(p, p.ExcludeIDs, floor)
+	where, args := claimWhere(p, c.withUnknown(p.ExcludeIDs), floor)
 	var jobs []*Job
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {

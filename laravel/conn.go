@@ -90,6 +90,9 @@ type Conn struct {
 	deadlocks atomic.Int64
 	busy      atomic.Int64
 	retries   atomic.Int64
+	returning atomic.Int64 // claims whose COMMIT went unanswered, their rows being given back
+	unknownMu sync.Mutex
+	unknown   map[int64]bool // ids of those rows, which this Conn's claims leave alone meanwhile
 }
 
 // ConnStats counts the conflicts a Conn has seen since it was opened.

@@ -596,6 +596,13 @@ func cacheTruthy(v string, ok bool) bool {
 	return ok && v != "b:0;" && v != "N;" && v != "i:0;" && v != "0" && v != `s:0:"";` && v != `s:1:"0";`
 }
 
+// returningClaims reports whether the connection is still giving back rows of a claim whose COMMIT
+// went unanswered (see laravel.Conn.ReturningClaims): the queue is not known to be empty until then.
+func (w *Worker) returningClaims() bool {
+	r, ok := w.conn.(interface{ ReturningClaims() int64 })
+	return ok && r.ReturningClaims() > 0
+}
+
 // shouldStop checks Laravel's stop conditions in Laravel's order.
 func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int, bool) {
 	if w.cfg.MemoryMB > 0 && memoryMB() >= float64(w.cfg.MemoryMB) {
@@ -607,7 +614,7 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		w.log.Info("queue:restart signal received; stopping")
 		return ExitSuccess, true
 	}
-	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 {
+	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 && !w.returningClaims() {
 		w.log.Info("queue is empty; stopping (--stop-when-empty)")
 		return ExitSuccess, true
 	}
