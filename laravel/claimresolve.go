@@ -37,6 +37,7 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 				delete(c.unknown, j.ID)
 			}
 			c.unknownMu.Unlock()
+			c.returned.Add(1)
 			c.returning.Add(-1)
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), unknownClaimWait)
@@ -52,6 +53,10 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 // given back: rows that may become claimable any moment, so a worker that stops when the queue is
 // empty waits for them.
 func (c *Conn) ReturningClaims() int64 { return c.returning.Load() }
+
+// ReturnedClaims counts the returns of such claims that have finished: a claim that found nothing
+// while one finished may have missed its rows.
+func (c *Conn) ReturnedClaims() int64 { return c.returned.Load() }
 
 // withUnknown returns exclude with the ids of rows being given back after an unanswered COMMIT.
 func (c *Conn) withUnknown(exclude []int64) []int64 {

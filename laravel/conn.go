@@ -91,6 +91,7 @@ type Conn struct {
 	busy      atomic.Int64
 	retries   atomic.Int64
 	returning atomic.Int64 // claims whose COMMIT went unanswered, their rows being given back
+	returned  atomic.Int64 // such returns finished
 	unknownMu sync.Mutex
 	unknown   map[int64]bool // ids of those rows, which this Conn's claims leave alone meanwhile
 }

@@ -449,6 +449,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			free = min(free, w.cfg.MaxJobs-st.jobs) // --max-jobs counts claims; never take more
 		}
 		claimed, err := 0, error(nil)
+		returned := w.returnedClaims()
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
 			st.jobs += claimed
@@ -483,7 +484,9 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		default:
 			w.sleepOrSlot(ctx, idle.next())
 		}
-		if status, stop := w.shouldStop(ctx, st, err == nil && free > 0 && claimed == 0 && busy == 0); stop {
+		// Rows given back while the claim ran were maybe not seen by it.
+		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && w.returnedClaims() == returned
+		if status, stop := w.shouldStop(ctx, st, empty); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
@@ -601,6 +604,14 @@ func cacheTruthy(v string, ok bool) bool {
 func (w *Worker) returningClaims() bool {
 	r, ok := w.conn.(interface{ ReturningClaims() int64 })
 	return ok && r.ReturningClaims() > 0
+}
+
+// returnedClaims counts the finished returns of such claims (see laravel.Conn.ReturnedClaims).
+func (w *Worker) returnedClaims() int64 {
+	if r, ok := w.conn.(interface{ ReturnedClaims() int64 }); ok {
+		return r.ReturnedClaims()
+	}
+	return 0
 }
 
 // shouldStop checks Laravel's stop conditions in Laravel's order.
