@@ -119,12 +119,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	var db *sqlx.DB
-	if d.name() == SQLite {
-		db, err = openSQLite(dsn, sqliteBusyTimeout(dsn))
-	} else {
-		db, err = sqlx.Open(driver, dsn)
-	}
+	db, err := d.openDB(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s database %s: %w", p.Dialect, where, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // dialect is everything that differs between the SQL families a Conn speaks: how to connect, quote and
@@ -21,6 +23,8 @@ type dialect interface {
 	// driverDSN returns the database/sql driver name, the DSN and a description of where it points
 	// (no password), for messages.
 	driverDSN(p OpenParams) (driver, dsn, where string, err error)
+	// openDB opens the pool for driverDSN's driver and DSN.
+	openDB(driver, dsn string) (*sqlx.DB, error)
 	// versionSQL reads the version string as PHP's PDO::ATTR_SERVER_VERSION reports it.
 	versionSQL() string
 	// popLock returns the engine name and the lock clause Laravel's getLockForPopping chooses for a

@@ -9,12 +9,17 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
 )
 
 // mysqlDialect is MySQL and MariaDB (Laravel's mysql and mariadb drivers).
 type mysqlDialect struct{}
 
 func (mysqlDialect) name() Dialect { return MySQL }
+
+func (mysqlDialect) openDB(driver, dsn string) (*sqlx.DB, error) {
+	return sqlx.Open(driver, dsn)
+}
 
 func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	cfg := mysql.NewConfig()

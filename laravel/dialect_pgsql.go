@@ -21,6 +21,10 @@ type pgsqlDialect struct{}
 
 func (pgsqlDialect) name() Dialect { return Postgres }
 
+func (pgsqlDialect) openDB(driver, dsn string) (*sqlx.DB, error) {
+	return sqlx.Open(driver, dsn)
+}
+
 func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	if p.DSN != "" {
 		return "pgx", withPlanPerRun(p.DSN), redactPostgres(p.DSN), nil

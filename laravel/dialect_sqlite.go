@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 )
 
@@ -20,6 +21,11 @@ import (
 type sqliteDialect struct{}
 
 func (sqliteDialect) name() Dialect { return SQLite }
+
+// openDB opens the pool behind a write gate of its own (see writeGate).
+func (sqliteDialect) openDB(_, dsn string) (*sqlx.DB, error) {
+	return openSQLite(dsn, sqliteBusyTimeout(dsn))
+}
 
 func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	path := p.DSN
