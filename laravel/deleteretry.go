@@ -16,8 +16,8 @@ func newDeleteRetry(c *Conn, p QueueParams) (Queue, error) {
 // deleteRetry is Laravel's own claim: in one transaction, select the first available row with the pop
 // lock (plain FOR UPDATE or SKIP LOCKED by server version), then mark it reserved with attempts
 // computed in Go; where the server has UPDATE … RETURNING (PostgreSQL, SQLite), the same select and
-// update as one statement, unless ForceForUpdate asks for Laravel's lock. Completions are fenced and retried on deadlock. On MySQL and
-// MariaDB the transaction runs at READ COMMITTED.
+// update as one statement, unless ForceForUpdate asks for Laravel's lock. Completions are fenced and
+// retried on deadlock. On MySQL and MariaDB the transaction runs at READ COMMITTED.
 type deleteRetry struct {
 	Fenced
 }

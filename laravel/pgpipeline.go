@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -18,6 +19,10 @@ type pgStep struct {
 	args []any
 	read func(pgx.Rows) error
 }
+
+// rollbackTimeout bounds the rollback of a pipeline transaction whose steps failed: a connection that
+// does not answer it is dropped instead of holding up the claim.
+const rollbackTimeout = 5 * time.Second
 
 // pgPipelineTx runs steps in one transaction, sent in one round trip after a BEGIN, and sends the
 // COMMIT in a second one once every step's rows are in. A claim in steps then knows the rows it took
@@ -47,8 +52,12 @@ func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
 			err = cerr
 		}
 		if err != nil {
-			// Nothing was committed. A connection that cannot roll back is not given back to the pool.
-			if _, rerr := pc.Exec(context.WithoutCancel(ctx), "rollback"); rerr != nil {
+			// Nothing was committed. A connection that cannot roll back, or not soon, is not given
+			// back to the pool.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			_, rerr := pc.Exec(rctx, "rollback")
+			cancel()
+			if rerr != nil {
 				return errors.Join(err, driver.ErrBadConn)
 			}
 			return err
