@@ -3,8 +3,11 @@ package laravel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // unknownClaimWait bounds how long rows of a claim whose COMMIT went unanswered are given back for.
@@ -42,11 +45,49 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), unknownClaimWait)
 		defer cancel()
-		f := Fenced{C: c, Tries: DefaultDeleteRetries}
-		// A return whose claim is gone (the COMMIT did not happen) stops the retries.
 		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: ConnectionLost}
-		_ = again.Do(ctx, func() error { return f.JobReturn(ctx, jobs) })
+		_ = again.Do(ctx, func() error { return c.returnAfterClaim(ctx, jobs) })
 	}()
+}
+
+// returnAfterClaim gives back the rows of a claim whose COMMIT went unanswered, fenced as JobReturn
+// does, once that claim's transaction has ended on the server. The lost connection is known here
+// before the server is done with it: the COMMIT may still be on its way, or waiting for the server to
+// read it. The rows are therefore read with a lock first, which waits for the claim's transaction to
+// commit or roll back; the fence is then checked against what it left. A fenced UPDATE alone would not
+// wait on PostgreSQL: the rows' versions from before the claim do not match the fence, so it passes
+// them by, finds nothing to return, and the COMMIT that follows leaves them reserved.
+func (c *Conn) returnAfterClaim(ctx context.Context, jobs []*Job) error {
+	ids := make([]any, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	lock := c.rebind("select id from " + c.quote(c.tables.Jobs) + " where id in (" + placeholders(len(ids)) + ") order by id" + c.forUpdate())
+	ret := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
+	err := c.retry(ctx, DefaultDeleteRetries, func() error {
+		return c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
+			rows, err := tx.QueryContext(ctx, lock, ids...)
+			if err != nil {
+				return err
+			}
+			if _, err := scanIDSet(rows); err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				// No row: the claim did not commit, or another worker has the row now.
+				if _, err := tx.ExecContext(ctx, ret, j.ID, j.Attempts, j.ReservedAt); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("return %d jobs of an unanswered claim: %w", len(jobs), err)
+	}
+	// The rows are claimable again: the next claims start low enough to take them first.
+	c.floors.lower(jobs)
+	return nil
 }
 
 // ReturningClaims reports how many claims whose COMMIT went unanswered are still having their rows

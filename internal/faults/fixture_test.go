@@ -10,6 +10,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -147,6 +148,11 @@ func (d *drain) result(t *testing.T) faults.Result {
 		var env struct{ UUID string }
 		_ = json.Unmarshal(r.Payload, &env)
 		left = append(left, env.UUID)
+		reserved := "null"
+		if r.ReservedAt != nil {
+			reserved = strconv.FormatInt(*r.ReservedAt, 10)
+		}
+		t.Logf("left in jobs: id %d, attempts %d, reserved_at %s", r.ID, r.Attempts, reserved)
 	}
 	return d.ledger.Check(d.uuids, failed, left)
 }

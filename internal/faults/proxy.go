@@ -21,9 +21,10 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	latency time.Duration
 	paused  bool
-	cut     []byte // lower-case statement text that cuts the connection once sent
-	cuts    int    // how many cuts are left
-	cutDone int    // how many cuts were made
+	cut     []byte        // lower-case statement text that cuts the connection once sent
+	cuts    int           // how many cuts are left
+	cutDone int           // how many cuts were made
+	late    chan struct{} // non-nil: a cut statement reaches the server once it is closed
 }
 
 // StartProxy listens on a free loopback port and forwards every connection to target (host:port).
@@ -87,13 +88,20 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 			}
 			delay := p.latency
 			cut := fromClient && p.cuts > 0 && bytes.Contains(bytes.ToLower(buf[:n]), p.cut)
+			var late chan struct{}
 			if cut {
 				p.cuts--
 				p.cutDone++
+				late = p.late
 			}
 			p.mu.Unlock()
 			if delay > 0 {
 				time.Sleep(delay)
+			}
+			if late != nil {
+				// The client learns of the cut before the server has the statement.
+				p.drop(src)
+				<-late
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
@@ -166,7 +174,16 @@ func (p *Proxy) Reset() {
 // the server, and then cuts their connection before any answer comes back.
 func (p *Proxy) CutAfter(stmt string, n int) {
 	p.mu.Lock()
-	p.cut, p.cuts = bytes.ToLower([]byte(stmt)), n
+	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, nil
+	p.mu.Unlock()
+}
+
+// CutDeliverLate is CutAfter, but the client's side goes first, and the statement reaches the server
+// only once deliver is closed: the client knows its connection is lost while the server has not yet
+// seen the statement (a COMMIT slow to arrive, or still unread by a busy server).
+func (p *Proxy) CutDeliverLate(stmt string, n int, deliver chan struct{}) {
+	p.mu.Lock()
+	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, deliver
 	p.mu.Unlock()
 }
 

@@ -167,6 +167,22 @@ func (s *Setup) Count(t testing.TB, table string) int {
 	return n
 }
 
+// LockWaits counts the statements on c's server that match like (a LIKE pattern) and wait for a lock.
+// On MariaDB, whose information_schema.innodb_trx does not reliably list a waiting locking read, it
+// counts those that have run for over 50 ms.
+func LockWaits(t testing.TB, c *laravel.Conn, like string) int {
+	t.Helper()
+	q := "select count(*) from information_schema.processlist where time_ms > 50 and info like ? and info not like '%information_schema%'"
+	if c.Dialect() == laravel.Postgres {
+		q = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like $1"
+	}
+	var n int
+	if err := DB(c).QueryRow(q, like).Scan(&n); err != nil {
+		t.Fatalf("watch lock waits: %v", err)
+	}
+	return n
+}
+
 type testCase struct {
 	name string
 	opts Options
