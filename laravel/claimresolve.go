@@ -45,7 +45,9 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), unknownClaimWait)
 		defer cancel()
-		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: ConnectionLost}
+		// A lock wait that timed out (MySQL's innodb_lock_wait_timeout) means the claim's transaction
+		// is still open on the server: wait for it again.
+		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: func(err error) bool { return ConnectionLost(err) || errors.Is(err, ErrBusy) }}
 		_ = again.Do(ctx, func() error { return c.returnAfterClaim(ctx, jobs) })
 	}()
 }
