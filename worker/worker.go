@@ -484,8 +484,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		default:
 			w.sleepOrSlot(ctx, idle.next())
 		}
-		// Rows given back while the claim ran were maybe not seen by it.
-		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && w.returnedClaims() == returned
+		// Rows given back while the claim ran were maybe not seen by it. A return counts as finished
+		// before it stops counting as running, so reading them in this order, a return that ended after
+		// the claim began shows in one or the other.
+		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && !w.returningClaims() && w.returnedClaims() == returned
 		if status, stop := w.shouldStop(ctx, st, empty); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
