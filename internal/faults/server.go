@@ -50,12 +50,18 @@ func StartMariaDB(t testing.TB) *Server {
 	}
 	dir := tempDir(t, "")
 	data := filepath.Join(dir, "data")
-	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
+	// A temporary directory of its own: installs running at once in the shared /tmp remove each
+	// other's temporary tables ("Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--tmpdir="+tmp, "--user=root",
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
 	s := &Server{Dialect: "mysql", Port: freePort(t), dir: dir, log: filepath.Join(dir, "server.log")}
-	s.args = []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(s.Port),
+	s.args = []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--port=" + strconv.Itoa(s.Port),
 		"--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "sock"), "--pid-file=" + filepath.Join(dir, "pid"),
 		"--user=root", "--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=32M",
 		// A killed server process keeps what the OS has: commits survive a kill as with 1.
