@@ -70,10 +70,9 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 	cutHere := false
 	defer func() {
 		if cutHere {
-			// Only the client's side goes now: the server reads the statement and answers before
-			// it sees its connection close (a reset would make it drop the unread statement), and
-			// the answer then finds no client.
-			p.drop(src)
+			// The server's side stays: the server reads the statement and answers before it sees
+			// its connection close (a reset would make it drop the unread statement), and the
+			// answer then finds no client.
 			return
 		}
 		p.drop(src, dst)
@@ -98,17 +97,17 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
-			if late != nil {
-				// The client learns of the cut before the server has the statement.
-				p.drop(src)
-				<-late
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
 			if cut {
+				// The client's side goes before the statement is passed on, so that no answer
+				// can reach the client first.
 				cutHere = true
-				return // the statement reaches the server; its answer never reaches the client
+				p.drop(src)
+			}
+			if late != nil {
+				<-late // the client knows of the cut before the server has the statement
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil || cut {
+				return // a cut statement reaches the server; its answer never reaches the client
 			}
 		}
 		if err != nil {
