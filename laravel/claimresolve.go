@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,7 +18,8 @@ const unknownClaimWait = 2 * time.Minute
 // transaction whose COMMIT was sent but never answered. If it committed, the rows are reserved for a
 // worker that never got them, and would wait for retry_after with an attempt used up (with tries 1, a
 // job that never ran would fail); if it did not, the fenced return finds no claim and does nothing.
-func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
+// xid is the claim transaction's id where the server can say whether it committed (0 elsewhere).
+func (c *Conn) returnUnknownClaim(err error, jobs []*Job, xid int64) {
 	if len(jobs) == 0 || !errors.Is(err, ErrCommitUnknown) {
 		return
 	}
@@ -48,7 +50,7 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 		// A lock wait that timed out (MySQL's innodb_lock_wait_timeout) means the claim's transaction
 		// is still open on the server: wait for it again.
 		again := RetryPolicy{Tries: 16, Pause: 50 * time.Millisecond, Retry: func(err error) bool { return ConnectionLost(err) || errors.Is(err, ErrBusy) }}
-		_ = again.Do(ctx, func() error { return c.returnAfterClaim(ctx, jobs) })
+		_ = again.Do(ctx, func() error { return c.returnAfterClaim(ctx, jobs, xid) })
 	}()
 }
 
@@ -59,7 +61,12 @@ func (c *Conn) returnUnknownClaim(err error, jobs []*Job) {
 // commit or roll back; the fence is then checked against what it left. A fenced UPDATE alone would not
 // wait on PostgreSQL: the rows' versions from before the claim do not match the fence, so it passes
 // them by, finds nothing to return, and the COMMIT that follows leaves them reserved.
-func (c *Conn) returnAfterClaim(ctx context.Context, jobs []*Job) error {
+//
+// The fence is second-granular: if the claim did not commit, another worker may have claimed the rows
+// since, within the same second and with the same attempts, and the return would take them from under
+// that claim. Where the server says whether the claim's transaction (xid) committed, a claim that
+// did not is left alone.
+func (c *Conn) returnAfterClaim(ctx context.Context, jobs []*Job, xid int64) error {
 	ids := make([]any, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
@@ -74,6 +81,19 @@ func (c *Conn) returnAfterClaim(ctx context.Context, jobs []*Job) error {
 			}
 			if _, err := scanIDSet(rows); err != nil {
 				return err
+			}
+			if xid != 0 && c.xactStatusSQL != "" {
+				var status sql.NullString
+				if err := tx.QueryRowContext(ctx, c.xactStatusSQL, xid).Scan(&status); err != nil {
+					return err
+				}
+				switch status.String {
+				case "aborted":
+					return nil // nothing was claimed; rows reserved now are another claim's
+				case "in progress":
+					// It holds none of these rows (or the lock would have waited): try again later.
+					return fmt.Errorf("the claim's transaction %d is still in progress: %w", xid, ErrBusy)
+				}
 			}
 			for _, j := range jobs {
 				// No row: the claim did not commit, or another worker has the row now.

@@ -115,3 +115,55 @@ func TestClaimCommitArrivesLate(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimNotCommittedLeftAlone cuts a claim's connection as its COMMIT is sent and never lets the
+// COMMIT reach the server, which rolls the claim back; another worker then claims the same rows within
+// the same second, with the same attempts, which the fence cannot tell from the first claim.
+// PostgreSQL says the first claim's transaction did not commit, so its return leaves them alone.
+func TestClaimNotCommittedLeftAlone(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	direct := db.DSN
+	s, proxy := claimBehindProxy(t, db)
+	deliver := make(chan struct{})
+	defer close(deliver)
+	proxy.CutDeliverLate("commit", 1, deliver)
+	ctx := context.Background()
+	_, err := s.Queue.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: 200, RetryAfter: 90, Limit: 3})
+	if !errors.Is(err, laravel.ErrCommitUnknown) || proxy.Cuts() != 1 {
+		t.Fatalf("claim: %v (cuts %d), want ErrCommitUnknown", err, proxy.Cuts())
+	}
+	// The claim's transaction is open on the server, its COMMIT held, and the return waits for it.
+	// Hold whatever goes through the proxy, and reset every connection: the server rolls it back.
+	proxy.Pause()
+	proxy.Reset()
+	p := s.Params
+	p.DSN = direct
+	other := s.NewQueue(t, queuetest.Open(t, p))
+	claimed := 0
+	for deadline := time.Now().Add(30 * time.Second); claimed < 3; {
+		// SKIP LOCKED passes by the rows until the server has rolled the first claim back.
+		jobs, err := other.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: 200, RetryAfter: 90, Limit: 3})
+		if err != nil {
+			t.Fatalf("the other worker's claim: %v", err)
+		}
+		claimed += len(jobs)
+		if time.Now().After(deadline) {
+			t.Fatalf("the other worker claimed %d of 3 rows", claimed)
+		}
+		if claimed < 3 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	proxy.Resume()
+	for deadline := time.Now().Add(30 * time.Second); s.Conn.ReturningClaims() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the return never finished")
+		}
+	}
+	for _, r := range s.Rows(t) {
+		if r.ReservedAt == nil || *r.ReservedAt != 200 || r.Attempts != 1 {
+			t.Errorf("row %d: attempts %d, reserved %v; want the other worker's claim (attempts 1, reserved at 200) left alone", r.ID, r.Attempts, r.ReservedAt != nil)
+		}
+	}
+}

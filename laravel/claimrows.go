@@ -139,7 +139,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 				return err
 			})
-			c.returnUnknownClaim(err, jobs)
+			c.returnUnknownClaim(err, jobs, 0)
 		default:
 			jobs, _, err = casClaim(ctx, c, p, where, args, limit, limit, false, false)
 		}
@@ -177,12 +177,14 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			// Two round trips instead of four: begin, delete and claim in one, the commit in the
 			// other, once the claimed rows are known (see pgPipelineTx).
 			jobs = nil
+			var xid int64
 			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
 			if walk {
 				steps = append(steps, c.indexOrderSteps()...)
 			}
-			err := c.pgPipelineTx(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
-			c.returnUnknownClaim(err, jobs)
+			steps = append(steps, r.pgClaimStep(p, where, args, limit, &jobs))
+			err := c.pgPipelineTx(ctx, append(steps, c.xactIDSteps(&xid)...)...)
+			c.returnUnknownClaim(err, jobs, xid)
 			return err
 		}
 		jobs = nil
@@ -198,7 +200,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 			}
 			return err
 		})
-		c.returnUnknownClaim(err, jobs)
+		c.returnUnknownClaim(err, jobs, 0)
 		return err
 	})
 	if err != nil {
@@ -220,12 +222,14 @@ func (r *rowClaimer) claimStatement(ctx context.Context, p *JobClaimParams, wher
 		return jobs, c.translate(err)
 	}
 	var jobs []*Job
+	var xid int64
 	var steps []pgStep
 	if walk {
 		steps = c.indexOrderSteps()
 	}
-	err := c.pgPipelineTx(ctx, append(steps, r.pgClaimStep(p, where, args, limit, &jobs))...)
-	c.returnUnknownClaim(err, jobs)
+	steps = append(steps, r.pgClaimStep(p, where, args, limit, &jobs))
+	err := c.pgPipelineTx(ctx, append(steps, c.xactIDSteps(&xid)...)...)
+	c.returnUnknownClaim(err, jobs, xid)
 	return jobs, err
 }
 

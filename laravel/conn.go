@@ -94,6 +94,9 @@ type Conn struct {
 	returned  atomic.Int64 // such returns finished
 	unknownMu sync.Mutex
 	unknown   map[int64]bool // ids of those rows, which this Conn's claims leave alone meanwhile
+	// xactIDSQL and xactStatusSQL read a transaction's id and later whether it committed (see
+	// dialect.xactStatus): a claim whose COMMIT went unanswered is then known to have committed or not.
+	xactIDSQL, xactStatusSQL string
 }
 
 // ConnStats counts the conflicts a Conn has seen since it was opened.
@@ -156,6 +159,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		c.lock = "for update"
 	}
 	c.caps = d.capabilities(c.engine, c.claimLock)
+	c.xactIDSQL, c.xactStatusSQL = d.xactStatus(reported)
 	c.readAttemptsLimit(pctx)
 	return c, nil
 }

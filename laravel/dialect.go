@@ -32,6 +32,10 @@ type dialect interface {
 	popLock(version string) (engine, lock string)
 	// capabilities says what the server behind a connection can do, given its engine and pop lock.
 	capabilities(engine, lock string) capabilities
+	// xactStatus returns, for the version the server reports, a statement that reads the running
+	// transaction's id (NULL before it has written) and one that says whether the transaction of an id
+	// ($1) committed; "" where the server cannot say.
+	xactStatus(version string) (idSQL, statusSQL string)
 
 	// quote quotes a validated identifier.
 	quote(name string) string

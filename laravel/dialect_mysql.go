@@ -53,6 +53,9 @@ func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 
 func (mysqlDialect) versionSQL() string { return "select version()" }
 
+// xactStatus: neither MySQL nor MariaDB says whether another session's transaction committed.
+func (mysqlDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
+
 // popLock tells MariaDB from MySQL by the version string ("5.5.5-10.11.6-MariaDB-…" through old
 // clients): SKIP LOCKED came with MySQL 8.0.1 and MariaDB 10.6.0.
 func (mysqlDialect) popLock(version string) (engine, lock string) {

@@ -97,6 +97,14 @@ func (pgsqlDialect) popLock(version string) (engine, lock string) {
 	return "pgsql", skipLockedSince(version, "9.5")
 }
 
+// xactStatus: txid_current_if_assigned and txid_status came with PostgreSQL 10.
+func (pgsqlDialect) xactStatus(version string) (idSQL, statusSQL string) {
+	if VersionCompare(version, "10") < 0 {
+		return "", ""
+	}
+	return "select txid_current_if_assigned()", "select txid_status($1)"
+}
+
 func (pgsqlDialect) capabilities(engine, lock string) capabilities {
 	return capabilities{
 		SkipLocked:      hasSkipLocked(lock),

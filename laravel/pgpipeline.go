@@ -97,6 +97,27 @@ func (c *Conn) indexOrderSteps() []pgStep {
 	return nil
 }
 
+// xactIDSteps is a step that stores the transaction's id in *xid (left 0 while the transaction has
+// written nothing), where the server can later say whether it committed (see dialect.xactStatus); no
+// step elsewhere.
+func (c *Conn) xactIDSteps(xid *int64) []pgStep {
+	if c.xactIDSQL == "" {
+		return nil
+	}
+	return []pgStep{{sql: c.xactIDSQL, read: func(rows pgx.Rows) error {
+		var v *int64
+		for rows.Next() {
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+		}
+		if v != nil {
+			*xid = *v
+		}
+		return rows.Err()
+	}}}
+}
+
 // pgScanJobs returns a pipeline reader that stores the rows (jobColumns) in *out, sorted by id.
 func pgScanJobs(out *[]*Job) func(pgx.Rows) error {
 	return func(rows pgx.Rows) error {
