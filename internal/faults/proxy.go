@@ -169,17 +169,17 @@ func (p *Proxy) Reset() {
 	}
 }
 
-// CutAfter makes the next n chunks the client sends that contain stmt (compared in lower case) reach
-// the server, and then cuts their connection before any answer comes back.
+// CutAfter cuts the client's connection at the next n chunks it sends that contain stmt (compared in
+// lower case), and passes each on to the server: the statement runs, and its answer never comes back.
 func (p *Proxy) CutAfter(stmt string, n int) {
 	p.mu.Lock()
 	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, nil
 	p.mu.Unlock()
 }
 
-// CutDeliverLate is CutAfter, but the client's side goes first, and the statement reaches the server
-// only once deliver is closed: the client knows its connection is lost while the server has not yet
-// seen the statement (a COMMIT slow to arrive, or still unread by a busy server).
+// CutDeliverLate is CutAfter with the statement passed on to the server only once deliver is closed:
+// the client knows its connection is lost while the server has not yet seen the statement (a COMMIT
+// slow to arrive, or still unread by a busy server).
 func (p *Proxy) CutDeliverLate(stmt string, n int, deliver chan struct{}) {
 	p.mu.Lock()
 	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, deliver
