@@ -90,6 +90,18 @@ func (s *depthSampler) max(from, to time.Duration) int64 {
 // steadyFigures compares the first and last window of a row run at a steady rate. Rows of other
 // processes record no starts: their p99s are -1.
 func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, total time.Duration) *Steady {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	// The windows are the load's: its last one ends with the last insert, not with the drain, whose
+	// tail after a stall holds no inserts and no newly enqueued job.
+	var span time.Duration
+	for _, enq := range pr.enqueued {
+		span = max(span, time.Duration(enq))
+	}
+	if span == 0 {
+		span = total
+	}
+	total = span + 1 // the last insert falls inside the last window
 	w := min(time.Minute, total/4)
 	lt := &Steady{WindowSeconds: w.Seconds()}
 	first := map[int64]int64{}
@@ -101,8 +113,6 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 	}
 	var early, late []float64
 	lt.MaxMS = -1
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
 	for id, enq := range pr.enqueued {
 		started, ok := first[id]
 		if !ok {
