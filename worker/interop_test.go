@@ -202,9 +202,13 @@ func TestInteropPHP(t *testing.T) {
 					t.Fatalf("PHP sees batch %+v, %v", b, err)
 				}
 			}
-			if runners["go"] == 0 || runners["php"] == 0 {
+			// SQLite has one writer, and PHP's worker at --sleep=0 takes its lock again the moment it
+			// commits while a waiting claim sleeps in the busy handler: PHP can drain all 80 before Go's
+			// first claim gets in (seen once, runs by worker map[php:80]).
+			if (runners["go"] == 0 || runners["php"] == 0) && db.Dialect != "sqlite" {
 				t.Fatalf("runs by worker %v: want both to take members", runners)
 			}
+			t.Logf("runs by worker %v", runners)
 		})
 
 		t.Run("unique-until-processing lock released before the handler", func(t *testing.T) {
