@@ -72,7 +72,7 @@ func (c *Conn) returnAfterClaim(ctx context.Context, jobs []*Job, xid int64) err
 		ids[i] = j.ID
 	}
 	lock := c.rebind("select id from " + c.quote(c.tables.Jobs) + " where id in (" + placeholders(len(ids)) + ") order by id" + c.forUpdate())
-	ret := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
+	ret := c.returnFencedSQL()
 	err := c.retry(ctx, DefaultDeleteRetries, func() error {
 		return c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 			rows, err := tx.QueryContext(ctx, lock, ids...)

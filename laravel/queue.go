@@ -279,7 +279,7 @@ func (f *Fenced) JobRenew(ctx context.Context, j *Job, now int64) error {
 // JobReturn undoes the claims of jobs that never started: reserved_at NULL, attempts-1, each fenced.
 // Jobs whose claim is gone are reported in the joined error; the others are still returned.
 func (f *Fenced) JobReturn(ctx context.Context, jobs []*Job) error {
-	q := f.C.rebind("update " + f.C.quote(f.C.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
+	q := f.C.returnFencedSQL()
 	var errs []error
 	for _, j := range jobs {
 		err := f.C.retry(ctx, f.Tries, func() error {
@@ -318,6 +318,12 @@ func (c *Conn) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 // deleteFenced deletes the claimed row inside tx, or returns ErrReservationLost.
 func (c *Conn) deleteFenced(ctx context.Context, tx *sqlx.Tx, j *Job) error {
 	return c.execFenced(ctx, tx, c.deleteFencedSQL(), j.ID, j.Attempts, j.ReservedAt)
+}
+
+// returnFencedSQL undoes a claim whose id, attempts and reserved_at still match: the row is claimable
+// again, its attempt not counted.
+func (c *Conn) returnFencedSQL() string {
+	return c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = null, attempts = attempts - 1 where id = ? and attempts = ? and reserved_at = ?")
 }
 
 func (c *Conn) deleteFencedSQL() string {
