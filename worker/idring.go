@@ -34,6 +34,14 @@ func (r *idRing) add(id int64) (wrapped bool) {
 	return wrapped
 }
 
+// has reports whether id is remembered.
+func (r *idRing) has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.set[id]
+	return ok
+}
+
 // list returns a copy of the remembered ids, or nil when there are none.
 func (r *idRing) list() []int64 {
 	r.mu.Lock()

@@ -738,6 +738,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
 		})
+		jobs = w.dropLeft(ctx, jobs)
 		took := time.Since(start)
 		if w.obs != nil {
 			w.obs.Claimed(queue, len(jobs), took, err)
@@ -787,6 +788,27 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all, firstErr
+}
+
+// dropLeft gives back the claimed jobs that were left for PHP after the claim read its exclusions (a
+// claim may wait for another, or for a grouped delete that claims for it), and returns the others.
+func (w *Worker) dropLeft(ctx context.Context, jobs []*laravel.Job) []*laravel.Job {
+	var back []*laravel.Job
+	keep := jobs[:0]
+	for _, j := range jobs {
+		if w.excluded.has(j.ID) {
+			back = append(back, j)
+		} else {
+			keep = append(keep, j)
+		}
+	}
+	if len(back) > 0 {
+		if err := w.queue.JobReturn(ctx, back); err != nil {
+			// The rows stay reserved until retry_after, when PHP's workers can take them.
+			w.log.Warn("could not give back jobs left for PHP", "count", len(back), "error", err)
+		}
+	}
+	return keep
 }
 
 // jobStart is one claimed job handed to a runner: the worker's context (stopped) and the jobs'
