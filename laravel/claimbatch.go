@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -14,14 +13,13 @@ const DefaultBatch = 32
 
 // newBatchQueue builds the batch strategy.
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
-	q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]awaited{}, memo: map[string]*claimMemo{}}
+	q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
 	if q.size <= 0 {
 		q.size = DefaultBatch
 	}
 	q.claimer.c, q.claimer.batches = c, true
 	q.group.f = &q.Fenced
 	q.group.settled = q.allSettled
-	q.group.mark = q.handedOut
 	q.group.wake = make(chan struct{}, 1)
 	q.group.run = q.deleteAndPrefetch
 	return q, nil
@@ -40,20 +38,9 @@ type batchQueue struct {
 	claimMu sync.Mutex // serializes claims that go to the database
 	mu      sync.Mutex
 	buf     map[string][]*Job     // claimed, not yet handed out, by queue
-	out     map[*Job]awaited      // handed out, no completion called yet
-	seq     uint64                // jobs handed out so far
+	out     map[*Job]time.Time    // handed out, no completion called yet: until when it is awaited
 	memo    map[string]*claimMemo // per queue: the latest claim asked for, and whether more rows wait
 	stopped bool                  // JobReturnPrefetched ran: deletes claim nothing more
-	// early: the worker frees a job's slot once its delete is in a group (JobDeleteQueued), so
-	// grouped deletes claim a batch ahead.
-	early atomic.Bool
-}
-
-// awaited is a handed-out job whose completion a grouped delete may wait for: until when, and its
-// place among the jobs handed out.
-type awaited struct {
-	until time.Time
-	seq   uint64
 }
 
 // claimMemo is the latest JobClaim of a queue, which a grouped delete may repeat for the rows its
@@ -77,8 +64,7 @@ func (q *batchQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 	until := q.C.clock().Add(time.Duration(max(p.RetryAfter, 1)) * time.Second)
 	q.mu.Lock()
 	for _, j := range jobs {
-		q.seq++
-		q.out[j] = awaited{until: until, seq: q.seq}
+		q.out[j] = until
 	}
 	q.mu.Unlock()
 	return jobs, err
@@ -99,23 +85,6 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 	q.giveBack(ctx, stale)
 	if len(out) == limit {
 		return out, nil
-	}
-	if len(out) == 0 && q.early.Load() && q.prefetching() {
-		// The grouped delete under way claims the next rows in its own transaction: wait for them
-		// rather than claim apart, which would cost a commit of its own and leave the group to delete
-		// alone.
-		if ch := q.group.inFlight(); ch != nil {
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			out, stale = q.takeBuffered(p, limit)
-			q.giveBack(ctx, stale)
-			if len(out) == limit {
-				return out, nil
-			}
-		}
 	}
 	// One round trip at a time per queue: callers claiming in parallel (a worker splits its free slots
 	// over several claims) share the batch it brings instead of each prefetching a batch of its own.
@@ -203,17 +172,7 @@ func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
 // buffer: one commit then does what a delete and a claim would do in two, and the worker's next claim
 // is served without a round trip.
 func (q *batchQueue) deleteAndPrefetch(ctx context.Context, done []*Job) ([]*Job, error) {
-	if !q.claimer.canDeleteAndClaim() || q.prefetchFor(done) == nil {
-		return q.deleteMany(ctx, done)
-	}
-	// A claim of the worker's own may be under way. Where slots are freed early, wait for it, then
-	// look again, since it may have filled the buffer (claims never wait for a group while they hold
-	// claimMu): otherwise the worker's claims and deletes drift into two commits per batch. Elsewhere
-	// the delete goes alone rather than wait for the claim's round trip: on PostgreSQL with 1 worker,
-	// waiting drained a median 11.5k jobs/s against 12.3k (four runs each).
-	if q.early.Load() {
-		q.claimMu.Lock()
-	} else if !q.claimMu.TryLock() {
+	if !q.claimer.canDeleteAndClaim() || !q.claimMu.TryLock() {
 		return q.deleteMany(ctx, done)
 	}
 	defer q.claimMu.Unlock()
@@ -245,20 +204,12 @@ func (q *batchQueue) prefetchFor(done []*Job) *JobClaimParams {
 		return nil
 	}
 	buffered := len(q.buf[m.p.Queue])
-	want := q.size - buffered
-	if q.early.Load() {
-		// The slots of done took jobs from the buffer already, or will once this commits: keep a
-		// batch buffered beyond them, so that jobs run while the next group commits.
-		want = len(done) + q.size - buffered
-	} else if buffered >= len(done) {
-		return nil
-	}
-	if want <= 0 {
+	if buffered >= len(done) || buffered >= q.size {
 		return nil
 	}
 	p := m.p
 	p.Now += int64(q.C.clock().Sub(m.at) / time.Second)
-	p.Limit = min(want, 2*q.size)
+	p.Limit = q.size - buffered
 	return &p
 }
 
@@ -276,38 +227,20 @@ func (q *batchQueue) settle(jobs ...*Job) {
 	}
 }
 
-// handedOut returns how many jobs were handed out so far, the mark of allSettled.
-func (q *batchQueue) handedOut() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.seq
-}
-
 // allSettled reports whether a grouped delete can expect no more deletes soon: every handed-out job
 // has had its completion called, and no prefetched row waits to be handed out (a worker with free
-// slots takes them at once, and their deletes belong in the same group). Where slots are freed early
-// (JobDeleteQueued), only the jobs handed out up to mark count: those handed out later took the slots
-// this group's jobs freed, and belong to the next group. Elsewhere a group waits for them too, since
-// every group costs a commit flushed to disk: on PostgreSQL and MariaDB, groups cut at the mark drained
-// a tenth slower.
-func (q *batchQueue) allSettled(mark uint64) bool {
+// slots takes them at once, and their deletes belong in the same group).
+func (q *batchQueue) allSettled() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.C.clock()
-	early := q.early.Load()
-	later := false
-	for j, a := range q.out {
-		switch {
-		case now.After(a.until):
+	for j, until := range q.out {
+		if now.After(until) {
 			delete(q.out, j)
-		case a.seq <= mark || !early:
-			return false
-		default:
-			later = true
 		}
 	}
-	if later {
-		return true
+	if len(q.out) > 0 {
+		return false
 	}
 	for _, jobs := range q.buf {
 		if len(jobs) > 0 {
@@ -317,50 +250,10 @@ func (q *batchQueue) allSettled(mark uint64) bool {
 	return true
 }
 
-// JobDeleteQueued is JobDelete, calling queued once the job is in a group that has room for it: its
-// slot may then take the next job while the group commits. Only on SQLite, whose one writer otherwise
-// runs in lockstep with the worker: a group's transaction, then the jobs it claimed, then the next
-// transaction. There, with 128 in flight, a grouped delete claiming a batch ahead and the slots freed
-// as their deletes join the group, `batch` drained 19.2k and 18.6k jobs/s against 14.6k and 14.9k
-// before (1 worker, runs alternated), 19.8k / 21.5k against 15.9k / 16.2k with 4. On MariaDB and
-// PostgreSQL, whose commits overlap the next claims anyway, it ran the same with 1 and 4 workers and
-// about a tenth slower with 16 (PostgreSQL 11.2k / 11.6k against 13.2k / 12.8k), so there a finished
-// job keeps its slot until its delete commits.
-func (q *batchQueue) JobDeleteQueued(ctx context.Context, j *Job, queued func()) error {
-	if q.C.caps.RowLocks {
-		return q.JobDelete(ctx, j)
-	}
-	q.early.Store(true)
-	return q.group.delete(ctx, j, func(room bool) {
-		q.mu.Lock()
-		delete(q.out, j)
-		q.mu.Unlock()
-		if room {
-			queued()
-		}
-	})
-}
-
-// prefetching reports whether a grouped delete will claim rows: a queue's last claim filled its
-// batch, and deletes are not stopped.
-func (q *batchQueue) prefetching() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.stopped {
-		return false
-	}
-	for _, m := range q.memo {
-		if m.full {
-			return true
-		}
-	}
-	return false
-}
-
 // JobDelete deletes a finished job, fenced, grouped with the deletes other goroutines make meanwhile.
 func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
 	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it.
-	return q.group.delete(ctx, j, func(bool) {
+	return q.group.delete(ctx, j, func() {
 		q.mu.Lock()
 		delete(q.out, j)
 		q.mu.Unlock()

@@ -35,7 +35,7 @@ const (
 func newDeleteMark(c *Conn, p QueueParams) (Queue, error) {
 	q := &deleteMark{Fenced: NewFenced(c, p), mark: columnProbe{name: "delete_mark"}}
 	q.claimer.c = c
-	q.marks = &deleteGroup{run: q.markMany, settled: func(uint64) bool { return true }}
+	q.marks = &deleteGroup{run: q.markMany, settled: func() bool { return true }}
 	return q, nil
 }
 

@@ -20,14 +20,6 @@ type JobDeleteManyer interface {
 	JobDeleteMany(ctx context.Context, jobs []*Job) (lost []*Job, err error)
 }
 
-// JobDeleteQueuer is implemented by queues whose deletes wait in a group: JobDeleteQueued is
-// JobDelete, and calls queued once the job has joined a group that its next flush takes whole, where
-// the queue finds that worth it (see batchQueue.JobDeleteQueued). The worker then frees the job's
-// slot, so that the next job runs while the group commits.
-type JobDeleteQueuer interface {
-	JobDeleteQueued(ctx context.Context, j *Job, queued func()) error
-}
-
 // JobSweeper is implemented by strategies that leave finished rows marked instead of deleting them.
 // JobSweep removes the marked rows now, in batches, and returns how many it removed.
 type JobSweeper interface {
@@ -169,17 +161,11 @@ type deleteGroup struct {
 	pending []*pendingDelete
 	busy    bool
 
-	// settled, when set, reports that no delete can join the group soon: every job the queue had
-	// handed out when the group's first delete joined (mark) has had its completion called. The
-	// leader then flushes without lingering; jobs handed out later, into slots freed by the group's
-	// own jobs, belong to the next group. mark, when set, counts the jobs handed out so far. wake is
-	// poked when settled may have become true.
-	settled   func(mark uint64) bool
-	mark      func() uint64
-	wake      chan struct{}
-	firstMark uint64 // mark when the first pending delete joined
-	// flushed is closed when a group is done, and then replaced (see inFlight).
-	flushed chan struct{}
+	// settled, when set, reports that no delete can join the group soon (every job the queue handed
+	// out has had its completion called); the leader then flushes without lingering. wake is poked when
+	// that may have become true.
+	settled func() bool
+	wake    chan struct{}
 	// run, when set, deletes a group in place of Fenced.deleteMany, and may do more in the same
 	// transaction (the batch strategy claims its next rows there).
 	run func(ctx context.Context, jobs []*Job) (lost []*Job, err error)
@@ -199,12 +185,9 @@ func (g *deleteGroup) linger() {
 		time.Sleep(groupLinger)
 		return
 	}
-	g.mu.Lock()
-	mark := g.firstMark
-	g.mu.Unlock()
 	t := time.NewTimer(groupLinger)
 	defer t.Stop()
-	for !g.settled(mark) {
+	for !g.settled() {
 		select {
 		case <-t.C:
 			return
@@ -224,25 +207,16 @@ type groupResult struct {
 }
 
 // delete deletes j as part of a group and returns its own outcome: nil, or an error wrapping
-// ErrReservationLost or the group's error. joined, when not nil, is called once j is in the group,
-// with whether the next flush takes it (no more than maxGroup deletes wait before it).
-func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func(room bool)) error {
+// ErrReservationLost or the group's error. joined, when not nil, is called once j is in the group.
+func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func()) error {
 	p := &pendingDelete{job: j, res: make(chan groupResult, 1)}
-	var mark uint64
-	if g.mark != nil {
-		mark = g.mark()
-	}
 	g.mu.Lock()
-	if len(g.pending) == 0 {
-		g.firstMark = mark
-	}
 	g.pending = append(g.pending, p)
-	room := len(g.pending) <= maxGroup
 	lead := !g.busy
 	g.busy = true
 	g.mu.Unlock()
 	if joined != nil {
-		joined(room)
+		joined()
 	}
 	if !lead && g.settled != nil {
 		g.poke()
@@ -265,15 +239,10 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	// Linger briefly so that completions finishing at about the same time share the statement and
 	// its commit, which is what a commit costs most: the flush to disk.
 	g.linger()
-	var mark uint64
-	if g.mark != nil {
-		mark = g.mark()
-	}
 	g.mu.Lock()
 	n := min(len(g.pending), maxGroup)
 	group := slices.Clone(g.pending[:n])
 	g.pending = g.pending[n:]
-	g.firstMark = mark // the deletes left over start the next group
 	g.mu.Unlock()
 
 	// One caller's cancellation must not fail the others' deletes.
@@ -309,22 +278,5 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	} else {
 		g.busy = false
 	}
-	if g.flushed != nil {
-		close(g.flushed)
-		g.flushed = nil
-	}
 	g.mu.Unlock()
-}
-
-// inFlight returns a channel closed when the group being formed or run is done, or nil when none is.
-func (g *deleteGroup) inFlight() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.busy {
-		return nil
-	}
-	if g.flushed == nil {
-		g.flushed = make(chan struct{})
-	}
-	return g.flushed
 }

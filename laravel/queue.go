@@ -117,7 +117,7 @@ type Fenced struct {
 func NewFenced(c *Conn, p QueueParams) Fenced {
 	f := Fenced{C: c, Tries: max(p.DeleteRetries, 1)}
 	single := f
-	f.group = &deleteGroup{run: single.deleteMany, settled: func(uint64) bool { return true }}
+	f.group = &deleteGroup{run: single.deleteMany, settled: func() bool { return true }}
 	return f
 }
 

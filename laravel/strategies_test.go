@@ -3,7 +3,6 @@ package laravel_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -294,8 +293,12 @@ func TestChooseStrategy(t *testing.T) {
 func TestBatchDeleteClaimsNext(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		s, q, ids := batchOfTwo(t, db, 5)
+		s, q := batchOfTwo(t, db)
 		ctx := context.Background()
+		var ids []int64
+		for i := range 5 {
+			ids = append(ids, s.Push(t, "default", t0, t0, i))
+		}
 		reserved := func() map[int64]bool {
 			out := map[int64]bool{}
 			for _, r := range s.Rows(t) {
@@ -364,59 +367,12 @@ type stepClock struct{ ns atomic.Int64 }
 func (c *stepClock) Now() time.Time          { return time.Unix(0, c.ns.Load()+t0*int64(time.Second)) }
 func (c *stepClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// batchOfTwo sets up a table of n available jobs with a batch queue that claims two rows at a time,
-// and returns the jobs' ids.
-func batchOfTwo(t *testing.T, db testenv.Database, n int) (*queuetest.Setup, laravel.Queue, []int64) {
+// batchOfTwo sets up a table with a batch queue that claims two rows at a time.
+func batchOfTwo(t *testing.T, db testenv.Database) (*queuetest.Setup, laravel.Queue) {
 	s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
 	q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	for i := range n {
-		ids = append(ids, s.Push(t, "default", t0, t0, i))
-	}
-	return s, q, ids
-}
-
-// On SQLite, a worker that frees a job's slot once its delete is in a group (JobDeleteQueued) gets a
-// batch claimed ahead by the group's transaction: the rows for the slots it freed and a batch beyond
-// them, so that the next jobs run while the following group commits. On the servers the slot is kept
-// until the delete commits, and the group claims only what the slots will ask for.
-func TestBatchDeleteQueuedClaimsAhead(t *testing.T) {
-	t.Parallel()
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		s, q, ids := batchOfTwo(t, db, 7)
-		ctx := context.Background()
-		first, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: t0, RetryAfter: 90, Limit: 2})
-		if err != nil || len(first) != 2 {
-			t.Fatalf("first claim = %v, %v", first, err)
-		}
-		queued := 0
-		for _, j := range first {
-			if err := q.(laravel.JobDeleteQueuer).JobDeleteQueued(ctx, j, func() { queued++ }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wantQueued, wantReserved := 2, ids[2:5]
-		if db.Dialect != "sqlite" {
-			wantQueued, wantReserved = 0, ids[2:4]
-		}
-		if queued != wantQueued {
-			t.Fatalf("queued called %d times, want %d", queued, wantQueued)
-		}
-		var reserved []int64
-		for _, r := range s.Rows(t) {
-			if r.ReservedAt != nil {
-				reserved = append(reserved, r.ID)
-			}
-		}
-		if !slices.Equal(reserved, wantReserved) {
-			t.Fatalf("reserved after the deletes: %v, want %v", reserved, wantReserved)
-		}
-		next, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: t0, RetryAfter: 90, Limit: 2})
-		if err != nil || len(next) != 2 || next[0].ID != ids[2] || next[1].ID != ids[3] {
-			t.Fatalf("claim after the deletes = %v, %v; want rows %d and %d from the buffer", next, err, ids[2], ids[3])
-		}
-	})
+	return s, q
 }

@@ -102,16 +102,8 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 }
 
 // deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link.
-// A delete that waits in a group may free the job's slot once it is in the group (on SQLite, see
-// laravel.JobDeleteQueuer), when the worker runs more than one job at a time: the next job runs while
-// the group commits, instead of every slot of the group waiting for its commit. One job at a time
-// keeps Laravel's order: the next claim comes after the delete.
-func (w *Worker) deleteWithChain(ctx context.Context, rj *runningJob, next *chainLink) error {
-	j := rj.job
+func (w *Worker) deleteWithChain(ctx context.Context, j *laravel.Job, next *chainLink) error {
 	if next == nil {
-		if dq, ok := w.queue.(laravel.JobDeleteQueuer); ok && cap(w.slots) > 1 {
-			return dq.JobDeleteQueued(ctx, j, func() { w.release(rj) })
-		}
 		return w.queue.JobDelete(ctx, j)
 	}
 	_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{{

@@ -27,8 +27,7 @@ type runningJob struct {
 	started time.Time
 	// abandoned is set when the handler ignored its timeout and the job's slot was freed without it.
 	abandoned atomic.Bool
-	slotFreed atomic.Bool // its slot was freed (release)
-	obs       observed    // what the Observer hooks keep
+	obs       observed // what the Observer hooks keep
 }
 
 func (rj *runningJob) isDone() bool {
@@ -479,7 +478,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 		w.exception(ctx, r, limits, err)
 		return
 	}
-	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, r.rj, next) }, counter) {
+	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, counter) {
 		return
 	}
 	if next != nil {

@@ -879,11 +879,8 @@ func (w *Worker) runJob(js jobStart) {
 	w.process(js.jobCtx, js.rj)
 }
 
-// release frees a job's slot, once: a job whose delete waits in a group may free it before it ends.
+// release frees a job's slot.
 func (w *Worker) release(rj *runningJob) {
-	if !rj.slotFreed.CompareAndSwap(false, true) {
-		return
-	}
 	w.mu.Lock()
 	delete(w.running, rj)
 	w.mu.Unlock()
