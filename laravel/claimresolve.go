@@ -121,16 +121,21 @@ func (c *Conn) ReturningClaims() int64 { return c.returning.Load() }
 // while one finished may have missed its rows.
 func (c *Conn) ReturnedClaims() int64 { return c.returned.Load() }
 
-// withUnknown returns exclude with the ids of rows being given back after an unanswered COMMIT.
-func (c *Conn) withUnknown(exclude []int64) []int64 {
+// withUnknown returns exclude with the ids of rows being given back after an unanswered COMMIT, and
+// the lowest of those (0 when there are none): a claim that leaves them out must not move its queue's
+// bound above them (see idFloors.claimed), or they would wait below it for a probe once given back.
+func (c *Conn) withUnknown(exclude []int64) (ids []int64, lowest int64) {
 	c.unknownMu.Lock()
 	defer c.unknownMu.Unlock()
 	if len(c.unknown) == 0 {
-		return exclude
+		return exclude, 0
 	}
 	out := slices.Clone(exclude)
 	for id := range c.unknown {
 		out = append(out, id)
+		if lowest == 0 || id < lowest {
+			lowest = id
+		}
 	}
-	return out
+	return out, lowest
 }

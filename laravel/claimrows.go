@@ -125,7 +125,8 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	lock := r.lockFor(ctx)
-	where, args := claimWhere(p, c.withUnknown(exclude), floor)
+	excluded, held := c.withUnknown(exclude)
+	where, args := claimWhere(p, excluded, floor)
 	var jobs []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
 	// worker's back-off.
@@ -148,7 +149,7 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 	if err != nil {
 		return nil, err
 	}
-	c.floors.claimed(c, p.Queue, floor, jobs, limit)
+	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
 	if c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, exclude) }) {
 		return r.claim(ctx, p, exclude, limit) // the probe found a row below the bound
 	}
@@ -169,7 +170,8 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	lock := r.lockFor(ctx)
-	where, args := claimWhere(p, c.withUnknown(p.ExcludeIDs), floor)
+	excluded, held := c.withUnknown(p.ExcludeIDs)
+	where, args := claimWhere(p, excluded, floor)
 	var jobs []*Job
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {
@@ -206,7 +208,7 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	if err != nil {
 		return nil, nil, err
 	}
-	c.floors.claimed(c, p.Queue, floor, jobs, limit)
+	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
 	c.floors.probe(c, p.Queue, false, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
 	return jobs, deleted, nil
 }

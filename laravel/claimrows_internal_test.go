@@ -3,7 +3,9 @@ package laravel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 )
@@ -59,6 +61,68 @@ func TestClaimLockFollowsIndex(t *testing.T) {
 			if len(seen) != 6 {
 				t.Errorf("legacy index %v: claimed %d of 6 jobs", legacy, len(seen))
 			}
+		}
+	})
+}
+
+// TestBoundStaysBelowRowsBeingReturned: a claim that leaves out rows being given back after an
+// unanswered COMMIT, and takes rows far above them, keeps its queue's bound at or below them. The
+// return may end before that claim does; the next claim must then take them, not wait for a probe.
+func TestBoundStaysBelowRowsBeingReturned(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		prefix := testenv.Name("held")
+		tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
+		frozen := time.Unix(1_000_000, 0) // no probe below the bound comes due
+		c, err := Open(ctx, OpenParams{Dialect: Dialect(db.Dialect), DSN: db.DSN, Tables: tables, Clock: func() time.Time { return frozen }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := CreateSchema(ctx, c, SchemaParams{}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := NewQueue(c, QueueParams{Strategy: "batch", Batch: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for range 90 {
+			id, err := q.JobPush(ctx, &JobPushParams{Queue: "default", Payload: []byte("{}"), Now: 100, AvailableAt: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		// Rows 4 to 80 are gone, so that a claim after the first three reaches far above them.
+		if _, err := c.db.ExecContext(ctx, c.rebind("delete from "+c.quote(tables.Jobs)+" where id > ? and id < ?"), ids[2], ids[80]); err != nil {
+			t.Fatal(err)
+		}
+		claim := func() []int64 {
+			t.Helper()
+			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 200, RetryAfter: 90, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, j := range jobs {
+				got = append(got, j.ID)
+			}
+			return got
+		}
+		// The first three rows are being given back (as returnUnknownClaim marks them).
+		c.unknownMu.Lock()
+		c.unknown = map[int64]bool{ids[0]: true, ids[1]: true, ids[2]: true}
+		c.unknownMu.Unlock()
+		if got, want := claim(), ids[80:83]; !slices.Equal(got, want) {
+			t.Fatalf("claim while the first rows are given back: %v, want %v", got, want)
+		}
+		// The return ends: the rows are claimable again.
+		c.unknownMu.Lock()
+		c.unknown = nil
+		c.unknownMu.Unlock()
+		if got, want := claim(), ids[:3]; !slices.Equal(got, want) {
+			t.Fatalf("claim after the return: %v, want the given-back rows %v", got, want)
 		}
 	})
 }

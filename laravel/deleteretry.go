@@ -52,7 +52,8 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 		// The same row, lock and update in one statement (PostgreSQL, SQLite): on PostgreSQL two
 		// round trips where the select-then-update transaction takes four, the commit sent once the
 		// row is known (see claimStatement).
-		where, args := claimWhere(p, c.withUnknown(exclude), 0)
+		excluded, _ := c.withUnknown(exclude) // Laravel's claim keeps no bound
+		where, args := claimWhere(p, excluded, 0)
 		jobs, err := (&rowClaimer{c: c}).claimStatement(ctx, p, where, args, 1, false)
 		if err != nil || len(jobs) == 0 {
 			return nil, err
