@@ -19,16 +19,7 @@ func TestClaimLockFollowsIndex(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		for _, legacy := range []bool{false, true} {
 			ctx := context.Background()
-			prefix := testenv.Name("lock")
-			tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
-			c, err := Open(ctx, OpenParams{Dialect: Dialect(db.Dialect), DSN: db.DSN, Tables: tables})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := CreateSchema(ctx, c, SchemaParams{LegacyJobsIndex: legacy}); err != nil {
-				t.Fatal(err)
-			}
+			c, tables := openTables(t, db, "lock", OpenParams{}, SchemaParams{LegacyJobsIndex: legacy})
 			if got := (&rowClaimer{c: c}).lockFor(ctx); got != c.claimLock {
 				t.Errorf("legacy index %v, single-row claims: lock clause %q, want the server's %q", legacy, got, c.claimLock)
 			}
@@ -71,17 +62,8 @@ func TestClaimLockFollowsIndex(t *testing.T) {
 func TestBoundStaysBelowRowsBeingReturned(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
-		prefix := testenv.Name("held")
-		tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
 		frozen := time.Unix(1_000_000, 0) // no probe below the bound comes due
-		c, err := Open(ctx, OpenParams{Dialect: Dialect(db.Dialect), DSN: db.DSN, Tables: tables, Clock: func() time.Time { return frozen }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := CreateSchema(ctx, c, SchemaParams{}); err != nil {
-			t.Fatal(err)
-		}
+		c, tables := openTables(t, db, "held", OpenParams{Clock: func() time.Time { return frozen }}, SchemaParams{})
 		q, err := NewQueue(c, QueueParams{Strategy: "batch", Batch: 3})
 		if err != nil {
 			t.Fatal(err)

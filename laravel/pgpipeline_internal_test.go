@@ -14,18 +14,25 @@ import (
 // pgTables opens a PostgreSQL connection over fresh Laravel tables named with prefix.
 func pgTables(t *testing.T, prefix string) (*Conn, Tables) {
 	t.Helper()
-	db := testenv.Postgres(t)
+	return openTables(t, testenv.Postgres(t), prefix, OpenParams{}, SchemaParams{})
+}
+
+// openTables opens a connection to db with p (its dialect, DSN and tables filled in) over fresh
+// Laravel tables named with prefix, created with schema, and closes it when the test ends.
+func openTables(t *testing.T, db testenv.Database, prefix string, p OpenParams, schema SchemaParams) (*Conn, Tables) {
+	t.Helper()
 	prefix = testenv.Name(prefix)
-	tables := Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
-	c, err := Open(context.Background(), OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
+	p.Dialect, p.DSN = Dialect(db.Dialect), db.DSN
+	p.Tables = Tables{Jobs: prefix + "_jobs", FailedJobs: prefix + "_failed", JobBatches: prefix + "_batches", Cache: prefix + "_cache", CacheLocks: prefix + "_locks"}
+	c, err := Open(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if err := CreateSchema(context.Background(), c, SchemaParams{}); err != nil {
+	if err := CreateSchema(context.Background(), c, schema); err != nil {
 		t.Fatal(err)
 	}
-	return c, tables
+	return c, p.Tables
 }
 
 // TestPostgresClaimWalksPrimaryKey checks the plan of a claim from a lower bound on a table PostgreSQL
