@@ -118,6 +118,9 @@ type capabilities struct {
 	ClaimIsolation sql.IsolationLevel
 	// MaxAttempts is the largest value Laravel's attempts column holds.
 	MaxAttempts int
+	// BoundClaims: claims running at once from many workers on one queue cost the server more than
+	// they bring, so the workers of a process share one bound on them (see ClaimScope).
+	BoundClaims bool
 }
 
 // errClass is the kind of a native driver error.

@@ -78,7 +78,10 @@ func (mysqlDialect) capabilities(engine, lock string) capabilities {
 		DeleteLimit:     true,
 		TypedIntegers:   true,
 		ClaimIsolation:  sql.LevelReadCommitted,
-		MaxAttempts:     255, // tinyint unsigned
+		// 16 workers of 8 single-row claims each spent a quarter of MariaDB's CPU in InnoDB's spin
+		// waits and ran below one worker's rate; PostgreSQL lost up to a quarter under the same bound.
+		BoundClaims: true,
+		MaxAttempts: 255, // tinyint unsigned
 	}
 }
 

@@ -127,6 +127,23 @@ type ParallelClaimer interface {
 	ClaimsInParallel() bool
 }
 
+// ClaimScoper is implemented by queues that can name what their claims compete for. Workers of one
+// process whose claims share a scope share one bound on the claims they run at once; an empty scope
+// shares none.
+type ClaimScoper interface {
+	ClaimScope(queue string) string
+}
+
+// ClaimScope names the rows a claim of queue competes for: the queue of one jobs table, on one server
+// and database. It is "" where claims need no shared bound (PostgreSQL, and SQLite, which claims one at
+// a time).
+func (f *Fenced) ClaimScope(queue string) string {
+	if !f.C.caps.BoundClaims {
+		return ""
+	}
+	return f.C.where + "\x00" + f.C.tables.Jobs + "\x00" + queue
+}
+
 // ClaimsInParallel reports whether the server's locking read skips rows other claims hold (SKIP
 // LOCKED). Without it (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
 // behind the same lock.

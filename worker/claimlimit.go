@@ -15,6 +15,25 @@ import (
 // than claimSlowdown times that: whatever the number of workers, the claims in flight on the server
 // settle about where the server starts to queue them.
 
+// The limit is each worker's own; workers in one process also share one bound (claimGate): on one
+// queue of one jobs table they run no more claims at once between them than one worker alone may
+// (maxParallelClaims). Without it, 16 workers of 8 claims in one process still ran every single-row
+// strategy on MariaDB below the rate of one worker, each worker's limit settling above what the
+// server took without queueing.
+
+// claimGates holds a claimGate per claim scope (see laravel.ClaimScoper).
+var claimGates sync.Map
+
+// claimGate returns the bound shared by this process's claims in one scope: a token is held while a
+// claim runs.
+func claimGate(scope string) chan struct{} {
+	if g, ok := claimGates.Load(scope); ok {
+		return g.(chan struct{})
+	}
+	g, _ := claimGates.LoadOrStore(scope, make(chan struct{}, maxParallelClaims))
+	return g.(chan struct{})
+}
+
 // claimSlowdown is how many times its least cost a claimed row may cost before the worker claims with
 // fewer at once. Measured on MariaDB with 8 in flight per worker (queue:bench, 1/4/16 workers), 2 gave
 // delete-mark and optimistic their best rates at every worker count, and delete-retry about the same

@@ -1,10 +1,13 @@
 package worker
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // claimRounds is n rounds of claims that each took took and brought rows rows.
@@ -83,5 +86,79 @@ func TestClaimLimiterMeasuresRealClaims(t *testing.T) {
 		if limit < 1 || limit > maxParallelClaims {
 			t.Fatalf("limit %v outside 1..%d", limit, maxParallelClaims)
 		}
+	})
+}
+
+// inFlight wraps a queue and records the most JobClaim calls that ran at once through any of the
+// queues sharing it. It passes on what the worker asks of a claiming queue; the others of the queue's
+// optional interfaces are left out, which only changes how the worker completes jobs.
+type inFlight struct {
+	laravel.Queue
+	mu        *sync.Mutex
+	now, most *int
+}
+
+func (q inFlight) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([]*laravel.Job, error) {
+	q.mu.Lock()
+	*q.now++
+	*q.most = max(*q.most, *q.now)
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		*q.now--
+		q.mu.Unlock()
+	}()
+	return q.Queue.JobClaim(ctx, p)
+}
+
+func (q inFlight) ClaimsInParallel() bool {
+	pc, ok := q.Queue.(laravel.ParallelClaimer)
+	return ok && pc.ClaimsInParallel()
+}
+
+func (q inFlight) ClaimScope(queue string) string {
+	if cs, ok := q.Queue.(laravel.ClaimScoper); ok {
+		return cs.ClaimScope(queue)
+	}
+	return ""
+}
+
+// TestWorkersOfOneProcessShareTheClaimBound runs four workers of 8 slots in one process, each on its
+// own connection, over one queue: where the server's claims are bounded (MySQL and MariaDB), no more
+// than maxParallelClaims claims run at once between them, and every job still runs once.
+func TestWorkersOfOneProcessShareTheClaimBound(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		_, shared := f.Queue.(laravel.Prefetcher)
+		cs, ok := f.Queue.(laravel.ClaimScoper)
+		if shared || !ok || cs.ClaimScope("default") == "" || !(inFlight{Queue: f.Queue}).ClaimsInParallel() {
+			return // claims one at a time, in one round trip per worker, or with no bound to share
+		}
+		seen := f.countRuns(jobClass)
+		const jobs = 400
+		for range jobs {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		var mu sync.Mutex
+		var now, most int
+		var wg sync.WaitGroup
+		for range 4 {
+			g := *f
+			setup := *f.Setup
+			setup.Queue = inFlight{Queue: f.NewQueue(t, queuetest.Open(t, f.Params)), mu: &mu, now: &now, most: &most}
+			g.Setup = &setup
+			w := g.worker(t, func(c *Config) { c.Concurrency, c.StopWhenEmpty = 8, true })
+			wg.Go(func() {
+				if _, err := w.Run(bg); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		seen.wantEachOnce(t, jobs)
+		if most > maxParallelClaims {
+			t.Fatalf("%d claims ran at once, want at most %d", most, maxParallelClaims)
+		}
+		t.Logf("at most %d claims at once", most)
 	})
 }

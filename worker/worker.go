@@ -732,8 +732,18 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 		err  error
 		took time.Duration
 	}
+	var gate chan struct{} // set below where the claims of other workers of this process count too
 	claim := func(n int) result {
 		start := time.Now()
+		if gate != nil {
+			select {
+			case gate <- struct{}{}:
+				defer func() { <-gate }()
+			case <-ctx.Done():
+				err := fmt.Errorf("wait for one of the %d claims this process's workers run at once on queue %q: %w", cap(gate), queue, ctx.Err())
+				return result{err: err, took: time.Since(start)}
+			}
+		}
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(),
@@ -757,6 +767,11 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 	parallel := min(limit, maxParallelClaims)
 	if !shared {
 		parallel = w.claims.parallel(limit)
+		if cs, ok := w.queue.(laravel.ClaimScoper); ok {
+			if scope := cs.ClaimScope(queue); scope != "" {
+				gate = claimGate(scope)
+			}
+		}
 	}
 	results := make(chan result, parallel)
 	for i := range parallel {
