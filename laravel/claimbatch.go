@@ -78,6 +78,7 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 		q.memo[p.Queue] = m
 	}
 	m.p, m.at = *p, q.C.clock()
+	m.p.Whole = false // a grouped delete's claim starts at the bound
 	q.stopped = false
 	q.mu.Unlock()
 	limit := max(p.Limit, 1)

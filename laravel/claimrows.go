@@ -124,6 +124,9 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
+	if p.Whole {
+		floor, walk = 0, false
+	}
 	lock := r.lockFor(ctx)
 	excluded, held := c.withUnknown(exclude)
 	where, args := claimWhere(p, excluded, floor)

@@ -80,6 +80,10 @@ type JobClaimParams struct {
 	// ExcludeIDs are rows this worker handed back (classes it has no handler for) and must not take
 	// again, so that PHP workers on the same queue get them and this worker does not spin on them.
 	ExcludeIDs []int64
+	// Whole reads the whole queue, below the bound on id the batch and delete-mark strategies start
+	// their claims at, where a row that became claimable again waits for a probe: a claim that must
+	// not miss one (the last before a worker stops on an empty queue) asks for it.
+	Whole bool
 }
 
 // JobReleaseParams says when a released job becomes available again.

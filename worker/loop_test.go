@@ -614,3 +614,34 @@ func TestEveryStrategyEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestStopWhenEmptyTakesRowsBelowTheBound: a row that becomes claimable below where a worker's claims
+// start (another worker's reservation expired, a row given back) is taken before --stop-when-empty
+// stops, as PHP's worker, whose claim reads the whole queue, would take it, not left for a probe.
+func TestStopWhenEmptyTakesRowsBelowTheBound(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		const n = 150
+		seen := f.countRuns(jobClass)
+		first := f.push(t, "default", envelope(t, jobClass, "", nil))
+		for range n - 1 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		jobs := queuetest.Q(f.Conn, f.Conn.Tables().Jobs)
+		now := f.clock.Unix()
+		// Another worker holds the first row.
+		f.exec(t, "update "+jobs+" set reserved_at = ?, attempts = 1 where id = ?", now, first)
+		stopWhenEmpty := func(c *Config) { c.Concurrency, c.StopWhenEmpty = 8, true }
+		if _, err := f.worker(t, stopWhenEmpty).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		f.wantRows(t, 1, 0)
+		// Its reservation expires: the row is Laravel's to claim again.
+		f.exec(t, "update "+jobs+" set reserved_at = ? where id = ?", now-int64(Defaults().RetryAfter/time.Second)-1, first)
+		if _, err := f.worker(t, stopWhenEmpty).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		f.wantRows(t, 0, 0)
+		seen.wantEachOnce(t, n)
+	})
+}

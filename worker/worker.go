@@ -451,7 +451,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		claimed, err := 0, error(nil)
 		returned := w.returnedClaims()
 		if free > 0 {
-			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused)
+			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, false)
 			st.jobs += claimed
 		}
 		switch {
@@ -488,6 +488,14 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		// before it stops counting as running, so reading them in this order, a return that ended after
 		// the claim began shows in one or the other.
 		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && !w.returningClaims() && w.returnedClaims() == returned
+		if empty && w.cfg.StopWhenEmpty {
+			// Before stopping, one claim reads the whole queue, as Laravel's does: claims start at a
+			// bound on id (see laravel.JobClaimParams.Whole), below which a row that became claimable
+			// again (a reservation expired, a row given back) would wait for a probe.
+			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, true)
+			st.jobs += claimed
+			empty = err == nil && claimed == 0 && !w.returningClaims() && w.returnedClaims() == returned
+		}
 		if status, stop := w.shouldStop(ctx, st, empty); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
@@ -670,7 +678,7 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 }
 
 func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
-	n, err := w.claimAndStart(ctx, jobCtx, 1, nil)
+	n, err := w.claimAndStart(ctx, jobCtx, 1, nil, false)
 	w.wg.Wait()
 	return n > 0, err
 }
@@ -678,7 +686,7 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
 // again from the first queue), and starts each one. Up to maxParallelClaims claims run at once, so that
 // with several free slots the claim transactions overlap instead of queueing one commit behind another.
-func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused map[string]bool) (int, error) {
+func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused map[string]bool, whole bool) (int, error) {
 	total := 0
 	var firstErr error
 	for _, q := range w.cfg.Queues {
@@ -688,7 +696,7 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused ma
 		if paused[q] {
 			continue
 		}
-		jobs, err := w.claimParallel(ctx, q, limit-total)
+		jobs, err := w.claimParallel(ctx, q, limit-total, whole)
 		for _, j := range jobs {
 			if j.Queue == "" {
 				j.Queue = q
@@ -721,7 +729,7 @@ const maxParallelClaims = 8
 
 // claimParallel claims up to limit jobs from one queue with up to maxParallelClaims claims at once,
 // fewer while claims are slow (see claimLimiter).
-func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]*laravel.Job, error) {
+func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, whole bool) ([]*laravel.Job, error) {
 	// A claim is not interrupted by the stop signal: a transaction cancelled at its commit may have
 	// committed, and its rows would stay reserved until retry_after. Claimed jobs that arrive after the
 	// signal are handed back by start.
@@ -746,7 +754,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int) ([]
 		}
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
-			Limit: n, ExcludeIDs: w.excluded.list(),
+			Limit: n, ExcludeIDs: w.excluded.list(), Whole: whole,
 		})
 		jobs = w.dropLeft(ctx, jobs)
 		took := time.Since(start)
