@@ -3,6 +3,7 @@ package laravel_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,6 +239,52 @@ func TestBatchPrefetchReturned(t *testing.T) {
 		}
 		if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != j.ID {
 			t.Fatalf("rows after the grouped delete: %+v", rows)
+		}
+	})
+}
+
+// TestGroupedDeleteFencesEveryClaim deletes twelve rows claimed one by one, each claim its own
+// (attempts, reserved_at), three of them since taken over by another worker and one claimed again
+// with the same attempts: exactly those four are reported lost and stay.
+func TestGroupedDeleteFencesEveryClaim(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{})
+		const n = 12
+		for i := range n {
+			s.Push(t, "default", t0, t0, i)
+		}
+		var jobs []*laravel.Job
+		for i := range n {
+			jobs = append(jobs, s.Claim(t, s.Queue, "default", t0+int64(i), 90))
+		}
+		other := s.NewQueue(t, queuetest.Open(t, s.Params))
+		taken, err := other.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: "default", Now: t0 + 200, RetryAfter: 90, Limit: 3})
+		if err != nil || len(taken) != 3 {
+			t.Fatalf("take over 3 expired claims: %d, %v", len(taken), err)
+		}
+		// Another claim of the sixth row after a return (attempts undone): only reserved_at tells.
+		c := s.Conn
+		q := queuetest.Rebind(c, "update "+queuetest.Q(c, c.Tables().Jobs)+" set reserved_at = ? where id = ?")
+		if _, err := queuetest.DB(c).Exec(q, t0+300, jobs[5].ID); err != nil {
+			t.Fatal(err)
+		}
+		lost, err := s.Queue.(laravel.JobDeleteManyer).JobDeleteMany(context.Background(), jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []*laravel.Job{jobs[0], jobs[1], jobs[2], jobs[5]}
+		if !slices.Equal(lost, want) {
+			t.Fatalf("JobDeleteMany lost %d claims, want the 3 taken over and the sixth", len(lost))
+		}
+		rows := s.Rows(t)
+		if len(rows) != len(want) {
+			t.Fatalf("%d rows left, want %d", len(rows), len(want))
+		}
+		for i, r := range rows {
+			if r.ID != want[i].ID {
+				t.Fatalf("row %d left, want %d", r.ID, want[i].ID)
+			}
 		}
 	})
 }
