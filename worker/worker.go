@@ -740,17 +740,16 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		err  error
 		took time.Duration
 	}
-	var gate chan struct{} // set below where the claims of other workers of this process count too
+	var gate *claimGate // set below where the claims of other workers count too
 	claim := func(n int) result {
 		start := time.Now()
 		if gate != nil {
-			select {
-			case gate <- struct{}{}:
-				defer func() { <-gate }()
-			case <-ctx.Done():
-				err := fmt.Errorf("wait for one of the %d claims this process's workers run at once on queue %q: %w", cap(gate), queue, ctx.Err())
+			leave, err := gate.enter(ctx)
+			if err != nil {
+				err = fmt.Errorf("wait for one of the %d claims the workers on queue %q run at once: %w", maxParallelClaims, queue, err)
 				return result{err: err, took: time.Since(start)}
 			}
+			defer leave()
 		}
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
@@ -777,7 +776,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		parallel = w.claims.parallel(limit)
 		if cs, ok := w.queue.(laravel.ClaimScoper); ok {
 			if scope := cs.ClaimScope(queue); scope != "" {
-				gate = claimGate(scope)
+				gate = claimGateFor(scope)
 			}
 		}
 	}
