@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	self, _ := os.Executable()
 	workBinary := fs.String("work-binary", self, "the artisan-go binary whose queue:work runs as separate processes in rows of their own (empty: no such rows)")
 	workConcurrency := fs.Int("work-concurrency", 128, "also run the queue:work row at this --concurrency (0: only at its defaults)")
+	workStrategy := fs.String("work-strategy", "", "the --strategy of the queue:work rows (empty: the command chooses)")
 	peersDir := fs.String("peers-dir", "internal/bench/peers", "River's Go module and graphile-worker's npm package, for --peers")
 	peerWorkers := fs.String("peers-workers", "1,4", "worker counts of the peers' rows (a graphile-worker process holds up to 25 connections; PostgreSQL allows 100 by default)")
 	peersOn := fs.Bool("peers", false, "on PostgreSQL, add rows of River and graphile-worker burning down the same jobs (needs go and node; see --peers-dir)")
@@ -80,7 +82,10 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, ServerVersion: *serverVersion, Timeout: *timeout,
-		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, LongTx: *longTx, PHPProducers: *producers,
+		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, WorkStrategy: *workStrategy, LongTx: *longTx, PHPProducers: *producers,
+	}
+	if *workStrategy != "" && !slices.Contains(laravel.Strategies(), *workStrategy) {
+		return fail(fmt.Errorf("--work-strategy %q: use one of %s", *workStrategy, strings.Join(laravel.Strategies(), ", ")))
 	}
 	if *peersOn {
 		p.PeersDir = *peersDir

@@ -101,6 +101,29 @@ func TestQueueBenchWorkRows(t *testing.T) {
 	}
 }
 
+// TestQueueBenchWorkStrategy runs the queue:work row with --work-strategy delete-mark on MariaDB, two
+// processes whose single-row claims share the host's bound: every job ran once, with the strategy
+// asked for.
+func TestQueueBenchWorkStrategy(t *testing.T) {
+	my := testenv.MySQL(t)
+	bin := filepath.Join(t.TempDir(), "artisan-go")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/artisan-go").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	r := runBench(t, "--db", "mysql", "--mysql-dsn", my.DSN, "--jobs", "300", "--workers", "2", "--strategies", "none",
+		"--bare=false", "--work-binary", bin, "--work-concurrency", "0", "--work-strategy", "delete-mark")
+	if len(r.Rows) != 1 {
+		t.Fatalf("%d rows, want the queue:work row only", len(r.Rows))
+	}
+	row := r.Rows[0]
+	if row.Strategy != "queue:work --strategy delete-mark" || !strings.HasPrefix(row.Note, "strategy delete-mark,") {
+		t.Fatalf("row %q (%s), want queue:work with delete-mark", row.Strategy, row.Note)
+	}
+	if row.Error != "" || row.Lost != 0 || row.Executions != 300 || row.LeftInTable != 0 {
+		t.Errorf("row %+v: want 300 executions, 0 lost, nothing left", row)
+	}
+}
+
 // TestQueueBenchPeers runs River and graphile-worker from internal/bench/peers on PostgreSQL beside the
 // batch strategy: each peer ran every job once on the common clock.
 func TestQueueBenchPeers(t *testing.T) {

@@ -72,6 +72,8 @@ type Params struct {
 	WorkBinary string
 	// WorkConcurrency adds a second queue:work row at this --concurrency; 0 leaves it out.
 	WorkConcurrency int
+	// WorkStrategy is the --strategy of the queue:work rows; empty lets the command choose.
+	WorkStrategy string
 	// PHPProducers, with Rate, dispatches the jobs from this many processes of the Laravel application
 	// instead of from the bench, each at its share of the rate.
 	PHPProducers int
@@ -169,9 +171,9 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 				}
 			}
 			if p.WorkBinary != "" {
-				rows = append(rows, env.run(ctx, WorkRowName(0), w))
+				rows = append(rows, env.run(ctx, WorkRowName(p.WorkStrategy, 0), w))
 				if p.WorkConcurrency > 0 {
-					rows = append(rows, env.run(ctx, WorkRowName(p.WorkConcurrency), w))
+					rows = append(rows, env.run(ctx, WorkRowName(p.WorkStrategy, p.WorkConcurrency), w))
 				}
 			}
 			for _, s := range p.Strategies {

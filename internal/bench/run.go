@@ -51,9 +51,9 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		drain = e.drainBare(workers, false)
 	case RowBarePK:
 		drain = e.drainBare(workers, true)
-	case WorkRowName(0):
+	case WorkRowName(e.p.WorkStrategy, 0):
 		drain = e.drainWork(workers, 0)
-	case WorkRowName(e.p.WorkConcurrency):
+	case WorkRowName(e.p.WorkStrategy, e.p.WorkConcurrency):
 		drain = e.drainWork(workers, e.p.WorkConcurrency)
 	default:
 		drain = e.drainGo(name, workers)

@@ -13,15 +13,20 @@ import (
 )
 
 // RowWork is the row of the real `artisan-go queue:work` command run as separate processes; with a
-// --concurrency the row's name carries it (see WorkRowName).
+// --strategy or a --concurrency the row's name carries them (see WorkRowName).
 const RowWork = "queue:work"
 
-// WorkRowName names the queue:work row at a concurrency; 0 is the command's defaults.
-func WorkRowName(concurrency int) string {
-	if concurrency <= 0 {
-		return RowWork
+// WorkRowName names the queue:work row of a strategy at a concurrency; "" and 0 are the command's
+// defaults.
+func WorkRowName(strategy string, concurrency int) string {
+	name := RowWork
+	if strategy != "" {
+		name += " --strategy " + strategy
 	}
-	return fmt.Sprintf("%s --concurrency %d", RowWork, concurrency)
+	if concurrency > 0 {
+		name += fmt.Sprintf(" --concurrency %d", concurrency)
+	}
+	return name
 }
 
 // workRouteConfig routes the bench's jobs to the builtin no-op handler, the only thing the stock
@@ -37,7 +42,8 @@ var (
 
 // drainWork runs n `artisan-go queue:work database` processes of Params.WorkBinary, as a user runs
 // them: the application's .env, a configuration that only routes App\Jobs\Noop to the builtin no-op
-// handler, and every other setting at its default (with concurrency > 0, --concurrency). Their logs go
+// handler, and every other setting at its default (with concurrency > 0, --concurrency; with
+// Params.WorkStrategy, --strategy). Their logs go
 // to files, as under a supervisor. They are stopped with SIGTERM once the table is drained; the
 // executions are the jobs each process reports processed (or lost) when it stops, and the peak RSS is
 // summed.
@@ -62,6 +68,9 @@ func (e *env) drainWork(n, concurrency int) drainer {
 			args := []string{"queue:work", "database", "--env-file", filepath.Join(dir, ".env"), "--config", cfg}
 			if concurrency > 0 {
 				args = append(args, "--concurrency", strconv.Itoa(concurrency))
+			}
+			if e.p.WorkStrategy != "" {
+				args = append(args, "--strategy", e.p.WorkStrategy)
 			}
 			cmd := exec.CommandContext(ctx, e.p.WorkBinary, args...)
 			// The bench's own DSN wins over the .env's parts: it may name a schema or file options. The
