@@ -12,17 +12,17 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // hostSlots extends a claim bound to the other processes of the host: one lock file per claim that may
 // run at once, of which a claim holds one (flock, which the kernel releases when a process dies). A
 // process keeps one descriptor per file; flock does not exclude two holders of one descriptor, so held
-// marks the files this process's claims hold.
+// marks the files this process's claims hold or wait for.
 type hostSlots struct {
 	mu    sync.Mutex
 	files []*os.File
-	held  []bool
+	held  []bool        // held or waited on by a claim of this process
+	freed chan struct{} // closed when a slot of this process is freed
 }
 
 // openHostSlots opens the n lock files of scope in the temporary directory, or returns nil when it
@@ -30,7 +30,7 @@ type hostSlots struct {
 // all flock needs, so that processes of other users can share them.
 func openHostSlots(scope string, n int) *hostSlots {
 	sum := sha256.Sum256([]byte(scope))
-	h := &hostSlots{held: make([]bool, n)}
+	h := &hostSlots{held: make([]bool, n), freed: make(chan struct{})}
 	for i := range n {
 		name := filepath.Join(os.TempDir(), fmt.Sprintf("artisan-go-claims-%s-%d.lock", hex.EncodeToString(sum[:12]), i))
 		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
@@ -45,21 +45,67 @@ func openHostSlots(scope string, n int) *hostSlots {
 	return h
 }
 
-// acquire takes a slot no other process holds, waiting up to ctx, and returns its release.
+// acquire takes a slot no other process holds, waiting up to ctx, and returns its release. When every
+// slot this process does not hold is taken, it waits in flock on one of them, at random, so that a slot
+// freed by another process passes to a waiter at once.
 func (h *hostSlots) acquire(ctx context.Context) (func(), error) {
-	wait := 50 * time.Microsecond
 	for {
+		h.mu.Lock()
+		freed := h.freed
+		h.mu.Unlock()
 		if release := h.try(); release != nil {
 			return release, nil
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		i := h.reserve()
+		if i >= 0 {
+			return h.wait(ctx, i)
 		}
-		wait = min(2*wait, 2*time.Millisecond)
+		// Every slot is held or waited on by this process (more claims than slots): wait for one.
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// wait waits in flock for slot i, reserved by this caller, until ctx ends. A slot this process frees
+// meanwhile is taken instead, and slot i is then freed as soon as it comes, as when ctx ends.
+func (h *hostSlots) wait(ctx context.Context, i int) (func(), error) {
+	fd := int(h.files[i].Fd())
+	got := make(chan error, 1)
+	go func() { got <- flockWait(fd) }()
+	abandon := func() { go func() { h.free(i, fd, <-got == nil) }() }
+	for {
+		h.mu.Lock()
+		freed := h.freed
+		h.mu.Unlock()
+		select {
+		case err := <-got:
+			if err != nil {
+				h.free(i, fd, false)
+				return nil, err
+			}
+			return func() { h.free(i, fd, true) }, nil
+		case <-freed:
+			if release := h.try(); release != nil {
+				abandon()
+				return release, nil
+			}
+		case <-ctx.Done():
+			abandon()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// flockWait waits for the exclusive lock of fd.
+func flockWait(fd int) error {
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
 	}
 }
 
@@ -79,12 +125,35 @@ func (h *hostSlots) try() func() {
 			continue
 		}
 		h.held[i] = true
-		return func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			_ = syscall.Flock(fd, syscall.LOCK_UN)
-			h.held[i] = false
-		}
+		return func() { h.free(i, fd, true) }
 	}
 	return nil
+}
+
+// reserve marks a slot this process neither holds nor waits on, at random, as waited on, and returns
+// it, or -1.
+func (h *hostSlots) reserve() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.files)
+	start := rand.IntN(n)
+	for k := range n {
+		if i := (start + k) % n; !h.held[i] {
+			h.held[i] = true
+			return i
+		}
+	}
+	return -1
+}
+
+// free unlocks slot i (when locked) and lets a waiter of this process try again.
+func (h *hostSlots) free(i, fd int, locked bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if locked {
+		_ = syscall.Flock(fd, syscall.LOCK_UN)
+	}
+	h.held[i] = false
+	close(h.freed)
+	h.freed = make(chan struct{})
 }
