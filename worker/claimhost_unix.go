@@ -25,14 +25,19 @@ type hostSlots struct {
 	freed chan struct{} // closed when a slot of this process is freed
 }
 
-// openHostSlots opens the n lock files of scope in the temporary directory, or returns nil when it
-// cannot (the bound then holds within the process only). The files are opened for reading, which is
-// all flock needs, so that processes of other users can share them.
+// openHostSlots opens the n lock files of scope in the directory artisan-go-claims of the temporary
+// directory, or returns nil when it cannot (the bound then holds within the process only). The
+// directory is writable by every user, as the temporary directory is, and the files are opened for
+// reading, which is all flock needs, so that processes of other users share them too.
 func openHostSlots(scope string, n int) *hostSlots {
+	dir := filepath.Join(os.TempDir(), "artisan-go-claims")
+	if err := os.Mkdir(dir, 0o777); err == nil {
+		_ = os.Chmod(dir, 0o777|os.ModeSticky)
+	}
 	sum := sha256.Sum256([]byte(scope))
 	h := &hostSlots{held: make([]bool, n), freed: make(chan struct{})}
 	for i := range n {
-		name := filepath.Join(os.TempDir(), fmt.Sprintf("artisan-go-claims-%s-%d.lock", hex.EncodeToString(sum[:12]), i))
+		name := filepath.Join(dir, fmt.Sprintf("%s-%d.lock", hex.EncodeToString(sum[:12]), i))
 		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			for _, f := range h.files {
