@@ -119,7 +119,7 @@ type capabilities struct {
 	// MaxAttempts is the largest value Laravel's attempts column holds.
 	MaxAttempts int
 	// BoundClaims: claims running at once from many workers on one queue cost the server more than
-	// they bring, so the workers of a process share one bound on them (see ClaimScope).
+	// they bring, so the workers of a host share one bound on them (see ClaimScope).
 	BoundClaims bool
 }
 

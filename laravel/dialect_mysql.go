@@ -79,7 +79,7 @@ func (mysqlDialect) capabilities(engine, lock string) capabilities {
 		TypedIntegers:   true,
 		ClaimIsolation:  sql.LevelReadCommitted,
 		// 16 workers of 8 single-row claims each spent a quarter of MariaDB's CPU in InnoDB's spin
-		// waits and ran below one worker's rate; PostgreSQL lost up to a quarter under the same bound.
+		// waits and ran below one worker's rate.
 		BoundClaims: true,
 		MaxAttempts: 255, // tinyint unsigned
 	}

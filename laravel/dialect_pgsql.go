@@ -114,7 +114,10 @@ func (pgsqlDialect) capabilities(engine, lock string) capabilities {
 		RowLocks:        true,
 		TypedIntegers:   true,
 		ClaimIsolation:  sql.LevelDefault,
-		MaxAttempts:     32767, // smallint
+		// 16 queue:work processes of optimistic claims at their defaults ran 321 jobs/s where one
+		// ran 3,679, and 2,360 under the bound; 16 workers of 8 claims in one process about the same.
+		BoundClaims: true,
+		MaxAttempts: 32767, // smallint
 	}
 }
 

@@ -135,8 +135,8 @@ type ClaimScoper interface {
 }
 
 // ClaimScope names the rows a claim of queue competes for: the queue of one jobs table, on one server
-// and database. It is "" where claims need no shared bound (PostgreSQL, and SQLite, which claims one at
-// a time).
+// and database. It is "" where claims need no shared bound (SQLite, where claims take the one write
+// lock in turn).
 func (f *Fenced) ClaimScope(queue string) string {
 	if !f.C.caps.BoundClaims {
 		return ""

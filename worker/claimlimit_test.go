@@ -124,8 +124,9 @@ func (q inFlight) ClaimScope(queue string) string {
 }
 
 // TestWorkersOfOneProcessShareTheClaimBound runs four workers of 8 slots in one process, each on its
-// own connection, over one queue: where the server's claims are bounded (MySQL and MariaDB), no more
-// than maxParallelClaims claims run at once between them, and every job still runs once.
+// own connection, over one queue: where the server's claims are bounded (MySQL, MariaDB and
+// PostgreSQL), no more than maxParallelClaims claims run at once between them, and every job still
+// runs once.
 func TestWorkersOfOneProcessShareTheClaimBound(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
