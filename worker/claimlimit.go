@@ -21,7 +21,7 @@ import (
 // (maxParallelClaims), within a process through tokens and across processes through lock files. Without
 // it, each worker's limit settled above what the server took without queueing: 16 workers of 8 claims
 // in one process ran every single-row strategy on MariaDB below the rate of one worker, and 16
-// `queue:work` processes of delete-mark at their defaults ran 1,775–3,786 jobs/s where one ran 22,000.
+// `queue:work` processes of delete-mark at their defaults ran 1,112–3,786 jobs/s where one ran 22,000.
 
 // claimGates holds a claimGate per claim scope (see laravel.ClaimScoper).
 var (
