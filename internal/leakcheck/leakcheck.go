@@ -12,9 +12,19 @@ import (
 )
 
 // Main runs the package's tests and then fails if goroutines other than the runtime's are left. It
-// waits a little for goroutines that are on their way out, as a closed pool's are.
+// waits a little for goroutines that are on their way out, as a closed pool's are. The tests, and the
+// processes they start, get a temporary directory of their own (TMPDIR), removed afterwards: what they
+// leave there goes with it, the lock files of the claim bounds that workers share on a host among it.
 func Main(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	dir, err := os.MkdirTemp("", "artisan-go-test-")
+	if err == nil {
+		err = os.Setenv("TMPDIR", dir)
+	}
+	code := Run(m)
+	if err == nil {
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 // Run is Main for a TestMain with work of its own after the tests: it runs them and returns the exit
