@@ -55,15 +55,12 @@ func openHostSlots(scope string, n int) *hostSlots {
 // freed by another process passes to a waiter at once.
 func (h *hostSlots) acquire(ctx context.Context) (func(), error) {
 	for {
-		h.mu.Lock()
-		freed := h.freed
-		h.mu.Unlock()
+		freed := h.freedNow() // before trying: a slot freed after the try wakes the wait
 		if release := h.try(); release != nil {
 			return release, nil
 		}
-		i := h.reserve()
-		if i >= 0 {
-			return h.wait(ctx, i)
+		if i := h.reserve(); i >= 0 {
+			return h.wait(ctx, i, freed)
 		}
 		// Every slot is held or waited on by this process (more claims than slots): wait for one.
 		select {
@@ -75,16 +72,14 @@ func (h *hostSlots) acquire(ctx context.Context) (func(), error) {
 }
 
 // wait waits in flock for slot i, reserved by this caller, until ctx ends. A slot this process frees
-// meanwhile is taken instead, and slot i is then freed as soon as it comes, as when ctx ends.
-func (h *hostSlots) wait(ctx context.Context, i int) (func(), error) {
+// meanwhile (freed is closed) is taken instead, and slot i is then freed as soon as it comes, as when
+// ctx ends.
+func (h *hostSlots) wait(ctx context.Context, i int, freed <-chan struct{}) (func(), error) {
 	fd := int(h.files[i].Fd())
 	got := make(chan error, 1)
 	go func() { got <- flockWait(fd) }()
 	abandon := func() { go func() { h.free(i, fd, <-got == nil) }() }
 	for {
-		h.mu.Lock()
-		freed := h.freed
-		h.mu.Unlock()
 		select {
 		case err := <-got:
 			if err != nil {
@@ -93,6 +88,7 @@ func (h *hostSlots) wait(ctx context.Context, i int) (func(), error) {
 			}
 			return func() { h.free(i, fd, true) }, nil
 		case <-freed:
+			freed = h.freedNow()
 			if release := h.try(); release != nil {
 				abandon()
 				return release, nil
@@ -102,6 +98,13 @@ func (h *hostSlots) wait(ctx context.Context, i int) (func(), error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// freedNow returns the channel the next free of a slot of this process closes.
+func (h *hostSlots) freedNow() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.freed
 }
 
 // flockWait waits for the exclusive lock of fd.
