@@ -127,8 +127,8 @@ type ParallelClaimer interface {
 	ClaimsInParallel() bool
 }
 
-// ClaimScoper is implemented by queues that can name what their claims compete for. Workers of one
-// process whose claims share a scope share one bound on the claims they run at once; an empty scope
+// ClaimScoper is implemented by queues that can name what their claims compete for. The workers of a
+// host whose claims share a scope share one bound on the claims they run at once; an empty scope
 // shares none.
 type ClaimScoper interface {
 	ClaimScope(queue string) string
