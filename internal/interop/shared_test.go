@@ -66,13 +66,32 @@ func drainTogether(t *testing.T, db testenv.Database, strategy string) {
 		time.Sleep(5 * time.Millisecond)
 		return rec.Handle(ctx, job)
 	}))
+	// The PHP workers run as daemons: with --stop-when-empty, a PHP worker whose pop meets "database is
+	// locked" on SQLite takes the failed pop for an empty queue and exits, and if both did so before
+	// their first job, Go's handlers would wait for PHP to the test's deadline. They stop once every
+	// job has run.
 	php := []*phpapp.Worker{
-		s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
-		s.app.StartWorker(ctx, "--queue=shared", "--stop-when-empty", "--sleep=0"),
+		s.app.StartWorker(ctx, "--queue=shared", "--sleep=0"),
+		s.app.StartWorker(ctx, "--queue=shared", "--sleep=0"),
 	}
 	st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"shared"}; c.Concurrency = 2 })
+	uuids := d.UUIDs()
+	if _, err := s.app.WaitLog(ctx, func(e []phpapp.LogEntry) bool {
+		ran := map[string]bool{}
+		for _, x := range e {
+			ran[x.UUID] = true
+		}
+		for _, u := range uuids {
+			if !ran[u] {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		t.Fatalf("not every job ran: %v", err)
+	}
 	for _, w := range php {
-		if err := w.Wait(); err != nil {
+		if err := w.Stop(); err != nil {
 			t.Fatal(err)
 		}
 	}
