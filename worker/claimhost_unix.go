@@ -26,10 +26,10 @@ type hostSlots struct {
 }
 
 // openHostSlots opens the n lock files of scope in the directory artisan-go-claims of the temporary
-// directory, or returns nil when it cannot (the bound then holds within the process only). The
-// directory is writable by every user, as the temporary directory is, and the files are opened for
-// reading, which is all flock needs, so that processes of other users share them too.
-func openHostSlots(scope string, n int) *hostSlots {
+// directory, or says why it cannot (the bound then holds within the process only). The directory is
+// writable by every user, as the temporary directory is, and the files are opened for reading, which
+// is all flock needs, so that processes of other users share them too.
+func openHostSlots(scope string, n int) (*hostSlots, error) {
 	dir := filepath.Join(os.TempDir(), "artisan-go-claims")
 	if err := os.Mkdir(dir, 0o777); err == nil {
 		_ = os.Chmod(dir, 0o777|os.ModeSticky)
@@ -43,11 +43,11 @@ func openHostSlots(scope string, n int) *hostSlots {
 			for _, f := range h.files {
 				f.Close()
 			}
-			return nil
+			return nil, err
 		}
 		h.files = append(h.files, f)
 	}
-	return h
+	return h, nil
 }
 
 // acquire takes a slot no other process holds, waiting up to ctx, and returns its release. When every

@@ -4,6 +4,11 @@ package worker
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +21,10 @@ import (
 func TestHostSlotsAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	scope := testenv.Name("hostslots")
-	a, b := openHostSlots(scope, 2), openHostSlots(scope, 2)
-	if a == nil || b == nil {
-		t.Fatal("could not open the lock files in the temporary directory")
+	a, errA := openHostSlots(scope, 2)
+	b, errB := openHostSlots(scope, 2)
+	if errA != nil || errB != nil {
+		t.Fatalf("open the lock files in the temporary directory: %v, %v", errA, errB)
 	}
 	ctx := context.Background()
 	releaseA1, err := a.acquire(ctx)
@@ -64,4 +70,60 @@ func TestHostSlotsAcrossProcesses(t *testing.T) {
 			r()
 		}
 	}
+}
+
+// TestClaimBoundWithoutLockFilesWarns points the temporary directory at a file, where no lock file can
+// be made: the worker says so once, naming the fix, and runs every job with the bound of its process.
+func TestClaimBoundWithoutLockFilesWarns(t *testing.T) {
+	// Not parallel: it sets TMPDIR for the process.
+	file := filepath.Join(t.TempDir(), "not-a-directory")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newStrategyFixture(t, testenv.Apart(t, testenv.Postgres(t)), "delete-mark")
+	t.Setenv("TMPDIR", file)
+	seen := f.countRuns(jobClass)
+	const jobs = 40
+	for range jobs {
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+	}
+	var log lockedLog
+	for range 2 {
+		cfg := Defaults()
+		cfg.Concurrency, cfg.StopWhenEmpty, cfg.Timeout = 8, true, 0
+		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now,
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen.wantEachOnce(t, jobs)
+	out := log.String()
+	if n := strings.Count(out, "lock files cannot be opened"); n != 1 {
+		t.Fatalf("the warning was logged %d times, want once per process and scope:\n%s", n, out)
+	}
+	if !strings.Contains(out, "TMPDIR") || !strings.Contains(out, "not a directory") {
+		t.Fatalf("the warning names neither the fix nor the cause:\n%s", out)
+	}
+}
+
+// lockedLog is a log destination safe for concurrent writes and a read.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

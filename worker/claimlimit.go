@@ -30,22 +30,25 @@ var (
 )
 
 // claimGate is the bound shared by the claims of one scope: a token of this process, and a slot of
-// the host while the files for it could be opened.
+// the host while the files for it could be opened (hostErr says why they could not).
 type claimGate struct {
-	tokens chan struct{}
-	host   *hostSlots
+	tokens  chan struct{}
+	host    *hostSlots
+	hostErr error
 }
 
-// claimGateFor returns the bound of one scope.
-func claimGateFor(scope string) *claimGate {
+// claimGateFor returns the bound of one scope, and whether this call made it.
+func claimGateFor(scope string) (g *claimGate, made bool) {
 	claimGatesMu.Lock()
 	defer claimGatesMu.Unlock()
-	g := claimGates[scope]
+	g = claimGates[scope]
 	if g == nil {
-		g = &claimGate{tokens: make(chan struct{}, maxParallelClaims), host: openHostSlots(scope, maxParallelClaims)}
+		g = &claimGate{tokens: make(chan struct{}, maxParallelClaims)}
+		g.host, g.hostErr = openHostSlots(scope, maxParallelClaims)
 		claimGates[scope] = g
+		made = true
 	}
-	return g
+	return g, made
 }
 
 // enter waits for a token and a slot, or for ctx, and returns what leaves them.

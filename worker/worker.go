@@ -776,7 +776,11 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		parallel = w.claims.parallel(limit)
 		if cs, ok := w.queue.(laravel.ClaimScoper); ok {
 			if scope := cs.ClaimScope(queue); scope != "" {
-				gate = claimGateFor(scope)
+				var made bool
+				if gate, made = claimGateFor(scope); made && gate.hostErr != nil {
+					w.log.Warn("the claim bound holds within this process only: its lock files cannot be opened, so claims of other processes on this queue are not counted with this one's; make the directory writable, or point TMPDIR at a writable directory",
+						"queue", queue, "error", gate.hostErr)
+				}
 			}
 		}
 	}
