@@ -281,14 +281,19 @@ type protocol struct {
 	claims  []claimSample
 }
 
-// claimSample is one claim call: when it ended, since the protocol's start, and how long it took.
+// claimSample is one timed call (a claim, an insert): when it began, since the protocol's start, and
+// how long it took.
 type claimSample struct{ at, took time.Duration }
+
+// overlaps reports whether the call ran during any part of [from, to): a call that spans a whole window
+// counts in it, so that a stall longer than the window shows there rather than in no window at all.
+func (s claimSample) overlaps(from, to time.Duration) bool { return s.at < to && s.at+s.took >= from }
 
 // claimTimer is a worker.Observer that records every claim call's duration on the protocol.
 type claimTimer struct{ proto *protocol }
 
 func (c claimTimer) Claimed(_ string, _ int, took time.Duration, _ error) {
-	at := time.Since(c.proto.start)
+	at := time.Since(c.proto.start) - took
 	c.proto.claimMu.Lock()
 	c.proto.claims = append(c.proto.claims, claimSample{at: at, took: took})
 	c.proto.claimMu.Unlock()

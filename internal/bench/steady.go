@@ -18,12 +18,13 @@ type Steady struct {
 	P99LastMS     float64 `json:"p99_last_ms"`
 	DepthFirst    int64   `json:"depth_first"` // most unfinished jobs seen in the window
 	DepthLast     int64   `json:"depth_last"`
-	// ClaimP99FirstMS and ClaimP99LastMS are the p99 of the claim calls' durations in each window, for
-	// the rows whose workers run in the bench process (-1 for the others).
+	// ClaimP99FirstMS and ClaimP99LastMS are the p99 of the durations of the claim calls that ran in
+	// each window, for the rows whose workers run in the bench process (-1 for the others). A call
+	// counts in every window it overlaps: a claim stalled across a whole window is that window's.
 	ClaimP99FirstMS float64 `json:"claim_p99_first_ms"`
 	ClaimP99LastMS  float64 `json:"claim_p99_last_ms"`
-	// InsertMaxFirstMS and InsertMaxLastMS are the longest insert of the bench's own producer in each
-	// window (-1 with PHP producers): a job is available, and its wait counted, only once its insert
+	// InsertMaxFirstMS and InsertMaxLastMS are the longest insert of the bench's own producer that ran
+	// in each window (-1 with PHP producers): a job is available, and its wait counted, only once its insert
 	// returns, so an insert that stalls holds back the jobs behind it and they then arrive together.
 	InsertMaxFirstMS float64 `json:"insert_max_first_ms"`
 	InsertMaxLastMS  float64 `json:"insert_max_last_ms"`
@@ -138,20 +139,20 @@ func (e *env) steadyFigures(proto *protocol, pr *producer, depth *depthSampler, 
 	lt.InsertMaxFirstMS, lt.InsertMaxLastMS = -1, -1
 	for _, s := range pr.pushes {
 		ms := float64(s.took) / 1e6
-		switch {
-		case s.at < w:
+		if s.overlaps(0, w) {
 			lt.InsertMaxFirstMS = max(lt.InsertMaxFirstMS, ms)
-		case s.at >= total-w && s.at < total:
+		}
+		if s.overlaps(total-w, total) {
 			lt.InsertMaxLastMS = max(lt.InsertMaxLastMS, ms)
 		}
 	}
 	early, late = early[:0], late[:0]
 	proto.claimMu.Lock()
 	for _, c := range proto.claims {
-		switch {
-		case c.at < w:
+		if c.overlaps(0, w) {
 			early = append(early, float64(c.took)/1e6)
-		case c.at >= total-w && c.at < total:
+		}
+		if c.overlaps(total-w, total) {
 			late = append(late, float64(c.took)/1e6)
 		}
 	}
