@@ -50,6 +50,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	peerWorkers := fs.String("peers-workers", "1,4", "worker counts of the peers' rows (a graphile-worker process holds up to 25 connections; PostgreSQL allows 100 by default)")
 	peersOn := fs.Bool("peers", false, "on PostgreSQL, add rows of River and graphile-worker burning down the same jobs (needs go and node; see --peers-dir)")
 	producers := fs.Int("php-producers", 0, "with --rate: dispatch from this many php artisan processes of --php-app instead of from the bench")
+	appWrites := fs.Bool("app-writes", false, "time the application's own writes beside each row: a php artisan process of --php-app inserting a row every 10 ms")
 	longTx := fs.Bool("long-tx", false, "hold a REPEATABLE READ snapshot open beside each row (with --rate) and compare the row's first and last minute")
 	bare := fs.Bool("bare", true, "add a bare batched claim+delete SQL loop row per worker count (the ceiling)")
 	rate := fs.Float64("rate", 0, "enqueue at this many jobs/s while the workers drain (0: enqueue all first)")
@@ -82,7 +83,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	p := bench.Params{
 		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, ServerVersion: *serverVersion, Timeout: *timeout,
-		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, WorkStrategy: *workStrategy, LongTx: *longTx, PHPProducers: *producers,
+		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, WorkStrategy: *workStrategy, LongTx: *longTx, PHPProducers: *producers, AppWrites: *appWrites,
 	}
 	if *workStrategy != "" && !slices.Contains(laravel.Strategies(), *workStrategy) {
 		return fail(fmt.Errorf("--work-strategy %q: use one of %s", *workStrategy, strings.Join(laravel.Strategies(), ", ")))

@@ -236,3 +236,38 @@ func TestQueueBenchSteady(t *testing.T) {
 		t.Fatalf("steady figures %+v: want pickup and insert times in both windows, and claim times", st)
 	}
 }
+
+// TestQueueBenchAppWrites times the Laravel application's own inserts beside a row on SQLite; with
+// no application to run, the row says which flag to fix.
+func TestQueueBenchAppWrites(t *testing.T) {
+	t.Parallel()
+	lite := testenv.SQLite(t)
+	if _, err := exec.LookPath("php"); err != nil {
+		testenv.Missing(t, "php is not on PATH: install php-cli (see README, Testing)")
+	}
+	r := runBench(t, "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "20000", "--app-writes", "--php-app", "../testdata/laravel",
+		"--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "")
+	if len(r.Rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(r.Rows))
+	}
+	row := r.Rows[0]
+	if row.Error != "" || row.Lost != 0 || row.Executions != 20000 {
+		t.Fatalf("row %+v: want 20000 executions, none lost", row)
+	}
+	a := row.AppWrites
+	if a == nil || a.Inserts == 0 || a.P50MS <= 0 || a.P99MS < a.P50MS || a.MaxMS < a.P99MS {
+		t.Fatalf("app writes %+v: want inserts timed during the row", a)
+	}
+	var n int
+	if err := lite.Open(t).QueryRow("select count(*) from bench_app_writes").Scan(&n); err != nil || n < a.Inserts {
+		t.Fatalf("bench_app_writes holds %d rows (%v), want at least the %d timed", n, err, a.Inserts)
+	}
+
+	var stdout, stderr bytes.Buffer
+	Do(context.Background(), []string{"queue:bench", "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "10", "--app-writes",
+		"--php-app", t.TempDir(), "--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "", "--format", "json", "--quiet"}, nil, &stdout, &stderr)
+	var bad bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &bad); err != nil || len(bad.Rows) != 1 || !strings.Contains(bad.Rows[0].Error, "--php-app") {
+		t.Fatalf("with no application: %v, rows %+v, stderr %s; want a row whose error names --php-app", err, bad.Rows, stderr.String())
+	}
+}

@@ -77,6 +77,9 @@ type Params struct {
 	// PHPProducers, with Rate, dispatches the jobs from this many processes of the Laravel application
 	// instead of from the bench, each at its share of the rate.
 	PHPProducers int
+	// AppWrites times the application's own writes beside each row: one process of PHPApp inserts a row
+	// into a table of its own every 10 ms while the row drains (Row.AppWrites).
+	AppWrites bool
 	// LongTx holds a REPEATABLE READ snapshot open on its own connection for the whole of each row
 	// (with Rate, a steady churn); Row.Steady then also has the rows waiting for clean-up.
 	LongTx bool
@@ -114,6 +117,8 @@ type Row struct {
 	// Steady has the figures of a row run at a steady rate (Params.Rate), beside a long transaction
 	// with Params.LongTx.
 	Steady *Steady `json:"steady,omitempty"`
+	// AppWrites has the application's inserts beside the row, with Params.AppWrites.
+	AppWrites *AppWrites `json:"app_writes,omitempty"`
 }
 
 // Report is a whole run.

@@ -58,21 +58,29 @@ func (e *env) phpEnv(storage string) ([]string, error) {
 	return env, nil
 }
 
+// artisan returns the Laravel application's directory (Params.PHPApp) and its artisan script.
+func (e *env) artisan() (app, artisan string, err error) {
+	if e.p.PHPApp == "" {
+		return "", "", fmt.Errorf("%w: --php-app is empty: point it at the Laravel application (testdata/laravel)", ErrParams)
+	}
+	if app, err = filepath.Abs(e.p.PHPApp); err != nil {
+		return "", "", err
+	}
+	artisan = filepath.Join(app, "artisan")
+	if _, err := os.Stat(artisan); err != nil {
+		return "", "", fmt.Errorf("%w: %s: %v; point --php-app at the Laravel application (testdata/laravel)", ErrParams, artisan, err)
+	}
+	return app, artisan, nil
+}
+
 // drainPHP runs n `php artisan queue:work database` processes on the table until it is drained, then
 // stops them with SIGTERM as a supervisor would. Their peak RSS is summed.
 func (e *env) drainPHP(n int) drainer {
 	return func(ctx context.Context, proto *protocol, ready func(), stop func() bool) (laravel.ConnStats, float64, error) {
 		var stats laravel.ConnStats
-		if e.p.PHPApp == "" {
-			return stats, 0, fmt.Errorf("%w: --php-app is empty: point it at the Laravel application (testdata/laravel)", ErrParams)
-		}
-		app, err := filepath.Abs(e.p.PHPApp)
+		app, artisan, err := e.artisan()
 		if err != nil {
 			return stats, 0, err
-		}
-		artisan := filepath.Join(app, "artisan")
-		if _, err := os.Stat(artisan); err != nil {
-			return stats, 0, fmt.Errorf("%w: %s: %v; point --php-app at the Laravel application (testdata/laravel)", ErrParams, artisan, err)
 		}
 		storage, env, err := e.appEnvDir("artisan-go-bench-php-")
 		if err != nil {

@@ -38,6 +38,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeSteady(w); err != nil {
 		return err
 	}
+	if err := r.writeAppWrites(w); err != nil {
+		return err
+	}
 	for _, db := range r.databases() {
 		best, php, bare, barePK := r.best(db)
 		if best == nil {
@@ -155,6 +158,27 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// writeAppWrites writes the application's inserts beside each row that timed them.
+func (r *Report) writeAppWrites(w io.Writer) error {
+	var rows []Row
+	for _, row := range r.Rows {
+		if row.AppWrites != nil {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nthe application's writes beside each row: one insert every %v from php artisan, through its default connection\n", appWritesEvery)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "database\tstrategy\tworkers\tinserts\tp50 ms\tp99 ms\tmax ms\t")
+	for _, row := range rows {
+		a := row.AppWrites
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", row.Database, row.Strategy, row.Workers, a.Inserts, a.P50MS, a.P99MS, a.MaxMS)
+	}
+	return tw.Flush()
 }
 
 // writeSteady writes the first and last window of the rows run at a steady rate, one line per row.

@@ -80,8 +80,22 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 			}
 		}()
 	}
+	var app *appWriter
+	if e.p.AppWrites {
+		if app, err = e.startAppWriter(rctx); err != nil {
+			return err
+		}
+		defer func() {
+			if app != nil {
+				app.stop()
+			}
+		}()
+	}
 	ready := func() {
 		proto.start = time.Now()
+		if app != nil {
+			app.record(true)
+		}
 		switch {
 		case e.p.Rate > 0 && e.p.PHPProducers > 0:
 			pr = e.startPHPProducers(rctx, proto)
@@ -119,9 +133,16 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 			return false
 		}
 		finished = time.Since(proto.start)
+		if app != nil {
+			app.record(false)
+		}
 		return true
 	}
 	stats, rss, err := drain(rctx, proto, ready, stop)
+	if app != nil {
+		row.AppWrites = app.stop()
+		app = nil
+	}
 	if depth != nil {
 		depth.close()
 	}

@@ -12,6 +12,7 @@ class Kernel extends ConsoleKernel
         Commands\InteropBatch::class,
         Commands\InteropBenchEnqueue::class,
         Commands\InteropBenchProduce::class,
+        Commands\InteropBenchAppWrites::class,
         Commands\InteropCache::class,
         Commands\InteropScenario::class,
     ];
