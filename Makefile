@@ -51,7 +51,7 @@ demo: ## Run the demo on embedded SQLite
 BENCH := tmp/artisan-go-bench queue:bench --work-binary tmp/artisan-go --format json
 BUILD_BENCH := go build -o tmp/artisan-go ./cmd/artisan-go && go build $(TAGS) -o tmp/artisan-go-bench ./cmd/artisan-go
 
-bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet machine; about 8 minutes)
+bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet machine; about 15 minutes)
 	$(BUILD_BENCH)
 	$(BENCH) --db mysql,pgsql --php --peers --jobs 20000 --workers 1,4,16 --strategies batch > docs/bench-batch.json
 	$(BENCH) --db sqlite --jobs 20000 --workers 1,4,16 --strategies batch > docs/bench-sqlite.json
@@ -60,6 +60,9 @@ bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet mach
 	$(BENCH) --db mysql,pgsql,sqlite --jobs 5000 --workers 1,4,16 --concurrency 8 --batch 1 --strategies delete-mark,delete-retry,optimistic --work-binary "" > docs/bench-others.json
 	for s in delete-mark delete-retry optimistic; do $(BENCH) --db mysql,pgsql --jobs 10000 --workers 1,4,16 --strategies none --bare=false --work-concurrency 0 --work-strategy $$s > docs/bench-work-$$s.json; done
 	$(BENCH) --db mysql,pgsql,sqlite --rate 200 --jobs 2000 --workers 4 --strategies batch,delete-retry --bare=false --work-binary "" > docs/bench-rate.json
+	$(BENCH) --db sqlite --jobs 200000 --workers 1 --strategies batch --work-concurrency 0 --app-writes > docs/bench-app-writes-sqlite.json
+	$(BENCH) --db sqlite --jobs 1000 --workers 1 --strategies none --bare=false --work-binary "" --php --app-writes --timeout 3m > docs/bench-app-writes-sqlite-php.json
+	$(BENCH) --db mysql,pgsql --jobs 20000 --workers 1 --strategies batch --bare=false --php --work-concurrency 0 --app-writes > docs/bench-app-writes.json
 	tmp/artisan-go-bench queue:bench --from docs/bench-batch.json,docs/bench-sqlite.json,docs/bench-others.json --plot docs/bench.svg > /dev/null
 
 # Laravel's own claim (delete-retry) falls behind beside the transaction and its rows run to their
