@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,11 +21,20 @@ type Worker struct {
 	err  error
 }
 
+// orphanMaxTime bounds a PHP worker's life. A test binary that panics (go test's -timeout) runs no
+// cleanup, and a worker started as a daemon with --sleep=0 would poll its database for ever, beside
+// whatever runs next on the machine; longer than go test's default timeout, it stops no test early.
+const orphanMaxTime = 15 * time.Minute
+
 // StartWorker starts `php artisan queue:work database args...` (for example "--queue=high,default",
 // "--stop-when-empty", "--sleep=0") in the background. The test fails if it cannot start; the
-// worker is stopped when the test ends.
+// worker is stopped when the test ends, and stops itself after orphanMaxTime unless args give a
+// --max-time.
 func (a *App) StartWorker(ctx context.Context, args ...string) *Worker {
 	a.t.Helper()
+	if !slices.ContainsFunc(args, func(s string) bool { return strings.HasPrefix(s, "--max-time") }) {
+		args = append(slices.Clip(args), fmt.Sprintf("--max-time=%d", int(orphanMaxTime/time.Second)))
+	}
 	w := &Worker{done: make(chan struct{})}
 	w.cmd = a.command(ctx, append([]string{"queue:work", "database"}, args...)...)
 	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
