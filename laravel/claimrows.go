@@ -120,8 +120,19 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 	return b.String(), args
 }
 
-// claim reserves up to limit available rows of p.Queue, in id order.
+// claim reserves up to limit available rows of p.Queue, in id order. A claim that comes back empty
+// may probe below its bound (see idFloors.probe); when the probe lowers the bound, it claims once more.
 func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
+	jobs, lowered, err := r.claimOnce(ctx, p, exclude, limit, true)
+	if err == nil && lowered {
+		jobs, _, err = r.claimOnce(ctx, p, exclude, limit, false)
+	}
+	return jobs, err
+}
+
+// claimOnce is one claim from the bound; with probe, an empty one probes below the bound and reports
+// whether it was lowered.
+func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude []int64, limit int, probe bool) ([]*Job, bool, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	if p.Whole {
@@ -150,13 +161,14 @@ func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
-	if c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, exclude) }) {
-		return r.claim(ctx, p, exclude, limit) // the probe found a row below the bound
+	if !probe {
+		return jobs, false, nil
 	}
-	return jobs, nil
+	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, exclude) })
+	return jobs, lowered, nil
 }
 
 // canDeleteAndClaim reports whether deleteAndClaim can run on this server: everywhere a claim is one

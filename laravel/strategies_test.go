@@ -169,6 +169,34 @@ func TestFloorStrandsNothing(t *testing.T) {
 	}
 }
 
+// claimDeleting claims up to 50 rows of the default queue at now and deletes them.
+func claimDeleting(t *testing.T, q laravel.Queue, now int64) []*laravel.Job {
+	t.Helper()
+	ctx := context.Background()
+	jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := q.JobDelete(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return jobs
+}
+
+// drainFloorQueue claims and deletes the 150 rows of floorQueue available at t0.
+func drainFloorQueue(t *testing.T, q laravel.Queue) {
+	t.Helper()
+	for n := 0; n < 150; {
+		jobs := claimDeleting(t, q, t0)
+		if len(jobs) == 0 {
+			t.Fatalf("queue empty after %d of 150 jobs", n)
+		}
+		n += len(jobs)
+	}
+}
+
 // TestFloorProbeOnEmptyClaim: once the probe period has passed, a claim that finds nothing from its
 // bound looks below it before it returns, so an idle worker takes a row that became available there
 // (a delayed job whose time came) as soon as it polls.
@@ -178,31 +206,37 @@ func TestFloorProbeOnEmptyClaim(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
-				_, _, q, clk, late := floorQueue(t, db, strategy, 50, 150)
-				ctx := context.Background()
-				claim := func(now int64) []*laravel.Job {
-					jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: now, RetryAfter: 90, Limit: 50})
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, j := range jobs {
-						if err := q.JobDelete(ctx, j); err != nil {
-							t.Fatal(err)
-						}
-					}
-					return jobs
-				}
-				for n := 0; n < 150; {
-					jobs := claim(t0)
-					if len(jobs) == 0 {
-						t.Fatalf("queue empty after %d of 150 jobs", n)
-					}
-					n += len(jobs)
-				}
-				if jobs := claim(t0); len(jobs) != 0 {
-					t.Fatalf("claimed %d jobs from a drained queue", len(jobs))
+				s, _, q, clk, late := floorQueue(t, db, strategy, 50, 150)
+				claim := func(now int64) []*laravel.Job { return claimDeleting(t, q, now) }
+				drainFloorQueue(t, q)
+				// Only the late row is left. (A claim here would probe, the queue having just run dry, and
+				// on a loaded machine a slow probe makes the next one run beside its claim.)
+				if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != late {
+					t.Fatalf("rows after the drain: %+v, want only the late row %d", rows, late)
 				}
 				clk.Advance(2 * time.Second)
+				if jobs := claim(t0 + 10); len(jobs) != 1 || jobs[0].ID != late {
+					t.Fatalf("first claim once the late row was available = %d jobs, want the row %d far below the bound", len(jobs), late)
+				}
+			})
+		})
+	}
+}
+
+// TestFloorProbeWhenDry: a claim that comes back empty within the probe period of claims that took
+// rows (the queue just ran dry) looks below its bound at once, so a row the claims passed there is
+// taken now rather than once the period is out.
+func TestFloorProbeWhenDry(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{"batch", "delete-mark"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				_, _, q, clk, late := floorQueue(t, db, strategy, 50, 150)
+				claim := func(now int64) []*laravel.Job { return claimDeleting(t, q, now) }
+				drainFloorQueue(t, q)
+				// Half the probe period later, the late row far below the bound is available.
+				clk.Advance(500 * time.Millisecond)
 				if jobs := claim(t0 + 10); len(jobs) != 1 || jobs[0].ID != late {
 					t.Fatalf("first claim once the late row was available = %d jobs, want the row %d far below the bound", len(jobs), late)
 				}
