@@ -263,11 +263,21 @@ func TestQueueBenchAppWrites(t *testing.T) {
 		t.Fatalf("bench_app_writes holds %d rows (%v), want at least the %d timed", n, err, a.Inserts)
 	}
 
-	var stdout, stderr bytes.Buffer
-	Do(context.Background(), []string{"queue:bench", "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "10", "--app-writes",
-		"--php-app", t.TempDir(), "--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "", "--format", "json", "--quiet"}, nil, &stdout, &stderr)
-	var bad bench.Report
-	if err := json.Unmarshal(stdout.Bytes(), &bad); err != nil || len(bad.Rows) != 1 || !strings.Contains(bad.Rows[0].Error, "--php-app") {
-		t.Fatalf("with no application: %v, rows %+v, stderr %s; want a row whose error names --php-app", err, bad.Rows, stderr.String())
+	badRow := func(want string, args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		Do(context.Background(), append([]string{"queue:bench", "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "20000", "--app-writes",
+			"--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "", "--format", "json", "--quiet"}, args...), nil, &stdout, &stderr)
+		var bad bench.Report
+		if err := json.Unmarshal(stdout.Bytes(), &bad); err != nil || len(bad.Rows) != 1 || !strings.Contains(bad.Rows[0].Error, want) {
+			t.Fatalf("%v: %v, rows %+v, stderr %s; want a row whose error says %q", args, err, bad.Rows, stderr.String(), want)
+		}
 	}
+	badRow("--php-app", "--php-app", t.TempDir())
+	// A writer that stops during the row leaves figures for part of it only: the row says why.
+	fake := filepath.Join(t.TempDir(), "php")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho ready\necho 'SQLSTATE[HY000]: disk I/O error' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	badRow("disk I/O error", "--php-app", "../testdata/laravel", "--php-binary", fake)
 }

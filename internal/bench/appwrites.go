@@ -90,7 +90,7 @@ func (e *env) startAppWriter(ctx context.Context) (*appWriter, error) {
 	case <-a.read:
 	case <-ctx.Done():
 	}
-	a.stop()
+	_, _ = a.stop()
 	return nil, fmt.Errorf("--app-writes: php artisan interop:bench-app-writes did not start: %s", lastLines(a.stderr.String(), 5))
 }
 
@@ -101,18 +101,28 @@ func (a *appWriter) record(on bool) {
 	a.mu.Unlock()
 }
 
-// stop ends the process and returns the figures of the inserts kept.
-func (a *appWriter) stop() *AppWrites {
+// stop ends the process and returns the figures of the inserts kept, or an error when the process
+// had ended by itself (its figures would cover only part of the row).
+func (a *appWriter) stop() (*AppWrites, error) {
 	a.record(false)
-	_ = a.cmd.Process.Kill()
-	<-a.read
-	_ = a.cmd.Wait()
+	var early bool
+	select {
+	case <-a.read:
+		early = true
+	default:
+		_ = a.cmd.Process.Kill()
+		<-a.read
+	}
+	waitErr := a.cmd.Wait()
 	os.RemoveAll(a.dir)
+	if early {
+		return nil, fmt.Errorf("--app-writes: php artisan interop:bench-app-writes stopped during the row (%v): %s", waitErr, lastLines(a.stderr.String(), 5))
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.samples) == 0 {
-		return nil
+		return nil, nil
 	}
 	slices.Sort(a.samples)
-	return &AppWrites{Inserts: len(a.samples), P50MS: percentile(a.samples, 0.5), P99MS: percentile(a.samples, 0.99), MaxMS: a.samples[len(a.samples)-1]}
+	return &AppWrites{Inserts: len(a.samples), P50MS: percentile(a.samples, 0.5), P99MS: percentile(a.samples, 0.99), MaxMS: a.samples[len(a.samples)-1]}, nil
 }

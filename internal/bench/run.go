@@ -87,7 +87,7 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		}
 		defer func() {
 			if app != nil {
-				app.stop()
+				_, _ = app.stop()
 			}
 		}()
 	}
@@ -140,8 +140,12 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	}
 	stats, rss, err := drain(rctx, proto, ready, stop)
 	if app != nil {
-		row.AppWrites = app.stop()
+		aw, err := app.stop()
 		app = nil
+		if err != nil {
+			return err
+		}
+		row.AppWrites = aw
 	}
 	if depth != nil {
 		depth.close()
