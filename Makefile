@@ -5,12 +5,15 @@ PKGS := ./...
 TAGS := -tags bench
 # Tests mostly wait on databases, PHP and timers, so more of them run at once than there are cores.
 PARALLEL := 4
+# go test stops a package's binary after 10 minutes by default; internal/interop, which runs PHP
+# workers beside ours on every database, took 544 s of them on a 2-core machine.
+TIMEOUT := -timeout 20m
 
 help: ## List the tasks
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
-	go test $(TAGS) -count=1 -parallel $(PARALLEL) $(PKGS)
+	go test $(TAGS) -count=1 $(TIMEOUT) -parallel $(PARALLEL) $(PKGS)
 	go test -tags otlp -count=1 ./tracing
 
 build: ## Build bin/artisan-go; bin/artisan-go-otlp also exports traces over OTLP
@@ -21,7 +24,7 @@ chaos: ## Run the long fault suite (own database servers killed, workers killed 
 	cd internal/faults && ARTISAN_GO_CHAOS=1 go test -count=1 -timeout 30m
 
 race: ## Run every test with the race detector
-	go test $(TAGS) -count=1 -race -parallel $(PARALLEL) $(PKGS)
+	go test $(TAGS) -count=1 $(TIMEOUT) -race -parallel $(PARALLEL) $(PKGS)
 
 # A count, not a duration: Go 1.26's fuzzing coordinator can report a bare "context deadline exceeded"
 # failure, with no failing input, when a duration runs out while a worker on a loaded machine is busy
