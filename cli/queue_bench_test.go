@@ -47,6 +47,11 @@ func TestQueueBenchSmall(t *testing.T) {
 			t.Errorf("row %+v: want 200 executions, 0 lost, 0 duplicates, nothing left", row)
 		}
 	}
+	for _, row := range r.Rows {
+		if (row.Database == "sqlite") != (row.Writes > 0) {
+			t.Errorf("row %s/%s × %d counted %d SQLite writes: want some on SQLite, none on MariaDB", row.Database, row.Strategy, row.Workers, row.Writes)
+		}
+	}
 	for _, want := range []string{"sqlite/batch", "mysql/batch", "mysql/bare SQL", "sqlite/delete-mark", "mysql/optimistic", "mysql/delete-retry"} {
 		if !seen[want] {
 			t.Errorf("no %s row", want)
@@ -55,6 +60,36 @@ func TestQueueBenchSmall(t *testing.T) {
 	svg, err := os.ReadFile(plot)
 	if err != nil || !strings.Contains(string(svg), "<circle") {
 		t.Fatalf("plot: %v\n%.300s", err, svg)
+	}
+}
+
+// TestQueueBenchSQLiteWrites counts the bare single-row loop's writes on SQLite: a claim and a delete
+// per job, and the few claims that found the queue empty, and shows them in the table.
+func TestQueueBenchSQLiteWrites(t *testing.T) {
+	t.Parallel()
+	lite := testenv.SQLite(t)
+	var stdout, stderr bytes.Buffer
+	status := Do(context.Background(), []string{"queue:bench", "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "300",
+		"--workers", "1", "--batch", "1", "--strategies", "none", "--format", "json", "--quiet", "--work-binary", ""}, nil, &stdout, &stderr)
+	if status != 0 {
+		t.Fatalf("queue:bench exit status %d\nstdout: %s\nstderr: %s", status, stdout.String(), stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode JSON: %v\n%s", err, stdout.String())
+	}
+	if len(r.Rows) != 1 || r.Rows[0].Strategy != bench.RowBare || r.Rows[0].Error != "" {
+		t.Fatalf("rows %+v, want one bare loop row", r.Rows)
+	}
+	if w := r.Rows[0].Writes; w < 600 || w > 630 {
+		t.Errorf("bare single-row loop sent %d writes for 300 jobs, want 600 (a claim and a delete each) and a few empty claims", w)
+	}
+	var table bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "writes/job") || !strings.Contains(table.String(), "  2.0") {
+		t.Errorf("table has no writes per job:\n%s", table.String())
 	}
 }
 

@@ -69,6 +69,7 @@ type OpenParams struct {
 // Conn is an open database with Laravel's queue tables. It is safe for concurrent use.
 type Conn struct {
 	db          *sqlx.DB
+	gate        *writeGate // SQLite's, which counts the writes (see ConnStats.Writes); nil on servers
 	name        Dialect
 	d           dialect
 	caps        capabilities
@@ -104,6 +105,10 @@ type ConnStats struct {
 	Deadlocks int64 // statements aborted as deadlock victims or serialization failures
 	Busy      int64 // lock wait timeouts and SQLITE_BUSY
 	Retries   int64 // operations retried after a deadlock
+	// Writes counts the transactions and the write statements outside them that took the file's
+	// write lock, on SQLite, where every one that changed a row is a commit and a flush to disk; 0 on
+	// servers, whose commits this process does not see as such.
+	Writes int64
 }
 
 // Open connects to the database, checks that it answers, and detects the server version that decides
@@ -122,7 +127,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db, err := d.openDB(driver, dsn)
+	db, gate, err := d.openDB(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s database %s: %w", p.Dialect, where, err)
 	}
@@ -134,7 +139,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
+	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -236,7 +241,7 @@ func (c *Conn) Lock() string { return c.lock }
 
 // Stats returns the conflict counters.
 func (c *Conn) Stats() ConnStats {
-	return ConnStats{Deadlocks: c.deadlocks.Load(), Busy: c.busy.Load(), Retries: c.retries.Load()}
+	return ConnStats{Deadlocks: c.deadlocks.Load(), Busy: c.busy.Load(), Retries: c.retries.Load(), Writes: c.gate.writes()}
 }
 
 // now returns the Conn clock in Unix seconds.

@@ -23,8 +23,9 @@ type dialect interface {
 	// driverDSN returns the database/sql driver name, the DSN and a description of where it points
 	// (no password), for messages.
 	driverDSN(p OpenParams) (driver, dsn, where string, err error)
-	// openDB opens the pool for driverDSN's driver and DSN.
-	openDB(driver, dsn string) (*sqlx.DB, error)
+	// openDB opens the pool for driverDSN's driver and DSN, and the gate its writes pass where the
+	// dialect has one (SQLite's, see writeGate), else nil.
+	openDB(driver, dsn string) (*sqlx.DB, *writeGate, error)
 	// versionSQL reads the version string as PHP's PDO::ATTR_SERVER_VERSION reports it.
 	versionSQL() string
 	// popLock returns the engine name and the lock clause Laravel's getLockForPopping chooses for a

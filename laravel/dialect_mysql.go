@@ -17,8 +17,9 @@ type mysqlDialect struct{}
 
 func (mysqlDialect) name() Dialect { return MySQL }
 
-func (mysqlDialect) openDB(driver, dsn string) (*sqlx.DB, error) {
-	return sqlx.Open(driver, dsn)
+func (mysqlDialect) openDB(driver, dsn string) (*sqlx.DB, *writeGate, error) {
+	db, err := sqlx.Open(driver, dsn)
+	return db, nil, err
 }
 
 func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {

@@ -21,8 +21,9 @@ type pgsqlDialect struct{}
 
 func (pgsqlDialect) name() Dialect { return Postgres }
 
-func (pgsqlDialect) openDB(driver, dsn string) (*sqlx.DB, error) {
-	return sqlx.Open(driver, dsn)
+func (pgsqlDialect) openDB(driver, dsn string) (*sqlx.DB, *writeGate, error) {
+	db, err := sqlx.Open(driver, dsn)
+	return db, nil, err
 }
 
 func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {

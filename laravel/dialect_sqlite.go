@@ -23,7 +23,7 @@ type sqliteDialect struct{}
 func (sqliteDialect) name() Dialect { return SQLite }
 
 // openDB opens the pool behind a write gate of its own (see writeGate).
-func (sqliteDialect) openDB(_, dsn string) (*sqlx.DB, error) {
+func (sqliteDialect) openDB(_, dsn string) (*sqlx.DB, *writeGate, error) {
 	return openSQLite(dsn, sqliteBusyTimeout(dsn))
 }
 

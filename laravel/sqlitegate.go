@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -29,6 +30,7 @@ var errWriterBusy = errors.New("database is locked: another write of this proces
 type writeGate struct {
 	token   chan struct{} // holds one value while a write runs
 	timeout time.Duration // as long as SQLite's busy_timeout would wait
+	entered atomic.Int64  // writes let through
 }
 
 func newWriteGate(timeout time.Duration) *writeGate {
@@ -39,6 +41,7 @@ func newWriteGate(timeout time.Duration) *writeGate {
 func (g *writeGate) enter(ctx context.Context) error {
 	select {
 	case g.token <- struct{}{}:
+		g.entered.Add(1)
 		return nil
 	default:
 	}
@@ -46,6 +49,7 @@ func (g *writeGate) enter(ctx context.Context) error {
 	defer t.Stop()
 	select {
 	case g.token <- struct{}{}:
+		g.entered.Add(1)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -55,6 +59,14 @@ func (g *writeGate) enter(ctx context.Context) error {
 }
 
 func (g *writeGate) leave() { <-g.token }
+
+// writes returns how many writes the gate let through; 0 for a nil gate (servers).
+func (g *writeGate) writes() int64 {
+	if g == nil {
+		return 0
+	}
+	return g.entered.Load()
+}
 
 // isWrite reports whether a statement run outside a transaction may write: anything but a plain read.
 // Every transaction is a write (BEGIN IMMEDIATE, see driverDSN).
@@ -68,13 +80,14 @@ func isWrite(query string) bool {
 	return true
 }
 
-// openSQLite opens dsn with modernc.org/sqlite behind a writeGate of its own.
-func openSQLite(dsn string, busyTimeout time.Duration) (*sqlx.DB, error) {
+// openSQLite opens dsn with modernc.org/sqlite behind a writeGate of its own, and returns the gate.
+func openSQLite(dsn string, busyTimeout time.Duration) (*sqlx.DB, *writeGate, error) {
 	base, err := sqlite.NewConnector(dsn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sqlx.NewDb(sql.OpenDB(gatedConnector{Connector: base, gate: newWriteGate(busyTimeout)}), "sqlite"), nil
+	g := newWriteGate(busyTimeout)
+	return sqlx.NewDb(sql.OpenDB(gatedConnector{Connector: base, gate: g}), "sqlite"), g, nil
 }
 
 type gatedConnector struct {

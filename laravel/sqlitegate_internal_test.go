@@ -140,3 +140,36 @@ func TestIsWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteWritesCounted counts a write statement outside a transaction and a whole transaction as
+// one write each, and reads as none.
+func TestSQLiteWritesCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := openGated(t)
+	before := c.Stats().Writes
+	if _, err := c.db.ExecContext(ctx, "insert into t (id, v) values (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := c.db.GetContext(ctx, &n, "select count(*) from t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+		for _, id := range []int{2, 3} {
+			if _, err := tx.ExecContext(ctx, "insert into t (id, v) values (?, 0)", id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	if err := c.db.SelectContext(ctx, &ids, "update t set v = v + 1 returning id"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Stats().Writes - before; got != 3 || len(ids) != 3 {
+		t.Fatalf("writes counted %d (want 3: an insert, a transaction, an update … returning); update returned %d rows", got, len(ids))
+	}
+}

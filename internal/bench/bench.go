@@ -119,6 +119,11 @@ type Row struct {
 	Steady *Steady `json:"steady,omitempty"`
 	// AppWrites has the application's inserts beside the row, with Params.AppWrites.
 	AppWrites *AppWrites `json:"app_writes,omitempty"`
+	// Writes counts, on SQLite, the transactions and the write statements outside them that the row's
+	// connections in the bench process sent to the file, each taking its one write lock and, when it
+	// changed a row, a flush to disk (laravel.ConnStats.Writes); 0 on servers and for rows of other
+	// processes.
+	Writes int64 `json:"writes,omitempty"`
 }
 
 // Report is a whole run.

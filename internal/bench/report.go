@@ -41,6 +41,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeAppWrites(w); err != nil {
 		return err
 	}
+	if err := r.writeWrites(w); err != nil {
+		return err
+	}
 	for _, db := range r.databases() {
 		best, php, bare, barePK := r.best(db)
 		if best == nil {
@@ -162,12 +165,7 @@ func niceCeil(v float64) float64 {
 
 // writeAppWrites writes the application's inserts beside each row that timed them.
 func (r *Report) writeAppWrites(w io.Writer) error {
-	var rows []Row
-	for _, row := range r.Rows {
-		if row.AppWrites != nil {
-			rows = append(rows, row)
-		}
-	}
+	rows := r.rowsWith(func(row Row) bool { return row.AppWrites != nil })
 	if len(rows) == 0 {
 		return nil
 	}
@@ -181,14 +179,41 @@ func (r *Report) writeAppWrites(w io.Writer) error {
 	return tw.Flush()
 }
 
-// writeSteady writes the first and last window of the rows run at a steady rate, one line per row.
-func (r *Report) writeSteady(w io.Writer) error {
+// rowsWith returns the rows keep keeps, in order.
+func (r *Report) rowsWith(keep func(Row) bool) []Row {
 	var rows []Row
 	for _, row := range r.Rows {
-		if row.Steady != nil && row.Steady.WindowSeconds > 0 {
+		if keep(row) {
 			rows = append(rows, row)
 		}
 	}
+	return rows
+}
+
+// writeWrites writes the rows that counted their SQLite writes, with the writes per job: SQLite takes
+// one write at a time, and each that changed a row flushes to disk, so these set a row's pace.
+func (r *Report) writeWrites(w io.Writer) error {
+	rows := r.rowsWith(func(row Row) bool { return row.Writes > 0 })
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nthe writes each row sent to the SQLite file: transactions and write statements outside them, each under the file's one write lock")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "database\tstrategy\tworkers\tjobs\twrites\twrites/job\tjobs/s\twrites/s\t")
+	for _, row := range rows {
+		perSec := 0.0
+		if row.Seconds > 0 {
+			perSec = float64(row.Writes) / row.Seconds
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.0f\t\n", row.Database, row.Strategy, row.Workers, row.Jobs, row.Writes,
+			float64(row.Writes)/float64(max(row.Jobs, 1)), row.JobsPerSec, perSec)
+	}
+	return tw.Flush()
+}
+
+// writeSteady writes the first and last window of the rows run at a steady rate, one line per row.
+func (r *Report) writeSteady(w io.Writer) error {
+	rows := r.rowsWith(func(row Row) bool { return row.Steady != nil && row.Steady.WindowSeconds > 0 })
 	if len(rows) == 0 {
 		return nil
 	}

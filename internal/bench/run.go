@@ -175,6 +175,7 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	row.Seconds = finished.Seconds()
 	row.JobsPerSec = float64(e.p.Jobs) / row.Seconds
 	row.Deadlocks, row.Retried = stats.Deadlocks, stats.Retries
+	row.Writes = stats.Writes
 	row.PeakRSSMB = rss
 	row.Note = proto.note
 	if row.LeftInTable, err = e.count(ctx, e.admin.Tables().Jobs); err != nil {
@@ -350,6 +351,7 @@ func finish(conns []*laravel.Conn, errs []error) (laravel.ConnStats, float64, er
 		stats.Deadlocks += st.Deadlocks
 		stats.Busy += st.Busy
 		stats.Retries += st.Retries
+		stats.Writes += st.Writes
 	}
 	return stats, peakRSS(), errors.Join(errs...)
 }
