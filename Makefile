@@ -61,6 +61,7 @@ bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet mach
 	$(BENCH) --db mysql --legacy-index --jobs 20000 --workers 1,4,16 --strategies batch --work-binary "" > docs/bench-legacy.json
 	$(BENCH) --db mysql --server-version 10.5.0-MariaDB --jobs 20000 --workers 1,4,16 --strategies batch,optimistic --work-binary "" > docs/bench-old-server.json
 	$(BENCH) --db mysql,pgsql,sqlite --jobs 5000 --workers 1,4,16 --concurrency 8 --batch 1 --strategies delete-mark,delete-retry,optimistic --work-binary "" > docs/bench-others.json
+	$(BENCH) --db sqlite --jobs 5000 --workers 1,4,16 --concurrency 8 --batch 1 --strategies delete-mark,delete-retry,optimistic --work-binary "" > docs/bench-sqlite-writes.json
 	for s in delete-mark delete-retry optimistic; do $(BENCH) --db mysql,pgsql --jobs 10000 --workers 1,4,16 --strategies none --bare=false --work-concurrency 0 --work-strategy $$s > docs/bench-work-$$s.json; done
 	$(BENCH) --db mysql,pgsql,sqlite --rate 200 --jobs 2000 --workers 4 --strategies batch,delete-retry --bare=false --work-binary "" > docs/bench-rate.json
 	$(BENCH) --db sqlite --jobs 200000 --workers 1 --strategies batch --work-concurrency 0 --app-writes > docs/bench-app-writes-sqlite.json

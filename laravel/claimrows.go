@@ -366,6 +366,22 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 		if len(cands) == 0 {
 			break
 		}
+		if !c.caps.RowLocks {
+			// One writer at a time (SQLite): every candidate is compared and set in one statement, and
+			// rows another claimer took since the read are passed over inside it instead of costing a
+			// write each.
+			want := min(limit-len(out), len(cands))
+			got, err := casClaimMany(ctx, c, p, cands, want, withVersion)
+			if err != nil {
+				return out, lost, c.translate(err)
+			}
+			out = append(out, got...)
+			if len(got) == want {
+				break
+			}
+			lost += want - len(got)
+			continue
+		}
 		order := append([]*Job{cands[0]}, shuffled(cands[1:])...)
 		if spread {
 			order = shuffled(cands)
@@ -402,6 +418,82 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
 	return out, lost, nil
+}
+
+// casClaimMany takes up to want of cands in one UPDATE … RETURNING, in id order: the rows whose
+// attempts (and version, withVersion) are still those read and that are still available, as casClaim's
+// statement per row checks them. It returns the rows taken, updated. Only where one writer runs at a
+// time (SQLite): on a server the statement would wait for the row locks of other claimers' updates.
+func casClaimMany(ctx context.Context, c *Conn, p *JobClaimParams, cands []*Job, want int, withVersion bool) ([]*Job, error) {
+	type read struct{ attempts, version int64 }
+	order, ids := groupIDs(cands, func(j *Job) read { return read{int64(j.Attempts), j.Version} })
+	set, ret := "", "id, attempts"
+	if withVersion {
+		set, ret = ", version = version + 1", "id, attempts, version"
+	}
+	var fence strings.Builder
+	var args []any
+	args = append(args, p.Now)
+	for i, k := range order {
+		if i > 0 {
+			fence.WriteString(" or ")
+		}
+		fence.WriteString("(attempts = ?")
+		args = append(args, k.attempts)
+		if withVersion {
+			fence.WriteString(" and version = ?")
+			args = append(args, k.version)
+		}
+		fence.WriteString(" and id in (" + placeholders(len(ids[k])) + "))")
+		for _, id := range ids[k] {
+			args = append(args, id)
+		}
+	}
+	args = append(args, p.Now, p.Now-p.RetryAfter)
+	jobs := c.quote(c.tables.Jobs)
+	q := c.rebind(fmt.Sprintf("update %s set reserved_at = ?, attempts = %s(attempts + 1, %d)%s where id in (select id from %s where (%s) and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?)) order by id limit %d) returning %s",
+		jobs, c.d.least(), c.MaxAttempts(), set, jobs, fence.String(), want, ret))
+	rows, err := c.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := make(map[int64]*Job, len(cands))
+	for _, j := range cands {
+		byID[j.ID] = j
+	}
+	var out []*Job
+	for rows.Next() {
+		var id, attempts, version int64
+		dest := []any{&id, &attempts}
+		if withVersion {
+			dest = append(dest, &version)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		j := byID[id]
+		if j == nil {
+			return nil, fmt.Errorf("claim returned row %d, which was not a candidate", id)
+		}
+		j.Attempts, j.ReservedAt, j.Version = int(attempts), p.Now, version
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// groupIDs groups the ids of jobs by key, and returns the keys in the order they first came.
+func groupIDs[K comparable](jobs []*Job, key func(*Job) K) ([]K, map[K][]int64) {
+	var order []K
+	ids := map[K][]int64{}
+	for _, j := range jobs {
+		k := key(j)
+		if _, ok := ids[k]; !ok {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], j.ID)
+	}
+	return order, ids
 }
 
 // selectCandidates reads candidate rows without locks.

@@ -108,3 +108,46 @@ func TestBoundStaysBelowRowsBeingReturned(t *testing.T) {
 		}
 	})
 }
+
+// TestCASClaimPassesOverTakenRows: on SQLite, where one writer runs at a time, the optimistic
+// strategy compares and sets its candidates in one statement: a candidate another claimer took after
+// it was read is passed over inside that statement, and the claim takes the next one in one write
+// instead of losing a race per row.
+func TestCASClaimPassesOverTakenRows(t *testing.T) {
+	ctx := context.Background()
+	c, tables := openTables(t, testenv.SQLite(t), "cas", OpenParams{}, SchemaParams{})
+	for i := range 3 {
+		if _, err := c.db.ExecContext(ctx, "insert into "+c.quote(tables.Jobs)+" (queue, payload, attempts, available_at, created_at) values ('default', ?, 0, 0, 0)", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}
+	where, args := claimWhere(p, nil, 0)
+	cands, err := selectCandidates(ctx, c, "select "+jobColumns+" from "+c.quote(tables.Jobs)+" where "+where+" order by id", args, false)
+	if err != nil || len(cands) != 3 {
+		t.Fatalf("candidates %v, %v", cands, err)
+	}
+	// Another claimer takes the head row after it was read.
+	if _, err := c.db.ExecContext(ctx, "update "+c.quote(tables.Jobs)+" set reserved_at = 100, attempts = 1 where id = ?", cands[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	writes := c.Stats().Writes
+	got, err := casClaimMany(ctx, c, p, cands, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != cands[1].ID || got[1].ID != cands[2].ID || got[0].Attempts != 1 || got[0].ReservedAt != 100 {
+		t.Fatalf("claimed %+v, want the second and third rows with attempts 1 and reserved_at 100", got)
+	}
+	if n := c.Stats().Writes - writes; n != 1 {
+		t.Errorf("claim took %d writes, want 1", n)
+	}
+	var reserved []int64
+	if err := c.db.SelectContext(ctx, &reserved, "select id from "+c.quote(tables.Jobs)+" where reserved_at = 100 and attempts = 1 order by id"); err != nil || len(reserved) != 3 {
+		t.Fatalf("rows reserved once: %v, %v; want all three", reserved, err)
+	}
+	// Nothing is left to take: an empty claim, not an error.
+	if got, err := casClaimMany(ctx, c, p, cands, 1, false); err != nil || len(got) != 0 {
+		t.Fatalf("claim of taken rows: %+v, %v; want none", got, err)
+	}
+}

@@ -113,17 +113,9 @@ func (d sqliteDialect) upsertSQL(table, key string, cols []string) string {
 // anyway, and binding costs more than parsing them.
 func (d sqliteDialect) deleteFencedSQL(table string, jobs []*Job) (string, []any) {
 	type claim struct{ attempts, reservedAt int64 }
-	var order []claim
-	ids := map[claim][]int64{}
-	for _, j := range jobs {
-		k := claim{int64(j.Attempts), j.ReservedAt}
-		if _, ok := ids[k]; !ok {
-			if len(order) == sqliteFenceLists {
-				return d.deleteJoinedSQL(table, jobs), nil
-			}
-			order = append(order, k)
-		}
-		ids[k] = append(ids[k], j.ID)
+	order, ids := groupIDs(jobs, func(j *Job) claim { return claim{int64(j.Attempts), j.ReservedAt} })
+	if len(order) > sqliteFenceLists {
+		return d.deleteJoinedSQL(table, jobs), nil
 	}
 	var b strings.Builder
 	b.WriteString("delete from " + d.quote(table) + " where ")
