@@ -143,10 +143,15 @@ func TestWorkersOfOneProcessShareTheClaimBound(t *testing.T) {
 		var mu sync.Mutex
 		var now, most int
 		var wg sync.WaitGroup
+		// Four connections per worker still let the four run twice the bound's claims at once without
+		// it; unbounded, the pools of this test's strategies held up to 93 PostgreSQL connections, and
+		// tests of other packages beside it were refused ("too many clients already").
+		p := f.Params
+		p.MaxOpenConns = 4
 		for range 4 {
 			g := *f
 			setup := *f.Setup
-			setup.Queue = inFlight{Queue: f.NewQueue(t, queuetest.Open(t, f.Params)), mu: &mu, now: &now, most: &most}
+			setup.Queue = inFlight{Queue: f.NewQueue(t, queuetest.Open(t, p)), mu: &mu, now: &now, most: &most}
 			g.Setup = &setup
 			w := g.worker(t, func(c *Config) { c.Concurrency, c.StopWhenEmpty = 8, true })
 			wg.Go(func() {
