@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -156,7 +157,7 @@ func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude [
 			})
 			c.returnUnknownClaim(err, jobs, 0)
 		default:
-			jobs, _, err = casClaim(ctx, c, p, where, args, limit, limit, false, false)
+			jobs, _, err = casClaim(ctx, c, p, where, args, limit, limit, false, false, walk)
 		}
 		return err
 	})
@@ -344,12 +345,16 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 // every row is tried in random order); the rest are tried in random order so that racing claimers
 // spread out instead of colliding on the same row, each collision being a wait for the winner's row
 // lock. Rows are returned in id order, with the number of races lost.
-func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread bool) ([]*Job, int, error) {
+func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread, walk bool) ([]*Job, int, error) {
 	cols := jobColumns
 	if withVersion {
 		cols += ", version"
 	}
-	sel := c.rebind(fmt.Sprintf("select %s from %s where %s order by id limit %d", cols, c.quote(c.tables.Jobs), where, window))
+	hint := ""
+	if walk {
+		hint = c.d.primaryKeyHint()
+	}
+	sel := c.rebind(fmt.Sprintf("select %s from %s%s where %s order by id limit %d", cols, c.quote(c.tables.Jobs), hint, where, window))
 	set, fence := "", ""
 	if withVersion {
 		set, fence = ", version = version + 1", " and version = ?"
@@ -359,7 +364,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 	var out []*Job
 	lost := 0
 	for round := 0; round < 3 && len(out) < limit; round++ {
-		cands, err := selectCandidates(ctx, c, sel, args, withVersion)
+		cands, err := selectCandidates(ctx, c, sel, args, withVersion, walk)
 		if err != nil {
 			return out, lost, err
 		}
@@ -497,16 +502,34 @@ func groupIDs[K comparable](jobs []*Job, key func(*Job) K) ([]K, map[K][]int64) 
 }
 
 // selectCandidates reads candidate rows without locks.
-func selectCandidates(ctx context.Context, c *Conn, sel string, args []any, withVersion bool) ([]*Job, error) {
+func selectCandidates(ctx context.Context, c *Conn, sel string, args []any, withVersion, walk bool) ([]*Job, error) {
+	if walk && c.caps.Pipeline {
+		if steps := c.indexOrderSteps(); len(steps) > 0 {
+			// PostgreSQL walks the primary key from the bound only with sorting off, which holds in a
+			// transaction: one round trip, BEGIN and COMMIT included.
+			var out []*Job
+			read := func(rows pgx.Rows) (err error) {
+				out, err = readCandidates(rows, withVersion)
+				return err
+			}
+			err := c.pgPipelineRead(ctx, append(steps, pgStep{sql: sel, args: args, read: read})...)
+			return out, err
+		}
+	}
 	rows, err := c.db.QueryxContext(ctx, sel, args...)
 	if err != nil {
 		return nil, c.translate(err)
 	}
-	if !withVersion {
-		jobs, err := ScanJobs(rows)
-		return jobs, c.translate(err)
-	}
 	defer rows.Close()
+	out, err := readCandidates(rows, withVersion)
+	return out, c.translate(err)
+}
+
+// readCandidates reads rows of jobColumns, and the version column after them withVersion.
+func readCandidates(rows rowReader, withVersion bool) ([]*Job, error) {
+	if !withVersion {
+		return readJobs(rows)
+	}
 	var out []*Job
 	for rows.Next() {
 		var j Job
@@ -517,7 +540,7 @@ func selectCandidates(ctx context.Context, c *Conn, sel string, args []any, with
 		j.ReservedAt = reserved.Int64
 		out = append(out, &j)
 	}
-	return out, c.translate(rows.Err())
+	return out, rows.Err()
 }
 
 func shuffled(jobs []*Job) []*Job {

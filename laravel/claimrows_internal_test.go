@@ -123,7 +123,7 @@ func TestCASClaimPassesOverTakenRows(t *testing.T) {
 	}
 	p := &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}
 	where, args := claimWhere(p, nil, 0)
-	cands, err := selectCandidates(ctx, c, "select "+jobColumns+" from "+c.quote(tables.Jobs)+" where "+where+" order by id", args, false)
+	cands, err := selectCandidates(ctx, c, "select "+jobColumns+" from "+c.quote(tables.Jobs)+" where "+where+" order by id", args, false, false)
 	if err != nil || len(cands) != 3 {
 		t.Fatalf("candidates %v, %v", cands, err)
 	}

@@ -16,8 +16,9 @@ func newDeleteRetry(c *Conn, p QueueParams) (Queue, error) {
 // deleteRetry is Laravel's own claim: in one transaction, select the first available row with the pop
 // lock (plain FOR UPDATE or SKIP LOCKED by server version), then mark it reserved with attempts
 // computed in Go; where the server has UPDATE … RETURNING (PostgreSQL, SQLite), the same select and
-// update as one statement, unless ForceForUpdate asks for Laravel's lock. Completions are fenced and
-// retried on deadlock. On MySQL and MariaDB the transaction runs at READ COMMITTED.
+// update as one statement from the queue's lower bound on id, as batch's claim, unless ForceForUpdate
+// asks for Laravel's lock. Completions are fenced and retried on deadlock. On MySQL and MariaDB the
+// transaction runs at READ COMMITTED, from the head of the queue as PHP's.
 type deleteRetry struct {
 	Fenced
 }
@@ -51,10 +52,10 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 	if c.caps.UpdateReturning && c.lock == c.claimLock {
 		// The same row, lock and update in one statement (PostgreSQL, SQLite): on PostgreSQL two
 		// round trips where the select-then-update transaction takes four, the commit sent once the
-		// row is known (see claimStatement).
-		excluded, _ := c.withUnknown(exclude) // Laravel's claim keeps no bound
-		where, args := claimWhere(p, excluded, 0)
-		jobs, err := (&rowClaimer{c: c}).claimStatement(ctx, p, where, args, 1, false)
+		// row is known (see claimStatement). The statement starts at the queue's lower bound on id
+		// and, while the queue has a backlog, walks the primary key from it (see idFloors): from the
+		// head, PostgreSQL planned it as a read of every row of the queue and a sort, for each job.
+		jobs, err := (&rowClaimer{c: c}).claim(ctx, p, exclude, 1)
 		if err != nil || len(jobs) == 0 {
 			return nil, err
 		}

@@ -34,20 +34,18 @@ type optimistic struct {
 // Strategy returns "optimistic".
 func (q *optimistic) Strategy() string { return "optimistic" }
 
-// JobClaim reads a window of available rows and takes up to Limit of them by compare-and-set.
+// JobClaim reads a window of available rows and takes up to Limit of them by compare-and-set. The
+// window starts at the queue's lower bound on id and, while the queue has a backlog, is read walking
+// the primary key from it (see idFloors), as batch's claims are.
 func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	withVersion, err := q.version.check(ctx, q.C)
 	if err != nil {
 		return nil, fmt.Errorf("claim job: %w", err)
 	}
-	limit := max(p.Limit, 1)
-	where, args := claimWhere(p, p.ExcludeIDs, 0)
-	window, spread := limit+OptimisticWindow, q.contended.Load()
-	if spread {
-		window = optimisticSpread*limit + optimisticSpread*OptimisticWindow
+	jobs, lowered, err := q.claimOnce(ctx, p, withVersion, true)
+	if err == nil && lowered {
+		jobs, _, err = q.claimOnce(ctx, p, withVersion, false)
 	}
-	jobs, lost, err := casClaim(ctx, q.C, p, where, args, limit, window, withVersion, spread)
-	q.contended.Store(lost > 0)
 	if err != nil {
 		if len(jobs) > 0 {
 			return jobs, nil // the claimed rows must reach the worker; the next call sees the error
@@ -55,4 +53,32 @@ func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 		return nil, fmt.Errorf("claim job: %w", err)
 	}
 	return jobs, nil
+}
+
+// claimOnce is one claim from the bound; with probe, an empty one probes below the bound and reports
+// whether it was lowered (see rowClaimer.claimOnce).
+func (q *optimistic) claimOnce(ctx context.Context, p *JobClaimParams, withVersion, probe bool) ([]*Job, bool, error) {
+	c := q.C
+	floor, walk := c.floors.get(c, p.Queue)
+	if p.Whole {
+		floor, walk = 0, false
+	}
+	limit := max(p.Limit, 1)
+	where, args := claimWhere(p, p.ExcludeIDs, floor)
+	window, spread := limit+OptimisticWindow, q.contended.Load()
+	if spread {
+		window = optimisticSpread*limit + optimisticSpread*OptimisticWindow
+	}
+	jobs, lost, err := casClaim(ctx, c, p, where, args, limit, window, withVersion, spread, walk)
+	q.contended.Store(lost > 0)
+	if err != nil {
+		return jobs, false, err
+	}
+	c.floors.claimed(c, p.Queue, floor, jobs, limit, 0)
+	if !probe {
+		return jobs, false, nil
+	}
+	r := &rowClaimer{c: c}
+	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
+	return jobs, lowered, nil
 }

@@ -30,6 +30,18 @@ const rollbackTimeout = 5 * time.Second
 // returnUnknownClaim); in a plain pipeline, a connection cut after the steps were sent leaves rows
 // reserved that no worker knows of until retry_after, each with an attempt spent.
 func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
+	return c.pgPipeline(ctx, false, steps)
+}
+
+// pgPipelineRead runs steps that only read in one transaction and one round trip, the COMMIT sent
+// with them: a read whose answer is lost has taken nothing.
+func (c *Conn) pgPipelineRead(ctx context.Context, steps ...pgStep) error {
+	return c.pgPipeline(ctx, true, steps)
+}
+
+// pgPipeline sends BEGIN and steps in one round trip and the COMMIT with them (withCommit) or, once
+// every step's rows are in, in a second one.
+func (c *Conn) pgPipeline(ctx context.Context, withCommit bool, steps []pgStep) error {
 	conn, err := c.db.Conn(ctx)
 	if err != nil {
 		return c.translate(err)
@@ -46,8 +58,13 @@ func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
 		for _, s := range steps {
 			b.Queue(s.sql, s.args...)
 		}
+		all := append([]pgStep{{}}, steps...)
+		if withCommit {
+			b.Queue("commit")
+			all = append(all, pgStep{})
+		}
 		br := pc.SendBatch(ctx, b)
-		err := readSteps(br, append([]pgStep{{}}, steps...))
+		err := readSteps(br, all)
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
@@ -61,6 +78,9 @@ func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
 				return errors.Join(err, driver.ErrBadConn)
 			}
 			return err
+		}
+		if withCommit {
+			return nil
 		}
 		_, err = pc.Exec(ctx, "commit")
 		return commitErr(err)

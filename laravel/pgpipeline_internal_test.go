@@ -35,6 +35,20 @@ func openTables(t *testing.T, db testenv.Database, prefix string, p OpenParams, 
 	return c, p.Tables
 }
 
+// readPlan is a pipeline reader that appends the lines of an EXPLAIN to *plan.
+func readPlan(plan *[]string) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			*plan = append(*plan, line)
+		}
+		return rows.Err()
+	}
+}
+
 // TestPostgresClaimWalksPrimaryKey checks the plan of a claim from a lower bound on a table PostgreSQL
 // has no statistics for (just created and filled, as after a burst of dispatches): with pgIndexOrder
 // in its pipeline the claim walks the primary key from the bound and stops after the batch, instead
@@ -51,16 +65,7 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 	where, args := claimWhere(&JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 2500)
 	explain := func(guard bool) string {
 		var plan []string
-		step := pgStep{sql: "explain " + r.claimReturningSQL(where, 128), args: append([]any{int64(100)}, args...), read: func(rows pgx.Rows) error {
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					return err
-				}
-				plan = append(plan, line)
-			}
-			return rows.Err()
-		}}
+		step := pgStep{sql: "explain " + r.claimReturningSQL(where, 128), args: append([]any{int64(100)}, args...), read: readPlan(&plan)}
 		steps := []pgStep{step}
 		if guard {
 			steps = append(c.indexOrderSteps(), step)
@@ -78,6 +83,42 @@ func TestPostgresClaimWalksPrimaryKey(t *testing.T) {
 	var sortSetting string
 	if err := c.db.QueryRowContext(ctx, "show enable_sort").Scan(&sortSetting); err != nil || sortSetting != "on" {
 		t.Fatalf("enable_sort after the pipeline = %q, %v; want on: the setting must stay inside the pipeline's transaction", sortSetting, err)
+	}
+}
+
+// TestPostgresCandidateReadWalksPrimaryKey: optimistic's read of candidates from a lower bound runs in
+// a one-round-trip transaction with sorting off, so it walks the primary key as the claims do, and the
+// setting ends with that transaction.
+func TestPostgresCandidateReadWalksPrimaryKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, tables := pgTables(t, "cand")
+	c.db.SetMaxOpenConns(1) // the setting is looked for on the connection the read used
+	fill := "insert into " + c.quote(tables.Jobs) + " (queue, payload, attempts, available_at, created_at) select 'default', repeat('x', 500), 0, 0, 0 from generate_series(1, 5000)"
+	if _, err := c.db.ExecContext(ctx, fill); err != nil {
+		t.Fatal(err)
+	}
+	where, args := claimWhere(&JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 2500)
+	sel := c.rebind("explain select " + jobColumns + " from " + c.quote(tables.Jobs) + " where " + where + " order by id limit 16")
+	var plan []string
+	if err := c.pgPipelineRead(ctx, append(c.indexOrderSteps(), pgStep{sql: sel, args: args, read: readPlan(&plan)})...); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(plan, "\n")
+	if strings.Contains(got, "Sort") || !strings.Contains(got, "Index Scan using "+tables.Jobs+"_pkey") {
+		t.Fatalf("the candidates' read from a lower bound should walk the primary key without sorting; plan:\n%s", got)
+	}
+	var sortSetting string
+	if err := c.db.QueryRowContext(ctx, "show enable_sort").Scan(&sortSetting); err != nil || sortSetting != "on" {
+		t.Fatalf("enable_sort after the read = %q, %v; want on: the setting must end with the read's transaction", sortSetting, err)
+	}
+	// Candidates come back through the same read, in id order from the bound.
+	cands, err := selectCandidates(ctx, c, c.rebind("select "+jobColumns+" from "+c.quote(tables.Jobs)+" where "+where+" order by id limit 16"), args, false, true)
+	if err != nil || len(cands) != 16 {
+		t.Fatalf("candidates: %d rows, %v; want 16", len(cands), err)
+	}
+	if cands[0].ID != 2500 {
+		t.Fatalf("first candidate %d, want 2500, the bound", cands[0].ID)
 	}
 }
 

@@ -120,7 +120,7 @@ func floorQueue(t *testing.T, db testenv.Database, strategy string, batch, n int
 // probe period, while the queue is still busy, however often the bound moves.
 func TestFloorStrandsNothing(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range []string{"batch", "delete-mark"} {
+	for _, strategy := range []string{"batch", "delete-mark", "delete-retry", "optimistic"} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
@@ -169,6 +169,36 @@ func TestFloorStrandsNothing(t *testing.T) {
 	}
 }
 
+// TestSingleRowClaimsFromTheBound: optimistic's claims start at the queue's lower bound on id, and so
+// do delete-retry's where Laravel's claim is one UPDATE … RETURNING (PostgreSQL, SQLite), so a row that
+// becomes available far below the bound waits for the probe (TestFloorStrandsNothing) while the rows
+// above it are taken. delete-retry on MySQL and MariaDB reads from the head as PHP's claim does and
+// takes that row first.
+func TestSingleRowClaimsFromTheBound(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{"delete-retry", "optimistic"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				_, _, q, _, late := floorQueue(t, db, strategy, 1, 150)
+				drained := len(claimDeleting(t, q, t0)) + len(claimDeleting(t, q, t0))
+				if drained != 100 {
+					t.Fatalf("claimed %d rows, want 100", drained)
+				}
+				// The late row is available now; no probe is due, the clock having stood still.
+				jobs, err := q.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: "default", Now: t0 + 10, RetryAfter: 90, Limit: 1})
+				if err != nil || len(jobs) != 1 {
+					t.Fatalf("claim: %d jobs, %v", len(jobs), err)
+				}
+				fromHead := strategy == "delete-retry" && db.Dialect == "mysql"
+				if (jobs[0].ID == late) != fromHead {
+					t.Fatalf("%s: the claim took row %d (the late row, far below the bound, is %d); want the late row only where the claim reads from the head", db.Dialect, jobs[0].ID, late)
+				}
+			})
+		})
+	}
+}
+
 // claimDeleting claims up to 50 rows of the default queue at now and deletes them.
 func claimDeleting(t *testing.T, q laravel.Queue, now int64) []*laravel.Job {
 	t.Helper()
@@ -202,7 +232,7 @@ func drainFloorQueue(t *testing.T, q laravel.Queue) {
 // (a delayed job whose time came) as soon as it polls.
 func TestFloorProbeOnEmptyClaim(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range []string{"batch", "delete-mark"} {
+	for _, strategy := range []string{"batch", "delete-mark", "delete-retry", "optimistic"} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
@@ -228,7 +258,7 @@ func TestFloorProbeOnEmptyClaim(t *testing.T) {
 // taken now rather than once the period is out.
 func TestFloorProbeWhenDry(t *testing.T) {
 	t.Parallel()
-	for _, strategy := range []string{"batch", "delete-mark"} {
+	for _, strategy := range []string{"batch", "delete-mark", "delete-retry", "optimistic"} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
