@@ -157,7 +157,9 @@ func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude [
 			})
 			c.returnUnknownClaim(err, jobs, 0)
 		default:
-			jobs, _, err = casClaim(ctx, c, p, where, args, limit, limit, false, false, walk)
+			var cr casResult
+			cr, err = casClaim(ctx, c, p, where, args, limit, limit, false, false, walk)
+			jobs, held = cr.jobs, lowestID(held, cr.passed)
 		}
 		return err
 	})
@@ -345,7 +347,7 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 // every row is tried in random order); the rest are tried in random order so that racing claimers
 // spread out instead of colliding on the same row, each collision being a wait for the winner's row
 // lock. Rows are returned in id order, with the number of races lost.
-func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread, walk bool) ([]*Job, int, error) {
+func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread, walk bool) (casResult, error) {
 	cols := jobColumns
 	if withVersion {
 		cols += ", version"
@@ -363,10 +365,12 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 		" where id = ? and attempts = ?" + fence + " and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	var out []*Job
 	lost := 0
+	var passed int64
 	for round := 0; round < 3 && len(out) < limit; round++ {
+		passed = 0
 		cands, err := selectCandidates(ctx, c, sel, args, withVersion, walk)
 		if err != nil {
-			return out, lost, err
+			return casResult{out, lost, passed}, err
 		}
 		if len(cands) == 0 {
 			break
@@ -378,7 +382,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			want := min(limit-len(out), len(cands))
 			got, err := casClaimMany(ctx, c, p, cands, want, withVersion)
 			if err != nil {
-				return out, lost, c.translate(err)
+				return casResult{out, lost, passed}, c.translate(err)
 			}
 			out = append(out, got...)
 			if len(got) == want {
@@ -392,10 +396,12 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			order = shuffled(cands)
 		}
 		lostRace := false
+		tried := 0
 		for _, j := range order {
 			if len(out) >= limit {
 				break
 			}
+			tried++
 			attempts := min(j.Attempts+1, c.MaxAttempts())
 			uargs := []any{p.Now, attempts, j.ID, j.Attempts}
 			if withVersion {
@@ -404,7 +410,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			uargs = append(uargs, p.Now, p.Now-p.RetryAfter)
 			res, err := c.db.ExecContext(ctx, upd, uargs...)
 			if err != nil {
-				return out, lost, c.translate(err)
+				return casResult{out, lost, passed}, c.translate(err)
 			}
 			if n, err := res.RowsAffected(); err != nil || n != 1 {
 				lostRace = true
@@ -417,12 +423,34 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			}
 			out = append(out, j)
 		}
+		for _, j := range order[tried:] {
+			if passed == 0 || j.ID < passed {
+				passed = j.ID
+			}
+		}
 		if !lostRace {
 			break
 		}
 	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
-	return out, lost, nil
+	return casResult{out, lost, passed}, nil
+}
+
+// lowestID returns the lower of two ids, 0 standing for none.
+func lowestID(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// casResult is what casClaim took: the rows, the races it lost to other claimers, and the lowest id
+// among the candidates of its last read that it did not try (0: none), still available as far as it
+// knows, which a lower bound set from this claim must not pass.
+type casResult struct {
+	jobs   []*Job
+	lost   int
+	passed int64
 }
 
 // casClaimMany takes up to want of cands in one UPDATE … RETURNING, in id order: the rows whose

@@ -151,3 +151,41 @@ func TestCASClaimPassesOverTakenRows(t *testing.T) {
 		t.Fatalf("claim of taken rows: %+v, %v; want none", got, err)
 	}
 }
+
+// TestOptimisticBoundStaysBelowUntriedCandidates: a contended optimistic claim picks at random from a
+// window of candidates wider than the bound's margin (every other row is held here, so 36 candidates
+// span 72 ids); the bound it sets never passes a candidate it did not try, which would otherwise wait
+// for a probe while the rows above it are taken.
+func TestOptimisticBoundStaysBelowUntriedCandidates(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		c, tables := openTables(t, db, "optb", OpenParams{}, SchemaParams{})
+		for i := 1; i <= 400; i++ {
+			reserved := any(nil)
+			if i%2 == 1 {
+				reserved = 50 // a running job's reservation: not claimable at 100 with retry_after 90
+			}
+			if _, err := c.db.ExecContext(ctx, c.rebind("insert into "+c.quote(tables.Jobs)+" (queue, payload, attempts, reserved_at, available_at, created_at) values ('default', 'x', 0, ?, 0, 0)"), reserved); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q, err := newOptimistic(c, QueueParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 60 {
+			q.(*optimistic).contended.Store(true) // as after a lost race: the widest window, tried at random
+			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1})
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("claim: %d jobs, %v", len(jobs), err)
+			}
+			var lowest int64
+			if err := c.db.QueryRowContext(ctx, "select min(id) from "+c.quote(tables.Jobs)+" where reserved_at is null").Scan(&lowest); err != nil {
+				t.Fatal(err)
+			}
+			if floor, _ := c.floors.get(c, "default"); floor > lowest {
+				t.Fatalf("after claiming row %d the bound is %d, above the available row %d", jobs[0].ID, floor, lowest)
+			}
+		}
+	})
+}

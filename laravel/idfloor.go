@@ -139,7 +139,8 @@ func (f *idFloors) probe(c *Conn, queue string, wait bool, mk func() probeFunc) 
 // held, when not 0, is the lowest id the claim left out because its row was being given back after
 // an unanswered COMMIT: the bound stays at or below it, since the return may end before this claim
 // does, and the row must then be the next claims' to take, not a probe's to find (with
-// --stop-when-empty, a worker stopped with 16 such rows below the bound in a network-fault test).
+// --stop-when-empty, a worker stopped with 16 such rows below the bound in a network-fault test), or
+// a row the claim saw available and did not try (optimistic's random picks from its window).
 func (f *idFloors) claimed(c *Conn, queue string, from int64, jobs []*Job, limit int, held int64) {
 	if len(jobs) == 0 {
 		return

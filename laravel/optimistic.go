@@ -69,16 +69,18 @@ func (q *optimistic) claimOnce(ctx context.Context, p *JobClaimParams, withVersi
 	if spread {
 		window = optimisticSpread*limit + optimisticSpread*OptimisticWindow
 	}
-	jobs, lost, err := casClaim(ctx, c, p, where, args, limit, window, withVersion, spread, walk)
-	q.contended.Store(lost > 0)
+	r, err := casClaim(ctx, c, p, where, args, limit, window, withVersion, spread, walk)
+	q.contended.Store(r.lost > 0)
+	jobs := r.jobs
 	if err != nil {
 		return jobs, false, err
 	}
-	c.floors.claimed(c, p.Queue, floor, jobs, limit, 0)
+	// Candidates it did not try (picked at random from the window) stay above the next bound.
+	c.floors.claimed(c, p.Queue, floor, jobs, limit, r.passed)
 	if !probe {
 		return jobs, false, nil
 	}
-	r := &rowClaimer{c: c}
-	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
+	rc := &rowClaimer{c: c}
+	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return rc.prober(p, p.ExcludeIDs) })
 	return jobs, lowered, nil
 }
