@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -148,6 +149,8 @@ func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude [
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
+		case c.caps.UpdateReturning && !c.caps.RowLocks && c.floors.isDry(p.Queue) && !r.anyAvailable(ctx, where, args):
+			jobs = nil // SQLite, still nothing to claim: no write
 		case c.caps.UpdateReturning:
 			jobs, err = r.claimStatement(ctx, p, where, args, limit, walk)
 		case c.caps.SkipLocked || (r.batches && c.caps.RowLocks):
@@ -166,6 +169,7 @@ func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude [
 	if err != nil {
 		return nil, false, err
 	}
+	c.floors.setDry(p.Queue, len(jobs) == 0)
 	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
 	if !probe {
 		return jobs, false, nil
@@ -229,6 +233,17 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
 	c.floors.probe(c, p.Queue, false, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
 	return jobs, deleted, nil
+}
+
+// anyAvailable reports whether a row matches where, by a read: on SQLite, after a claim that came back
+// empty, so that a worker polling an idle queue does not take the file's one write lock (and hold up
+// the application's writes) for an update that finds nothing. A failed read reports true, leaving the
+// error to the claim.
+func (r *rowClaimer) anyAvailable(ctx context.Context, where string, args []any) bool {
+	c := r.c
+	var one int
+	err := c.db.QueryRowContext(ctx, c.rebind("select 1 from "+c.quote(c.tables.Jobs)+" where "+where+" limit 1"), args...).Scan(&one)
+	return !errors.Is(err, sql.ErrNoRows)
 }
 
 // claimStatement claims with one UPDATE … RETURNING. On PostgreSQL it runs in a transaction whose

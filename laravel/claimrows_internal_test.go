@@ -189,3 +189,46 @@ func TestOptimisticBoundStaysBelowUntriedCandidates(t *testing.T) {
 		}
 	})
 }
+
+// TestSQLiteEmptyClaimsDoNotWrite: on SQLite a claim after one that came back empty reads first, so a
+// worker polling an idle queue takes the file's write lock once, not at every poll, and still claims
+// a row as soon as one is there.
+func TestSQLiteEmptyClaimsDoNotWrite(t *testing.T) {
+	ctx := context.Background()
+	c, tables := openTables(t, testenv.SQLite(t), "dry", OpenParams{}, SchemaParams{})
+	insert := func() {
+		if _, err := c.db.ExecContext(ctx, "insert into "+c.quote(tables.Jobs)+" (queue, payload, attempts, available_at, created_at) values ('default', 'x', 0, 0, 0)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &rowClaimer{c: c}
+	p := &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}
+	claim := func() int {
+		jobs, err := r.claim(ctx, p, nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		WaitFloorProbes(c)
+		return len(jobs)
+	}
+	insert()
+	if n := claim(); n != 1 {
+		t.Fatalf("claimed %d rows, want 1", n)
+	}
+	if n := claim(); n != 0 {
+		t.Fatalf("claimed %d rows from an empty queue", n)
+	}
+	before := c.Stats().Writes
+	for range 5 {
+		if n := claim(); n != 0 {
+			t.Fatalf("claimed %d rows from an empty queue", n)
+		}
+	}
+	if w := c.Stats().Writes - before; w != 0 {
+		t.Fatalf("five claims of an idle queue after an empty one sent %d writes, want 0", w)
+	}
+	insert()
+	if n := claim(); n != 1 {
+		t.Fatalf("claimed %d rows once a row was there, want 1", n)
+	}
+}

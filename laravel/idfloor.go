@@ -45,6 +45,7 @@ const (
 type idFloors struct {
 	mu     sync.Mutex
 	m      map[string]*idFloor
+	dry    map[string]bool // the queue's last claim on this connection came back empty
 	ctx    context.Context // ends the probes when the connection closes
 	cancel context.CancelFunc
 	probes sync.WaitGroup
@@ -171,6 +172,23 @@ func (f *idFloors) claimed(c *Conn, queue string, from int64, jobs []*Job, limit
 		return
 	}
 	b.id, b.dense = max(next, 0), dense
+}
+
+// setDry records whether queue's last claim came back empty.
+func (f *idFloors) setDry(queue string, dry bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dry == nil {
+		f.dry = map[string]bool{}
+	}
+	f.dry[queue] = dry
+}
+
+// isDry reports whether queue's last claim came back empty.
+func (f *idFloors) isDry(queue string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dry[queue]
 }
 
 // lower moves the bounds of the jobs' queues down to the jobs, given back and claimable again.
