@@ -361,7 +361,8 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 // window is tried first, so a lone claimer keeps FIFO order, unless spread says claimers race (then
 // every row is tried in random order); the rest are tried in random order so that racing claimers
 // spread out instead of colliding on the same row, each collision being a wait for the winner's row
-// lock. Rows are returned in id order, with the number of races lost.
+// lock. Rows are returned in id order, with the number of races lost and the lowest candidate left
+// untried (see casResult).
 func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, args []any, limit, window int, withVersion, spread, walk bool) (casResult, error) {
 	cols := jobColumns
 	if withVersion {

@@ -31,7 +31,8 @@ const (
 )
 
 // idFloors holds a moving lower bound on id per queue for the claims of the strategies that scan the
-// queue from its head (batch, delete-mark). Every row below a bound was not claimable when the bound
+// queue from its head (batch, delete-mark, optimistic, and delete-retry where its claim is one
+// UPDATE … RETURNING). Every row below a bound was not claimable when the bound
 // was set: it was taken, reserved by a running job, deleted but not yet purged, or not yet committed.
 // A claim that starts at the bound does not wade through those rows, whatever their number; without
 // it, a claim beside a long transaction reads every row deleted since the transaction began.
