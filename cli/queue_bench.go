@@ -33,6 +33,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	pgsqlDSN := fs.String("pgsql-dsn", bench.DefaultDSN(laravel.Postgres), "PostgreSQL URL; the database is created when missing")
 	sqliteFile := fs.String("sqlite-file", "", "SQLite file (default: a fresh temporary file)")
 	jobs := fs.Int("jobs", 10000, "no-op jobs per row")
+	repeat := fs.Int("repeat", 1, "run every row this many times, in rounds, and report each row's median run with the range of its rates")
 	workers := fs.String("workers", "1,4,16", "worker counts (comma-separated); each Go worker has its own connection")
 	concurrency := fs.Int("concurrency", 128, "jobs in flight per Go worker")
 	batch := fs.Int("batch", 0, "rows per claim for the batch strategy and the bare SQL loop (0: the concurrency, as queue:work)")
@@ -74,6 +75,9 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "artisan-go queue:bench: %v\n", err)
 		return 2
 	}
+	if *repeat < 1 {
+		return fail(fmt.Errorf("--repeat %d: run every row at least once", *repeat))
+	}
 	if *format != "table" && *format != "json" {
 		return fail(fmt.Errorf("--format %q: use table or json", *format))
 	}
@@ -81,7 +85,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		return fail(fmt.Errorf("--plot %q: give a file name ending in .svg or .png", *plot))
 	}
 	p := bench.Params{
-		Jobs: *jobs, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
+		Jobs: *jobs, Repeat: *repeat, Concurrency: *concurrency, Batch: *batch, Rate: *rate, Sleep: *sleep, Bare: *bare,
 		PHPApp: *phpApp, PHPBinary: *phpBin, LegacyIndex: *legacy, ServerVersion: *serverVersion, Timeout: *timeout,
 		WorkBinary: *workBinary, WorkConcurrency: *workConcurrency, WorkStrategy: *workStrategy, LongTx: *longTx, PHPProducers: *producers, AppWrites: *appWrites,
 	}

@@ -239,11 +239,36 @@ func runBench(t *testing.T, args ...string) bench.Report {
 func TestQueueBenchBadFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"--db", "oracle"}, {"--workers", "x"}, {"--db", "sqlite", "--long-tx"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
+		{"--db", "oracle"}, {"--workers", "x"}, {"--db", "sqlite", "--repeat", "0"}, {"--db", "sqlite", "--long-tx"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := Do(context.Background(), append([]string{"queue:bench"}, args...), nil, &stdout, &stderr); status != 2 || stderr.Len() == 0 {
 			t.Errorf("%v: status %d, stderr %q; want 2 and a message", args, status, stderr.String())
+		}
+	}
+}
+
+// TestQueueBenchRepeat runs every row three times: each row lists its three rates in the order they
+// ran and reports the median one, and every run ran every job once.
+func TestQueueBenchRepeat(t *testing.T) {
+	t.Parallel()
+	lite := testenv.SQLite(t)
+	r := runBench(t, "--db", "sqlite", "--sqlite-file", lite.DSN, "--jobs", "300", "--workers", "1,2", "--repeat", "3",
+		"--strategies", "batch", "--work-binary", "")
+	if len(r.Rows) != 4 || r.Params.Repeat != 3 {
+		t.Fatalf("%d rows, repeat %d; want 4 rows (bare and batch at 1 and 2 workers), repeat 3", len(r.Rows), r.Params.Repeat)
+	}
+	for _, row := range r.Rows {
+		if len(row.Runs) != 3 {
+			t.Fatalf("row %s × %d has runs %v, want 3", row.Strategy, row.Workers, row.Runs)
+		}
+		sorted := slices.Clone(row.Runs)
+		slices.Sort(sorted)
+		if row.JobsPerSec != sorted[1] || sorted[0] <= 0 {
+			t.Errorf("row %s × %d: %v jobs/s, runs %v: want the median run", row.Strategy, row.Workers, row.JobsPerSec, row.Runs)
+		}
+		if row.Error != "" || row.Lost != 0 || row.Duplicates != 0 || row.Executions != 300 || row.LeftInTable != 0 {
+			t.Errorf("row %+v: want 300 executions, 0 lost, 0 duplicates, nothing left", row)
 		}
 	}
 }

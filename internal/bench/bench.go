@@ -6,6 +6,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,15 +50,18 @@ type Database struct {
 // Params shapes a bench run.
 type Params struct {
 	Databases   []Database
-	Strategies  []string      // Go claim strategies; empty means every registered one, StrategiesNone none
-	Workers     []int         // worker counts; each Go worker is one worker.Worker on its own connection
-	Concurrency int           // jobs in flight per Go worker
-	Batch       int           // rows per claim for batching strategies and the bare loop; 0 is Concurrency
-	Jobs        int           // jobs per row
-	Rate        float64       // jobs per second enqueued while the workers drain; 0 enqueues all first
-	Sleep       time.Duration // worker sleep when the queue is empty
-	Bare        bool          // add the bare SQL row per database and worker count
-	PHP         int           // PHP queue:work processes for the baseline row; 0 for none
+	Strategies  []string // Go claim strategies; empty means every registered one, StrategiesNone none
+	Workers     []int    // worker counts; each Go worker is one worker.Worker on its own connection
+	Concurrency int      // jobs in flight per Go worker
+	Batch       int      // rows per claim for batching strategies and the bare loop; 0 is Concurrency
+	Jobs        int      // jobs per row
+	// Repeat runs every row this many times, in rounds, and reports each row's median run (see
+	// medianRow); 0 or 1 runs each once.
+	Repeat int
+	Rate   float64       // jobs per second enqueued while the workers drain; 0 enqueues all first
+	Sleep  time.Duration // worker sleep when the queue is empty
+	Bare   bool          // add the bare SQL row per database and worker count
+	PHP    int           // PHP queue:work processes for the baseline row; 0 for none
 	// PHPDatabases limits the PHP row to these dialects; empty means every database.
 	PHPDatabases []string
 	PHPApp       string // the Laravel application directory (testdata/laravel)
@@ -112,6 +116,9 @@ type Row struct {
 	Error        string  `json:"error,omitempty"`
 	LeftInTable  int     `json:"left_in_table"`
 	FailedInRows int     `json:"failed_jobs"`
+	// Runs has the jobs/s of every run of the row in the order they ran, when it ran more than once
+	// (Params.Repeat); the row's other figures are those of its median run.
+	Runs []float64 `json:"runs,omitempty"`
 	// Note says what a row's processes chose for themselves, such as queue:work's claim strategy.
 	Note string `json:"note,omitempty"`
 	// Steady has the figures of a row run at a steady rate (Params.Rate), beside a long transaction
@@ -132,6 +139,7 @@ type Report struct {
 	Host    string    `json:"host"`
 	Params  struct {
 		Jobs        int     `json:"jobs"`
+		Repeat      int     `json:"repeat,omitempty"`
 		Rate        float64 `json:"rate"`
 		Concurrency int     `json:"concurrency"`
 		Batch       int     `json:"batch"`
@@ -141,6 +149,45 @@ type Report struct {
 	} `json:"params"`
 	Servers map[string]string `json:"servers"`
 	Rows    []Row             `json:"rows"`
+}
+
+// rowSpec is one row of a run: its strategy (or special row) and worker count, and whether a peer's
+// program runs it.
+type rowSpec struct {
+	name    string
+	workers int
+	peer    bool
+}
+
+// medianRow combines the runs of one row: the figures of the run with the median rate (the lower of
+// the two middle ones for an even count), the duplicates and lost jobs of every run added up, and each
+// run's rate in Runs. A run that failed is the row, with its error.
+func medianRow(runs []Row) Row {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	for _, r := range runs {
+		if r.Error != "" {
+			return r
+		}
+	}
+	byRate := slices.Clone(runs)
+	slices.SortStableFunc(byRate, func(a, b Row) int { return cmp.Compare(a.JobsPerSec, b.JobsPerSec) })
+	row := byRate[(len(byRate)-1)/2]
+	row.Runs = nil
+	dup, lost := 0, 0
+	for _, r := range runs {
+		row.Runs = append(row.Runs, r.JobsPerSec)
+		if r.Duplicates > 0 {
+			dup += r.Duplicates
+		}
+		lost += r.Lost
+	}
+	if row.Duplicates >= 0 {
+		row.Duplicates = dup
+	}
+	row.Lost = lost
+	return row
 }
 
 // Run runs every row and returns the report. A row that fails is reported with its error; the others
@@ -155,6 +202,9 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 	r.Host, _ = os.Hostname()
 	r.Params.Jobs, r.Params.Rate, r.Params.Concurrency, r.Params.Batch, r.Params.LegacyIndex = p.Jobs, p.Rate, p.Concurrency, p.Batch, p.LegacyIndex
 	r.Params.ServerVersion = p.ServerVersion
+	if p.Repeat > 1 {
+		r.Params.Repeat = p.Repeat
+	}
 	var pe *peers
 	for _, d := range p.Databases {
 		env, err := prepare(ctx, d, p)
@@ -169,30 +219,57 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 			defer pe.close()
 		}
 		r.Servers[string(d.Dialect)] = env.version
-		var rows []Row
+		var specs []rowSpec
 		if p.PHP > 0 && (len(p.PHPDatabases) == 0 || slices.Contains(p.PHPDatabases, string(d.Dialect))) {
-			rows = append(rows, env.run(ctx, RowPHP, p.PHP))
+			specs = append(specs, rowSpec{RowPHP, p.PHP, false})
 		}
 		for _, w := range p.Workers {
 			if p.Bare {
-				rows = append(rows, env.run(ctx, RowBare, w))
+				specs = append(specs, rowSpec{RowBare, w, false})
 				if d.Dialect == laravel.Postgres {
-					rows = append(rows, env.run(ctx, RowBarePK, w))
+					specs = append(specs, rowSpec{RowBarePK, w, false})
 				}
 			}
 			if p.WorkBinary != "" {
-				rows = append(rows, env.run(ctx, WorkRowName(p.WorkStrategy, 0), w))
+				specs = append(specs, rowSpec{WorkRowName(p.WorkStrategy, 0), w, false})
 				if p.WorkConcurrency > 0 {
-					rows = append(rows, env.run(ctx, WorkRowName(p.WorkStrategy, p.WorkConcurrency), w))
+					specs = append(specs, rowSpec{WorkRowName(p.WorkStrategy, p.WorkConcurrency), w, false})
 				}
 			}
 			for _, s := range p.Strategies {
 				if s != StrategiesNone {
-					rows = append(rows, env.run(ctx, s, w))
+					specs = append(specs, rowSpec{s, w, false})
 				}
 			}
 			if pe != nil && env.d.Dialect == laravel.Postgres && (len(p.PeerWorkers) == 0 || slices.Contains(p.PeerWorkers, w)) {
-				rows = append(rows, env.runPeer(ctx, pe, RowRiver, w), env.runPeer(ctx, pe, RowGraphile, w))
+				specs = append(specs, rowSpec{RowRiver, w, true}, rowSpec{RowGraphile, w, true})
+			}
+		}
+		// Every row runs once per round, in the same order, so that a slow spell of the machine
+		// falls on all of them alike.
+		runs := make([][]Row, len(specs))
+		for round := range p.Repeat {
+			if p.Repeat > 1 {
+				p.Progress("%s: round %d of %d", d.Dialect, round+1, p.Repeat)
+			}
+			for i, sp := range specs {
+				if sp.peer {
+					runs[i] = append(runs[i], env.runPeer(ctx, pe, sp.name, sp.workers))
+				} else {
+					runs[i] = append(runs[i], env.run(ctx, sp.name, sp.workers))
+				}
+				if ctx.Err() != nil {
+					break
+				}
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		var rows []Row
+		for _, rs := range runs {
+			if len(rs) > 0 {
+				rows = append(rows, medianRow(rs))
 			}
 		}
 		env.close()
@@ -226,6 +303,9 @@ func (p *Params) defaults() error {
 	}
 	if p.LongTx && p.Rate <= 0 {
 		return fmt.Errorf("%w: --long-tx needs a steady churn: give --rate too, e.g. --rate 200 --jobs 120000 for ten minutes", ErrParams)
+	}
+	if p.Repeat < 1 {
+		p.Repeat = 1
 	}
 	if p.Jobs < 1 {
 		return fmt.Errorf("%w: --jobs %d: use at least 1", ErrParams, p.Jobs)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -143,5 +144,37 @@ func TestReadPHPStarts(t *testing.T) {
 		if d := got[id] - at; d < -time.Millisecond || d > time.Millisecond {
 			t.Errorf("job %d started at %v, want %v", id, got[id], at)
 		}
+	}
+}
+
+// TestMedianRow combines the runs of a row: the median run's figures, every run's duplicates and lost
+// jobs added up, a failed run reported as the row.
+func TestMedianRow(t *testing.T) {
+	t.Parallel()
+	runs := []Row{
+		{Strategy: "batch", JobsPerSec: 300, Executions: 100, P99Millis: 3},
+		{Strategy: "batch", JobsPerSec: 100, Executions: 101, Duplicates: 1, P99Millis: 1},
+		{Strategy: "batch", JobsPerSec: 200, Executions: 99, Lost: 1, P99Millis: 2},
+	}
+	row := medianRow(runs)
+	if row.JobsPerSec != 200 || row.P99Millis != 2 || row.Executions != 99 {
+		t.Errorf("row %+v: want the figures of the 200 jobs/s run", row)
+	}
+	if row.Duplicates != 1 || row.Lost != 1 {
+		t.Errorf("duplicates %d, lost %d: want every run's, 1 and 1", row.Duplicates, row.Lost)
+	}
+	if want := []float64{300, 100, 200}; !slices.Equal(row.Runs, want) {
+		t.Errorf("runs %v, want %v in the order they ran", row.Runs, want)
+	}
+	php := medianRow([]Row{{Strategy: RowPHP, JobsPerSec: 5, Duplicates: -1}, {Strategy: RowPHP, JobsPerSec: 7, Duplicates: -1}})
+	if php.JobsPerSec != 5 || php.Duplicates != -1 {
+		t.Errorf("PHP row %+v: want the lower middle run, duplicates still not observable (-1)", php)
+	}
+	failed := medianRow(append(slices.Clone(runs), Row{Strategy: "batch", Error: "boom"}))
+	if failed.Error != "boom" {
+		t.Errorf("row %+v: want the failed run's error", failed)
+	}
+	if one := medianRow(runs[:1]); one.Runs != nil || one.JobsPerSec != 300 {
+		t.Errorf("a single run %+v: want it as it is, without runs", one)
 	}
 }

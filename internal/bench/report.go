@@ -27,6 +27,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.Note != "" {
 			fmt.Fprintf(tw, " %s", row.Note)
 		}
+		if len(row.Runs) > 1 {
+			fmt.Fprintf(tw, " median of %d runs, %.0f–%.0f", len(row.Runs), slices.Min(row.Runs), slices.Max(row.Runs))
+		}
 		if row.Error != "" {
 			fmt.Fprintf(tw, " error: %s", row.Error)
 		}
