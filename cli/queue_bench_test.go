@@ -273,6 +273,35 @@ func TestQueueBenchRepeat(t *testing.T) {
 	}
 }
 
+// TestQueueBenchTimedOutRow gives a row less time than its jobs need (its worker sleeps an hour once
+// the queue is empty, while jobs keep arriving): the row reports its error, the jobs left, and a rate
+// of the jobs that ran rather than of the jobs it was given.
+func TestQueueBenchTimedOutRow(t *testing.T) {
+	t.Parallel()
+	lite := testenv.SQLite(t)
+	var stdout, stderr bytes.Buffer
+	status := Do(context.Background(), []string{"queue:bench", "--db", "sqlite", "--sqlite-file", lite.DSN, "--rate", "200", "--jobs", "400",
+		"--workers", "1", "--strategies", "batch", "--bare=false", "--work-binary", "", "--sleep", "1h", "--timeout", "500ms", "--format", "json", "--quiet"},
+		nil, &stdout, &stderr)
+	if status != 1 {
+		t.Fatalf("queue:bench exit status %d, want 1 (a row failed)\nstderr: %s", status, stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decode JSON: %v\n%s", err, stdout.String())
+	}
+	if len(r.Rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(r.Rows))
+	}
+	row := r.Rows[0]
+	if !strings.Contains(row.Error, "timed out") || row.LeftInTable == 0 || row.Executions+row.LeftInTable != 400 {
+		t.Fatalf("row %+v: want a timeout with jobs left, executions and jobs left adding up to 400", row)
+	}
+	if want := float64(row.Executions) / row.Seconds; row.JobsPerSec != want {
+		t.Errorf("jobs/s %v, want the %d executions over %.2f s = %v", row.JobsPerSec, row.Executions, row.Seconds, want)
+	}
+}
+
 // TestQueueBenchSteady runs a row at a steady rate: every job ran once, and the row's first and last
 // windows carry the pickup, claim and insert figures.
 func TestQueueBenchSteady(t *testing.T) {

@@ -208,6 +208,8 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		}
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
+		// The jobs that ran, not the jobs given, over the time the row had.
+		row.JobsPerSec = float64(min(row.Executions, e.p.Jobs)) / row.Seconds
 		return fmt.Errorf("%w after %v with %d jobs left (give a longer --timeout)", errTimeout, timeout, row.LeftInTable)
 	}
 	return nil
