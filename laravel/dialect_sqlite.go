@@ -52,6 +52,14 @@ func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err err
 	setDefault(q, "_busy_timeout", strconv.FormatInt(bt.Milliseconds(), 10))
 	setDefault(q, "_journal_mode", "WAL")
 	setDefault(q, "_txlock", "immediate")
+	// A statement inside a transaction that writes many rows keeps a statement journal, and SQLite's
+	// temporary tables (RETURNING's rows, an IN list's index) live in temp storage; by default both
+	// spill to a file created and deleted each time past 64 KiB. The batch strategy's delete and claim
+	// share a transaction, so with 128 rows of payloads every cycle opened, wrote and removed a file:
+	// in memory instead, batch ran 47k jobs/s instead of 27k on 100,000 no-op jobs with one worker.
+	if !hasPragma(q, "temp_store") {
+		q.Add("_pragma", "temp_store(memory)")
+	}
 	return "sqlite", file + "?" + q.Encode(), file, nil
 }
 
@@ -63,6 +71,16 @@ func sqliteBusyTimeout(dsn string) time.Duration {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return DefaultSQLiteBusyTimeout
+}
+
+// hasPragma reports whether the DSN sets the pragma name itself (modernc.org/sqlite's _pragma=name(value)).
+func hasPragma(q url.Values, name string) bool {
+	for _, v := range q["_pragma"] {
+		if n, _, _ := strings.Cut(v, "("); strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
 }
 
 func setDefault(q url.Values, k, v string) {

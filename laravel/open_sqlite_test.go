@@ -2,6 +2,7 @@ package laravel_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"path/filepath"
@@ -42,5 +43,42 @@ func TestOpenSQLiteConcurrently(t *testing.T) {
 		for err := range errs {
 			t.Fatalf("round %d: %v", round, err)
 		}
+	}
+}
+
+// TestOpenSQLiteTempStore: every connection keeps SQLite's temporary storage in memory, unless the DSN
+// sets temp_store itself.
+func TestOpenSQLiteTempStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		query string
+		want  int
+	}{{"", 2}, {"?_pragma=temp_store(file)", 1}, {"?_pragma=cache_size(-4000)", 2}} {
+		c, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, DSN: filepath.Join(dir, "db.sqlite") + tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := queuetest.DB(c)
+		db.SetMaxOpenConns(3)
+		var conns []*sql.Conn
+		for range 3 { // three connections held at once: the pragma is per connection
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, conn)
+			var got int
+			if err := conn.QueryRowContext(context.Background(), "pragma temp_store").Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("DSN %q: temp_store = %d, want %d", tc.query, got, tc.want)
+			}
+		}
+		for _, conn := range conns {
+			conn.Close()
+		}
+		c.Close()
 	}
 }
