@@ -173,3 +173,98 @@ func TestSQLiteWritesCounted(t *testing.T) {
 		t.Fatalf("writes counted %d (want 3: an insert, a transaction, an update … returning); update returned %d rows", got, len(ids))
 	}
 }
+
+// TestSQLiteWaitsForAnotherProcess: a second Conn on the same file has a gate of its own, as another
+// process does, and meets this one at the file's write lock. Each kind of write that finds the lock
+// held waits (busyWait, SQLite's busy handler being off) and goes through once the holder commits; one
+// held past the busy timeout fails with ErrBusy, and one whose context ends stops waiting with the
+// context's error.
+func TestSQLiteWaitsForAnotherProcess(t *testing.T) {
+	db := testenv.SQLite(t)
+	open := func() *Conn {
+		c, err := Open(context.Background(), OpenParams{Dialect: SQLite, DSN: db.DSN, BusyTimeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	ctx := context.Background()
+	c, other := open(), open()
+	if _, err := c.db.Exec("create table t (id integer primary key, v integer not null)"); err != nil {
+		t.Fatal(err)
+	}
+	var timeout int
+	if err := c.db.QueryRow("pragma busy_timeout").Scan(&timeout); err != nil || timeout != 0 {
+		t.Fatalf("SQLite's busy_timeout on a pooled connection: %d, %v; want 0 (busyWait waits instead)", timeout, err)
+	}
+	waiting := make(chan struct{}, 1)
+	busyWaitHook = func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	}
+	t.Cleanup(func() { busyWaitHook = nil })
+
+	// hold runs write while other holds the write lock with a row of its own, and commits that
+	// transaction once write is waiting; write must then see the row.
+	next := 0
+	hold := func(name string, write func(id int) error) {
+		t.Helper()
+		next += 2
+		tx, err := other.db.BeginTxx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("insert into t (id, v) values (?, 0)", next); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- write(next + 1) }()
+		<-waiting
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s after the other connection committed: %v", name, err)
+		}
+		var n int
+		if err := c.db.QueryRow("select count(*) from t where id in (?, ?)", next, next+1).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("%s: %d of both rows, %v", name, n, err)
+		}
+	}
+	hold("exec", func(id int) error {
+		_, err := c.db.ExecContext(ctx, "insert into t (id, v) values (?, 1)", id)
+		return err
+	})
+	hold("query with returning", func(id int) error {
+		var got int
+		return c.db.QueryRowContext(ctx, "insert into t (id, v) values (?, 1) returning id", id).Scan(&got)
+	})
+	hold("transaction", func(id int) error {
+		return c.InTx(ctx, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, "insert into t (id, v) values (?, 1)", id)
+			return err
+		})
+	})
+
+	tx, err := other.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { <-waiting; cancel() }()
+	if _, err := c.db.ExecContext(cctx, "insert into t (id, v) values (100, 1)"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("write whose context ends while it waits: %v, want context.Canceled", err)
+	}
+	short, err := Open(ctx, OpenParams{Dialect: SQLite, DSN: db.DSN, BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	if _, err := short.db.ExecContext(ctx, "insert into t (id, v) values (101, 1)"); !errors.Is(short.translate(err), ErrBusy) {
+		t.Fatalf("write held past the busy timeout: %v, want ErrBusy", err)
+	}
+}
