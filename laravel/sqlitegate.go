@@ -25,9 +25,8 @@ var errWriterBusy = errors.New("database is locked: another write of this proces
 // a worker's claims and its grouped deletes, which run on connections of their own, kept waking each
 // other that way. Claiming one row at a time, 8 in flight, one worker: `delete-mark` / `delete-retry`
 // / `optimistic` ran 1,720 / 1,291 / 1,725 jobs/s with the busy handler between them and 4,872 /
-// 2,963 / 3,717 serialized in Go. Other processes still meet this one at the file's lock, where
-// busyWait stands in for the busy handler. Reads do not pass the gate: WAL lets them run beside the
-// writer.
+// 2,963 / 3,717 serialized in Go. Other processes still meet this one at the file's lock. Reads do
+// not pass the gate: WAL lets them run beside the writer.
 type writeGate struct {
 	token   chan struct{} // holds one value while a write runs
 	timeout time.Duration // as long as SQLite's busy_timeout would wait
@@ -60,63 +59,6 @@ func (g *writeGate) enter(ctx context.Context) error {
 }
 
 func (g *writeGate) leave() { <-g.token }
-
-// busyWaits is how long busyWait sleeps before each new look at the file's write lock: SQLite's own
-// busy schedule (1, 2, 5, 10 … 100 ms) divided by ten.
-var busyWaits = [...]time.Duration{100, 200, 500, 1000, 1500, 2000, 2500, 2500, 2500, 5000, 5000, 10000}
-
-// busyWait runs fn, and again while it fails with SQLITE_BUSY (another process holds the file's write
-// lock), for up to the busy timeout (then it returns that error) or until ctx ends. Between tries it
-// sleeps by busyWaits and runs fn again only once free says the lock could be taken. It stands in for
-// SQLite's busy handler (the connections run with busy_timeout 0, see gatedConnector.Connect), whose
-// sleeps of 1, 2, 5, 10 … ms left the file idle long after its holder let go: `batch` on 20,000 jobs
-// ran 38,495 / 31,334 jobs/s with 4 / 16 workers on one file under SQLite's handler and 57,919 /
-// 42,774 with this one. Trying the write itself on the finer schedule, without free, cost nearly
-// twice the CPU (a failed UPDATE … RETURNING is parsed and planned each time), which the writer that
-// holds the file needs more than its waiters do, and ran slower than SQLite's handler. Keeping the
-// lock free takes, and writing inside that transaction, did no better: the extra statements and the
-// statement journal cost what the shorter wait saved.
-func (g *writeGate) busyWait(ctx context.Context, fn func() error, free func() bool) error {
-	err := fn()
-	if err == nil || !isBusy(err) {
-		return err
-	}
-	if busyWaitHook != nil {
-		busyWaitHook()
-	}
-	deadline := time.Now().Add(g.timeout)
-	for n := 0; ; n++ {
-		sleep := busyWaits[min(n, len(busyWaits)-1)] * time.Microsecond
-		if time.Now().Add(sleep).After(deadline) {
-			return err
-		}
-		t := time.NewTimer(sleep)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		if !free() {
-			continue
-		}
-		if err = fn(); err == nil || !isBusy(err) {
-			return err
-		}
-	}
-}
-
-// busyWaitHook, when set (by tests), is called each time busyWait starts to wait.
-var busyWaitHook func()
-
-// anyTime is busyWait's free for reads: try again after each sleep.
-func anyTime() bool { return true }
-
-// isBusy reports SQLITE_BUSY, in any of its extended codes.
-func isBusy(err error) bool {
-	var lite *sqlite.Error
-	return errors.As(err, &lite) && lite.Code()&0xff == 5
-}
 
 // writes returns how many writes the gate let through; 0 for a nil gate (servers).
 func (g *writeGate) writes() int64 {
@@ -153,15 +95,9 @@ type gatedConnector struct {
 	gate *writeGate
 }
 
-// Connect opens a connection whose waits for other processes are busyWait's: SQLite's busy handler is
-// turned off once the DSN's pragmas, which may wait with it, have run.
 func (c gatedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, "pragma busy_timeout = 0", nil); err != nil {
-		conn.Close()
 		return nil, err
 	}
 	return &gatedConn{inner: conn, gate: c.gate}, nil
@@ -173,8 +109,6 @@ type gatedConn struct {
 	inner driver.Conn
 	gate  *writeGate
 	inTx  bool
-
-	probeBegin, probeCommit driver.Stmt // see writeLockFree
 }
 
 var (
@@ -195,40 +129,7 @@ func (c *gatedConn) PrepareContext(ctx context.Context, query string) (driver.St
 	return c.inner.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 
-func (c *gatedConn) Close() error {
-	for _, st := range []driver.Stmt{c.probeBegin, c.probeCommit} {
-		if st != nil {
-			st.Close()
-		}
-	}
-	return c.inner.Close()
-}
-
-// writeLockFree reports whether the file's write lock could be taken just now, by taking it and letting
-// it go at once with two statements prepared on first use. A failure other than SQLITE_BUSY says yes,
-// leaving the error to the write itself.
-func (c *gatedConn) writeLockFree() bool {
-	if c.probeBegin == nil {
-		b, err := c.inner.Prepare("begin immediate")
-		if err != nil {
-			return true
-		}
-		e, err := c.inner.Prepare("commit")
-		if err != nil {
-			b.Close()
-			return true
-		}
-		c.probeBegin, c.probeCommit = b, e
-	}
-	bg := context.Background() // each runs at once: busy_timeout is 0
-	if _, err := c.probeBegin.(driver.StmtExecContext).ExecContext(bg, nil); err != nil {
-		return !isBusy(err)
-	}
-	if _, err := c.probeCommit.(driver.StmtExecContext).ExecContext(bg, nil); err != nil {
-		_, _ = c.inner.(driver.ExecerContext).ExecContext(bg, "rollback", nil) // leave no transaction open
-	}
-	return true
-}
+func (c *gatedConn) Close() error { return c.inner.Close() }
 
 func (c *gatedConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
@@ -238,11 +139,7 @@ func (c *gatedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if err := c.gate.enter(ctx); err != nil {
 		return nil, err
 	}
-	var tx driver.Tx
-	err := c.gate.busyWait(ctx, func() (err error) {
-		tx, err = c.inner.(driver.ConnBeginTx).BeginTx(ctx, opts)
-		return err
-	}, c.writeLockFree)
+	tx, err := c.inner.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	if err != nil {
 		c.gate.leave()
 		return nil, err
@@ -251,51 +148,26 @@ func (c *gatedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	return &gatedTx{inner: tx, conn: c}, nil
 }
 
-// ExecContext runs a statement, through the gate when it writes outside a transaction. Inside one,
-// BEGIN IMMEDIATE holds the file's write lock already, and nothing waits.
 func (c *gatedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	ex := c.inner.(driver.ExecerContext)
-	if c.inTx {
-		return ex.ExecContext(ctx, query, args)
-	}
-	free := anyTime
-	if isWrite(query) {
+	if !c.inTx && isWrite(query) {
 		if err := c.gate.enter(ctx); err != nil {
 			return nil, err
 		}
 		defer c.gate.leave()
-		free = c.writeLockFree
 	}
-	var res driver.Result
-	err := c.gate.busyWait(ctx, func() (err error) {
-		res, err = ex.ExecContext(ctx, query, args)
-		return err
-	}, free)
-	return res, err
+	return c.inner.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 // QueryContext holds the gate for a write (UPDATE or DELETE … RETURNING) until its rows are closed.
 func (c *gatedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q := c.inner.(driver.QueryerContext)
-	if c.inTx {
+	if c.inTx || !isWrite(query) {
 		return q.QueryContext(ctx, query, args)
-	}
-	// The driver runs a statement's first step before it returns, and a write takes the file's lock
-	// there (RETURNING's rows are all made in that step): a busy file is met here or not at all.
-	run := func(free func() bool) (rows driver.Rows, err error) {
-		err = c.gate.busyWait(ctx, func() (err error) {
-			rows, err = q.QueryContext(ctx, query, args)
-			return err
-		}, free)
-		return rows, err
-	}
-	if !isWrite(query) {
-		return run(anyTime) // a read is busy only while another process recovers the WAL
 	}
 	if err := c.gate.enter(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := run(c.writeLockFree)
+	rows, err := q.QueryContext(ctx, query, args)
 	if err != nil {
 		c.gate.leave()
 		return nil, err
