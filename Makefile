@@ -54,10 +54,10 @@ demo: ## Run the demo on embedded SQLite
 BENCH := tmp/artisan-go-bench queue:bench --work-binary tmp/artisan-go --format json
 BUILD_BENCH := go build -o tmp/artisan-go ./cmd/artisan-go && go build $(TAGS) -o tmp/artisan-go-bench ./cmd/artisan-go
 
-bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet machine; about 22 minutes)
+bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet machine; about 24 minutes)
 	$(BUILD_BENCH)
 	$(BENCH) --db mysql,pgsql --php --peers --jobs 20000 --workers 1,4,16 --strategies batch > docs/bench-batch.json
-	$(BENCH) --db sqlite --jobs 20000 --workers 1,4,16 --strategies batch > docs/bench-sqlite.json
+	$(BENCH) --db sqlite --jobs 20000 --workers 1,4,16 --strategies batch --repeat 3 > docs/bench-sqlite.json
 	$(BENCH) --db mysql --legacy-index --jobs 20000 --workers 1,4,16 --strategies batch --work-binary "" > docs/bench-legacy.json
 	$(BENCH) --db mysql --server-version 10.5.0-MariaDB --jobs 20000 --workers 1,4,16 --strategies batch,optimistic --work-binary "" > docs/bench-old-server.json
 	$(BENCH) --db mysql,pgsql,sqlite --jobs 5000 --workers 1,4,16 --concurrency 8 --batch 1 --strategies delete-mark,delete-retry,optimistic --work-binary "" --repeat 5 > docs/bench-others.json
