@@ -55,8 +55,10 @@ func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err err
 	// A statement inside a transaction that writes many rows keeps a statement journal, and SQLite's
 	// temporary tables (RETURNING's rows, an IN list's index) live in temp storage; by default both
 	// spill to a file created and deleted each time past 64 KiB. The batch strategy's delete and claim
-	// share a transaction, so with 128 rows of payloads every cycle opened, wrote and removed a file:
-	// in memory instead, batch ran 47k jobs/s instead of 27k on 100,000 no-op jobs with one worker.
+	// share a transaction, so with 128 rows of payloads every cycle opened, wrote and removed a file
+	// (233 of them in a queue:work process draining 20,000 jobs). In memory, the bench's batch row at one worker ran 43,138–44,829
+	// jobs/s against 32,600–36,441 (20,000 jobs) and 39,912 against 37,973 (100,000); a separate
+	// queue:work process ran the same with and without it.
 	if !hasPragma(q, "temp_store") {
 		q.Add("_pragma", "temp_store(memory)")
 	}
