@@ -54,11 +54,11 @@ func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err err
 	setDefault(q, "_txlock", "immediate")
 	// A statement inside a transaction that writes many rows keeps a statement journal, and SQLite's
 	// temporary tables (RETURNING's rows, an IN list's index) live in temp storage; by default both
-	// spill to a file created and deleted each time past 64 KiB. The batch strategy's delete and claim
-	// share a transaction, so with 128 rows of payloads every cycle opened, wrote and removed a file
-	// (233 of them in a queue:work process draining 20,000 jobs). In memory, the bench's batch row at one worker ran 43,138–44,829
-	// jobs/s against 32,600–36,441 (20,000 jobs) and 39,912 against 37,973 (100,000); a separate
-	// queue:work process ran the same with and without it.
+	// can go to files (the journal past 64 KiB), created and deleted each time. The batch strategy's
+	// delete and claim share a transaction, so with 128 rows of payloads every cycle opened, wrote and
+	// removed a file (233 in a queue:work process draining 20,000 jobs). In memory, the bench's batch
+	// row at one worker ran 43,138–44,829 jobs/s against 32,600–36,441 (20,000 jobs) and 39,912
+	// against 37,973 (100,000); a separate queue:work process ran the same with and without it.
 	if !hasPragma(q, "temp_store") {
 		q.Add("_pragma", "temp_store(memory)")
 	}
@@ -75,7 +75,8 @@ func sqliteBusyTimeout(dsn string) time.Duration {
 	return DefaultSQLiteBusyTimeout
 }
 
-// hasPragma reports whether the DSN sets the pragma name itself (modernc.org/sqlite's _pragma=name(value)).
+// hasPragma reports whether the DSN sets the pragma name itself, as modernc.org/sqlite's
+// _pragma=name(value).
 func hasPragma(q url.Values, name string) bool {
 	for _, v := range q["_pragma"] {
 		if n, _, _ := strings.Cut(v, "("); strings.EqualFold(strings.TrimSpace(n), name) {
