@@ -75,11 +75,15 @@ func sqliteBusyTimeout(dsn string) time.Duration {
 	return DefaultSQLiteBusyTimeout
 }
 
-// hasPragma reports whether the DSN sets the pragma name itself, as modernc.org/sqlite's
-// _pragma=name(value).
+// hasPragma reports whether the DSN sets the pragma name itself: modernc.org/sqlite runs each
+// _pragma value as written after "pragma ", so name(value), name=value and name = value all set it.
 func hasPragma(q url.Values, name string) bool {
 	for _, v := range q["_pragma"] {
-		if n, _, _ := strings.Cut(v, "("); strings.EqualFold(strings.TrimSpace(n), name) {
+		n := strings.TrimSpace(v)
+		if i := strings.IndexAny(n, "(= \t"); i >= 0 {
+			n = n[:i]
+		}
+		if strings.EqualFold(n, name) {
 			return true
 		}
 	}

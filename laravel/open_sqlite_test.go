@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // TestOpenSQLiteConcurrently opens one new SQLite file from many connections at once, as workers
@@ -47,14 +47,17 @@ func TestOpenSQLiteConcurrently(t *testing.T) {
 }
 
 // TestOpenSQLiteTempStore: every connection keeps SQLite's temporary storage in memory, unless the DSN
-// sets temp_store itself.
+// sets temp_store itself, in any of the forms a pragma takes.
 func TestOpenSQLiteTempStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		query string
 		want  int
-	}{{"", 2}, {"?_pragma=temp_store(file)", 1}, {"?_pragma=cache_size(-4000)", 2}} {
+	}{
+		{"", 2}, {"?_pragma=temp_store(file)", 1}, {"?_pragma=cache_size(-4000)", 2},
+		{"?_pragma=temp_store=file", 1}, {"?_pragma=TEMP_STORE%20%3D%200", 0}, {"?_pragma=%20temp_store%09(1)", 1},
+	} {
 		c, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.SQLite, DSN: filepath.Join(dir, "db.sqlite") + tc.query})
 		if err != nil {
 			t.Fatal(err)
