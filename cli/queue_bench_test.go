@@ -274,8 +274,8 @@ func TestQueueBenchRepeat(t *testing.T) {
 }
 
 // TestQueueBenchTimedOutRow gives a row less time than its jobs need (its worker sleeps an hour once
-// the queue is empty, while jobs keep arriving): the row reports its error, the jobs left, and a rate
-// of the jobs that ran rather than of the jobs it was given.
+// the queue is empty, while jobs keep arriving): the row reports its error, the jobs left (not lost),
+// and a rate of the jobs that ran rather than of the jobs it was given.
 func TestQueueBenchTimedOutRow(t *testing.T) {
 	t.Parallel()
 	lite := testenv.SQLite(t)
@@ -296,6 +296,9 @@ func TestQueueBenchTimedOutRow(t *testing.T) {
 	row := r.Rows[0]
 	if !strings.Contains(row.Error, "timed out") || row.LeftInTable == 0 || row.Executions+row.LeftInTable != 400 {
 		t.Fatalf("row %+v: want a timeout with jobs left, executions and jobs left adding up to 400", row)
+	}
+	if row.Lost != 0 {
+		t.Errorf("%d jobs lost, want 0: the %d left in the table did not run, and none is gone", row.Lost, row.LeftInTable)
 	}
 	if want := float64(row.Executions) / row.Seconds; row.JobsPerSec != want {
 		t.Errorf("jobs/s %v, want the %d executions over %.2f s = %v", row.JobsPerSec, row.Executions, row.Seconds, want)

@@ -186,9 +186,10 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	}
 	if external {
 		// PHP's Noop and queue:work's builtin no-op record nothing: what is gone from the table without
-		// a failure ran. queue:work counts its own executions, so its duplicates show.
+		// a failure ran. queue:work counts its own executions, so its duplicates show. A row still in
+		// the table (the row timed out) did not run and is not lost; a failed one is.
 		row.Executions = e.p.Jobs - row.LeftInTable - row.FailedInRows
-		row.Lost = row.LeftInTable + row.FailedInRows
+		row.Lost = row.FailedInRows
 		if name != RowPHP {
 			row.Duplicates = int(proto.external.Load()) - row.Executions
 			row.Executions = int(proto.external.Load())
@@ -198,7 +199,10 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		if err != nil {
 			return err
 		}
-		row.Executions, row.Duplicates, row.Lost = execs, execs-distinct, e.p.Jobs-distinct
+		row.Executions, row.Duplicates = execs, execs-distinct
+		if row.Lost, err = e.lost(ctx, proto, ids); err != nil {
+			return err
+		}
 		e.order(proto, ids, pr, row)
 	}
 	if pr != nil && depth != nil {
@@ -213,6 +217,26 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		return fmt.Errorf("%w after %v with %d jobs left (give a longer --timeout)", errTimeout, timeout, row.LeftInTable)
 	}
 	return nil
+}
+
+// lost counts the jobs given that never ran and are gone from the table. Those still in it did not run
+// because the row timed out first: they are left, not lost.
+func (e *env) lost(ctx context.Context, proto *protocol, ids []int64) (int, error) {
+	left, err := benchsql.IDs(ctx, e.admin, e.admin.Tables().Jobs)
+	if err != nil {
+		return 0, err
+	}
+	ran := make(map[int64]bool, proto.len())
+	for i := range proto.len() {
+		ran[proto.ids[i]] = true
+	}
+	lost := 0
+	for _, id := range ids {
+		if !ran[id] && !left[id] {
+			lost++
+		}
+	}
+	return lost, nil
 }
 
 // rowTimeout is how long a row may run: Params.Timeout, beyond the time a row at a steady rate takes

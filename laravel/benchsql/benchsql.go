@@ -143,6 +143,25 @@ func Count(ctx context.Context, c *laravel.Conn, table string) (int, error) {
 	return n, err
 }
 
+// IDs returns the ids of a table's rows.
+func IDs(ctx context.Context, c *laravel.Conn, table string) (map[int64]bool, error) {
+	h := rawsql.Of(c)
+	rows, err := h.DB.QueryContext(ctx, "select id from "+h.Quote(table))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
+}
+
 // Execution is one row of the protocol.
 type Execution struct {
 	JobID     int64
