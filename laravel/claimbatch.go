@@ -251,6 +251,17 @@ func (q *batchQueue) allSettled() bool {
 	return true
 }
 
+// AddSlots records that a worker running up to n jobs at once uses the queue. A grouped delete then
+// commits as soon as as many deletes wait as all of the queue's workers run: every slot is waiting,
+// none is left to start the rows the queue holds claimed, and no more deletes can join. A claim batch
+// larger than the concurrency kept those rows, and so every group, waiting for the whole linger.
+func (q *batchQueue) AddSlots(n int) {
+	q.group.mu.Lock()
+	q.group.flushAt += n
+	q.group.mu.Unlock()
+	q.group.poke()
+}
+
 // JobDelete deletes a finished job, fenced, grouped with the deletes other goroutines make meanwhile.
 func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
 	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it.

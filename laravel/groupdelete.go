@@ -26,6 +26,12 @@ type JobSweeper interface {
 	JobSweep(ctx context.Context) (int64, error)
 }
 
+// SlotAware is implemented by queues that tune their grouped deletes to the workers using them. A
+// worker calls AddSlots with its concurrency when it is built.
+type SlotAware interface {
+	AddSlots(n int)
+}
+
 // Prefetcher is implemented by strategies that claim more rows than asked and hand them out on later
 // claims. JobReturnPrefetched gives back the rows never handed out, as JobReturn does; a worker calls
 // it when it stops, so that no claimed-but-not-started job waits for retry_after.
@@ -166,6 +172,11 @@ type deleteGroup struct {
 	// that may have become true.
 	settled func() bool
 	wake    chan struct{}
+	// flushAt, when above 0, also ends the linger once that many deletes wait: the batch strategy sets
+	// it to its workers' concurrency (see batchQueue.AddSlots). Guarded by mu.
+	flushAt int
+	// lingerFor is the longest linger; 0 means groupLinger.
+	lingerFor time.Duration
 	// run, when set, deletes a group in place of Fenced.deleteMany, and may do more in the same
 	// transaction (the batch strategy claims its next rows there).
 	run func(ctx context.Context, jobs []*Job) (lost []*Job, err error)
@@ -179,21 +190,35 @@ func (g *deleteGroup) poke() {
 	}
 }
 
-// linger waits up to groupLinger for more deletes, and less when settled says none will come.
+// linger waits up to groupLinger for more deletes, and less when settled or full says none will come.
 func (g *deleteGroup) linger() {
+	d := g.lingerFor
+	if d == 0 {
+		d = groupLinger
+	}
 	if g.settled == nil {
-		time.Sleep(groupLinger)
+		time.Sleep(d)
 		return
 	}
-	t := time.NewTimer(groupLinger)
+	t := time.NewTimer(d)
 	defer t.Stop()
-	for !g.settled() {
+	for !g.settled() && !g.full() {
 		select {
 		case <-t.C:
 			return
 		case <-g.wake:
 		}
 	}
+}
+
+// full reports whether flushAt deletes wait.
+func (g *deleteGroup) full() bool {
+	if g.flushAt <= 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending) >= g.flushAt
 }
 
 type pendingDelete struct {

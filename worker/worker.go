@@ -332,6 +332,9 @@ func New(p Params) (*Worker, error) {
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
+	if s, ok := p.Queue.(laravel.SlotAware); ok {
+		s.AddSlots(cfg.Concurrency)
+	}
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil

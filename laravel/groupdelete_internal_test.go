@@ -1,0 +1,62 @@
+package laravel
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestDeleteGroupFlushesWhenFull: a group whose jobs are never settled (claimed rows wait in a
+// prefetch buffer that no free slot can take) commits as soon as flushAt deletes wait, not after its
+// linger, which here is an hour.
+func TestDeleteGroupFlushesWhenFull(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var groups [][]int64
+	g := &deleteGroup{
+		settled:   func() bool { return false },
+		wake:      make(chan struct{}, 1),
+		flushAt:   3,
+		lingerFor: time.Hour,
+		run: func(_ context.Context, jobs []*Job) ([]*Job, error) {
+			ids := make([]int64, len(jobs))
+			for i, j := range jobs {
+				ids[i] = j.ID
+			}
+			mu.Lock()
+			groups = append(groups, ids)
+			mu.Unlock()
+			return nil, nil
+		},
+	}
+	deadline := time.After(time.Minute)
+	for wave := range int64(2) { // each wave fills one group
+		errs := make(chan error, 3)
+		for n := range int64(3) {
+			go func() { errs <- g.delete(context.Background(), &Job{ID: 3*wave + n + 1}, nil) }()
+		}
+		for range 3 {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-deadline:
+				t.Fatal("the deletes still wait after a minute: the group lingered instead of committing when full")
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, ids := range groups {
+		if len(ids) != 3 {
+			t.Errorf("a group of %d deletes (%v), want 3: a group commits once full", len(ids), ids)
+		}
+		n += len(ids)
+	}
+	if n != 6 {
+		t.Errorf("%d deletes in the groups %v, want 6", n, groups)
+	}
+}
