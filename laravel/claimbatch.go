@@ -264,11 +264,16 @@ func (q *batchQueue) AddSlots(n int) {
 
 // JobDelete deletes a finished job, fenced, grouped with the deletes other goroutines make meanwhile.
 func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
-	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it.
+	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it;
+	// woken only when no handed-out job is left running.
 	return q.group.delete(ctx, j, func() {
 		q.mu.Lock()
 		delete(q.out, j)
+		idle := len(q.out) == 0
 		q.mu.Unlock()
+		if idle {
+			q.group.poke()
+		}
 	})
 }
 

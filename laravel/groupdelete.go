@@ -169,7 +169,8 @@ type deleteGroup struct {
 
 	// settled, when set, reports that no delete can join the group soon (every job the queue handed
 	// out has had its completion called); the leader then flushes without lingering. wake is poked when
-	// that may have become true.
+	// that may have become true: by the queue, which knows, and by a delete that fills the group. A
+	// poke per delete woke the leader once a job to scan the jobs still out.
 	settled func() bool
 	wake    chan struct{}
 	// flushAt, when above 0, also ends the linger once that many deletes wait: the batch strategy sets
@@ -239,11 +240,12 @@ func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func()) error {
 	g.pending = append(g.pending, p)
 	lead := !g.busy
 	g.busy = true
+	full := g.flushAt > 0 && len(g.pending) >= g.flushAt
 	g.mu.Unlock()
 	if joined != nil {
-		joined()
+		joined() // the caller pokes the leader if this delete may have settled the group
 	}
-	if !lead && g.settled != nil {
+	if !lead && full {
 		g.poke()
 	}
 	for {
