@@ -169,8 +169,8 @@ type deleteGroup struct {
 
 	// settled, when set, reports that no delete can join the group soon (every job the queue handed
 	// out has had its completion called); the leader then flushes without lingering. wake is poked when
-	// that may have become true: by the queue, which knows, and by a delete that fills the group. A
-	// poke per delete woke the leader once a job to scan the jobs still out.
+	// that may have become true: by the queue, which knows, and by a delete that fills the group (a
+	// poke per delete would wake the leader once a job to scan the jobs still out).
 	settled func() bool
 	wake    chan struct{}
 	// flushAt, when above 0, also ends the linger once that many deletes wait: the batch strategy sets
@@ -214,12 +214,9 @@ func (g *deleteGroup) linger() {
 
 // full reports whether flushAt deletes wait.
 func (g *deleteGroup) full() bool {
-	if g.flushAt <= 0 {
-		return false
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.pending) >= g.flushAt
+	return g.flushAt > 0 && len(g.pending) >= g.flushAt
 }
 
 type pendingDelete struct {
