@@ -100,7 +100,9 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 		case e.p.Rate > 0 && e.p.PHPProducers > 0:
 			pr = e.startPHPProducers(rctx, proto)
 		case e.p.Rate > 0:
-			pr = e.startProducer(rctx, pushQueue, proto)
+			// Every job is enqueued even when the row runs out of time first (pushes can wait for
+			// SQLite's write lock beside the workers), so that what the row leaves counts as left.
+			pr = e.startProducer(ctx, pushQueue, proto)
 		}
 		if e.p.Rate > 0 {
 			depth = e.sampleDepth(rctx, proto.start)
