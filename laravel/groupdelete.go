@@ -216,8 +216,10 @@ func (g *deleteGroup) linger() {
 func (g *deleteGroup) full() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.flushAt > 0 && len(g.pending) >= g.flushAt
+	return g.fullLocked()
 }
+
+func (g *deleteGroup) fullLocked() bool { return g.flushAt > 0 && len(g.pending) >= g.flushAt }
 
 type pendingDelete struct {
 	job *Job
@@ -237,7 +239,7 @@ func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func()) error {
 	g.pending = append(g.pending, p)
 	lead := !g.busy
 	g.busy = true
-	full := g.flushAt > 0 && len(g.pending) >= g.flushAt
+	full := g.fullLocked()
 	g.mu.Unlock()
 	if joined != nil {
 		joined() // the caller pokes the leader if this delete may have settled the group
