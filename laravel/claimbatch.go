@@ -8,14 +8,19 @@ import (
 	"time"
 )
 
-// DefaultBatch is how many rows the batch strategy claims per round trip when QueueParams.Batch is 0.
+// DefaultBatch is how many rows the batch strategy claims per round trip when QueueParams.Batch is 0
+// and no worker has said how many jobs it runs at once (see batchQueue.AddSlots).
 const DefaultBatch = 32
+
+// maxAutoBatch bounds the claim a batch queue sizes from its workers' concurrency: as many rows as one
+// grouped delete takes.
+const maxAutoBatch = maxGroup
 
 // newBatchQueue builds the batch strategy.
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
 	q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
 	if q.size <= 0 {
-		q.size = DefaultBatch
+		q.size, q.sizeFromSlots = DefaultBatch, true
 	}
 	q.claimer.c, q.claimer.batches = c, true
 	q.group.f = &q.Fenced
@@ -33,14 +38,18 @@ type batchQueue struct {
 	Fenced
 	claimer rowClaimer
 	group   deleteGroup
-	size    int
 
 	claimMu sync.Mutex // serializes claims that go to the database
 	mu      sync.Mutex
-	buf     map[string][]*Job     // claimed, not yet handed out, by queue
-	out     map[*Job]time.Time    // handed out, no completion called yet: until when it is awaited
-	memo    map[string]*claimMemo // per queue: the latest claim asked for, and whether more rows wait
-	stopped bool                  // JobReturnPrefetched ran: deletes claim nothing more
+	// size is how many rows a claim in the database takes; with sizeFromSlots (QueueParams.Batch 0) it
+	// follows the workers' concurrency once they announce it (AddSlots). Guarded by mu.
+	size          int
+	sizeFromSlots bool
+	slots         int                   // the concurrency of the workers using the queue, summed
+	buf           map[string][]*Job     // claimed, not yet handed out, by queue
+	out           map[*Job]time.Time    // handed out, no completion called yet: until when it is awaited
+	memo          map[string]*claimMemo // per queue: the latest claim asked for, and whether more rows wait
+	stopped       bool                  // JobReturnPrefetched ran: deletes claim nothing more
 }
 
 // claimMemo is the latest JobClaim of a queue, which a grouped delete may repeat for the rows its
@@ -80,6 +89,7 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 	m.p, m.at = *p, q.C.clock()
 	m.p.Whole = false // a grouped delete's claim starts at the bound
 	q.stopped = false
+	size := q.size
 	q.mu.Unlock()
 	limit := max(p.Limit, 1)
 	out, stale := q.takeBuffered(p, limit)
@@ -97,7 +107,7 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 		return out, nil
 	}
 	need := limit - len(out)
-	want := max(need, q.size)
+	want := max(need, size)
 	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, want)
 	q.mu.Lock()
 	m.full = err == nil && len(jobs) == want
@@ -251,14 +261,29 @@ func (q *batchQueue) allSettled() bool {
 	return true
 }
 
-// AddSlots records that a worker running up to n jobs at once uses the queue. A grouped delete then
-// commits as soon as as many deletes wait as all of the queue's workers run: every slot is waiting,
-// none is left to start the rows the queue holds claimed, and no more deletes can join. A claim batch
-// larger than the concurrency kept those rows, and so every group, waiting for the whole linger.
+// AddSlots records that a worker running up to n jobs at once started using the queue, or with -n
+// that it stopped. A grouped delete then commits as soon as as many deletes wait as the queue's running
+// workers run jobs at once: every slot is waiting, none is left to start the rows the queue holds
+// claimed, and no more deletes can join. A claim batch larger than the concurrency kept those rows,
+// and so every group, waiting for the whole linger.
+//
+// With QueueParams.Batch 0 the claims then take as many rows as those workers run at once (at most
+// maxAutoBatch), as queue:work's claim batch follows its concurrency: a worker running one job at a
+// time reserves one row, not DefaultBatch rows that would wait behind it, hidden from other workers,
+// and for retry_after if the process died.
 func (q *batchQueue) AddSlots(n int) {
+	q.mu.Lock()
+	q.slots = max(q.slots+n, 0)
+	if q.sizeFromSlots {
+		q.size = DefaultBatch
+		if q.slots > 0 {
+			q.size = min(q.slots, maxAutoBatch)
+		}
+	}
 	q.group.mu.Lock()
-	q.group.flushAt += n
+	q.group.flushAt = q.slots
 	q.group.mu.Unlock()
+	q.mu.Unlock()
 	q.group.poke()
 }
 

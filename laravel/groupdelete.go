@@ -26,8 +26,9 @@ type JobSweeper interface {
 	JobSweep(ctx context.Context) (int64, error)
 }
 
-// SlotAware is implemented by queues that tune their grouped deletes to the workers using them. A
-// worker calls AddSlots with its concurrency when it is built.
+// SlotAware is implemented by queues that tune their claims and grouped deletes to the workers using
+// them. A worker calls AddSlots with its concurrency when it starts running, and with minus that when
+// it returns.
 type SlotAware interface {
 	AddSlots(n int)
 }

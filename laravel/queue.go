@@ -29,7 +29,9 @@ type QueueParams struct {
 	// DeleteRetries is how many times a completion (delete, release, fail, renew, return) is tried when
 	// it fails with ErrDeadlock; 0 means DefaultDeleteRetries.
 	DeleteRetries int
-	// Batch is how many rows a batching strategy claims per round trip; 0 means its default.
+	// Batch is how many rows a batching strategy claims per round trip; 0 means as many as the workers
+	// running on the queue run at once (their Concurrency, summed, at most 256), DefaultBatch while none
+	// runs.
 	Batch int
 }
 

@@ -480,6 +480,69 @@ func (c *stepClock) Now() time.Time          { return time.Unix(0, c.ns.Load()+t
 func (c *stepClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // batchOfTwo sets up a table with a batch queue that claims two rows at a time.
+// TestBatchSizeFollowsSlots: a batch queue built with no claim size claims as many rows as its running
+// workers run at once (AddSlots), DefaultBatch when none runs; a size given is kept.
+func TestBatchSizeFollowsSlots(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+		for i := range 40 {
+			s.Push(t, "default", t0, t0, i)
+		}
+		reserved := func() int {
+			n := 0
+			for _, r := range s.Rows(t) {
+				if r.ReservedAt != nil {
+					n++
+				}
+			}
+			return n
+		}
+		claimOne := func(q laravel.Queue) {
+			t.Helper()
+			jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: t0, RetryAfter: 90, Limit: 1})
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("claim one job: %d, %v", len(jobs), err)
+			}
+		}
+		newQueue := func(batch int) laravel.Queue {
+			q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+
+		one := newQueue(0)
+		one.(laravel.SlotAware).AddSlots(1)
+		claimOne(one)
+		if n := reserved(); n != 1 {
+			t.Fatalf("a worker running one job at a time reserved %d rows, want 1", n)
+		}
+		three := newQueue(0)
+		three.(laravel.SlotAware).AddSlots(1)
+		three.(laravel.SlotAware).AddSlots(2)
+		claimOne(three)
+		if n := reserved(); n != 1+3 {
+			t.Fatalf("workers running 1 + 2 jobs at once: %d rows reserved, want 1 + 3", n)
+		}
+		given := newQueue(2)
+		given.(laravel.SlotAware).AddSlots(1)
+		claimOne(given)
+		if n := reserved(); n != 4+2 {
+			t.Fatalf("a claim size of 2 given: %d rows reserved, want 4 + 2", n)
+		}
+		gone := newQueue(0)
+		gone.(laravel.SlotAware).AddSlots(4)
+		gone.(laravel.SlotAware).AddSlots(-4)
+		claimOne(gone)
+		if n := reserved(); n != 6+laravel.DefaultBatch {
+			t.Fatalf("its worker gone: %d rows reserved, want 6 + DefaultBatch (%d)", n, laravel.DefaultBatch)
+		}
+	})
+}
+
 func batchOfTwo(t *testing.T, db testenv.Database) (*queuetest.Setup, laravel.Queue) {
 	s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
 	q, err := laravel.NewQueue(s.Conn, laravel.QueueParams{Strategy: "batch", Batch: 2})

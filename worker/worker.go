@@ -332,9 +332,6 @@ func New(p Params) (*Worker, error) {
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{},
 	}
-	if s, ok := p.Queue.(laravel.SlotAware); ok {
-		s.AddSlots(cfg.Concurrency)
-	}
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil
@@ -405,6 +402,7 @@ func (w *Worker) Stats() Stats {
 // in maintenance mode (MaintenanceFile, or the cache maintenance driver's key) unless Force is set, and skips queues paused
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
+	defer w.announceSlots()()
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
 	st.lastRestart = w.restartSignal(ctx, "")
 	w.readSignals(ctx, st)
@@ -671,6 +669,7 @@ func memoryMB() float64 {
 // RunOnce claims at most one job across the queues in priority order and processes it to completion.
 // It reports whether there was a job; it does not sleep when there was none.
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
+	defer w.announceSlots()()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
@@ -678,6 +677,18 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	found, err := w.runOne(ctx, jobCtx)
 	w.wg.Wait()
 	return found, err
+}
+
+// announceSlots tells a queue that sizes its claims and groups its deletes by its workers (the batch
+// strategy) how many jobs this worker runs at once; the function returned takes them back, once the
+// worker returns.
+func (w *Worker) announceSlots() func() {
+	s, ok := w.queue.(laravel.SlotAware)
+	if !ok {
+		return func() {}
+	}
+	s.AddSlots(w.cfg.Concurrency)
+	return func() { s.AddSlots(-w.cfg.Concurrency) }
 }
 
 func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
