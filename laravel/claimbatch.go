@@ -291,15 +291,7 @@ func (q *batchQueue) AddSlots(n int) {
 func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
 	// Settled only once the delete is in the group, so that a lingering leader woken by it takes it;
 	// woken only when no handed-out job is left running.
-	return q.group.delete(ctx, j, func() {
-		q.mu.Lock()
-		delete(q.out, j)
-		idle := len(q.out) == 0
-		q.mu.Unlock()
-		if idle {
-			q.group.poke()
-		}
-	})
+	return q.group.delete(ctx, j, func() { q.settle(j) })
 }
 
 // JobDeleteAndPush is Fenced's, recorded as settled.
