@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -89,7 +90,6 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 	m.p, m.at = *p, q.C.clock()
 	m.p.Whole = false // a grouped delete's claim starts at the bound
 	q.stopped = false
-	size := q.size
 	q.mu.Unlock()
 	limit := max(p.Limit, 1)
 	out, stale := q.takeBuffered(p, limit)
@@ -107,7 +107,9 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 		return out, nil
 	}
 	need := limit - len(out)
-	want := max(need, size)
+	q.mu.Lock()
+	want := max(need, min(q.size, q.roomLocked()-len(out)))
+	q.mu.Unlock()
 	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, want)
 	q.mu.Lock()
 	m.full = err == nil && len(jobs) == want
@@ -215,13 +217,30 @@ func (q *batchQueue) prefetchFor(done []*Job) *JobClaimParams {
 		return nil
 	}
 	buffered := len(q.buf[m.p.Queue])
-	if buffered >= len(done) || buffered >= q.size {
+	limit := min(q.size-buffered, q.roomLocked())
+	if buffered >= len(done) || limit <= 0 {
 		return nil
 	}
 	p := m.p
 	p.Now += int64(q.C.clock().Sub(m.at) / time.Second)
-	p.Limit = q.size - buffered
+	p.Limit = limit
 	return &p
+}
+
+// roomLocked is how many more rows the queue's workers can start: their slots less the jobs handed out
+// and not yet completed and the rows waiting in the buffer. A claim takes no more than that (nor more
+// than the claim size), so that no claimed row waits behind busy slots, out of every other worker's
+// reach; a claim size above the workers' concurrency keeps the difference claimed, as asked. With no
+// worker announced (a caller of JobClaim alone) there is no bound but the claim size. q.mu is held.
+func (q *batchQueue) roomLocked() int {
+	if q.slots == 0 {
+		return math.MaxInt / 2
+	}
+	room := max(q.slots, q.size) - len(q.out)
+	for _, jobs := range q.buf {
+		room -= len(jobs)
+	}
+	return room
 }
 
 // settle records that a completion was called for handed-out jobs, and wakes a grouped delete waiting

@@ -54,8 +54,8 @@ func TestWorkersAnnounceTheirSlots(t *testing.T) {
 	if _, err := five.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(q.atClaim) < 2 || q.atClaim[0] != 3 || q.atClaim[len(q.atClaim)-1] != 5 {
-		t.Errorf("slots at each claim %v, want 3 while the first worker ran, then 5", q.atClaim)
+	if len(q.atClaim) < 2 || q.atClaim[0] != 3 || q.atClaim[len(q.atClaim)-1] != 1 {
+		t.Errorf("slots at each claim %v, want 3 while the first worker ran, then 1 (RunOnce runs one job)", q.atClaim)
 	}
 	if q.slots != 0 {
 		t.Errorf("after both returned the queue counts %d slots, want 0", q.slots)
@@ -69,35 +69,119 @@ func TestOneJobAtATimeReservesOneRow(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
-		started, release := make(chan struct{}, 5), make(chan struct{})
-		f.reg.Register(`App\Jobs\SendWelcomeEmail`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			started <- struct{}{}
-			<-release
-			return nil
-		}))
-		for range 5 {
-			f.push(t, "default", fixture883(t, "welcome"))
-		}
-		w := f.worker(t, func(c *Config) { c.StopWhenEmpty = true })
-		done := make(chan error, 1)
-		go func() {
-			_, err := w.Run(bg)
-			done <- err
-		}()
-		<-started
-		reserved := 0
-		for _, r := range f.Rows(t) {
-			if r.ReservedAt != nil {
-				reserved++
-			}
-		}
-		close(release)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		h := startHeld(t, f, 5, func(c *Config) { c.StopWhenEmpty = true }, runAll)
+		<-h.started
+		reserved := reservedRows(t, f)
+		h.finish(t)
 		if reserved != 1 {
 			t.Errorf("%d rows reserved while the first of 5 jobs ran one at a time, want 1", reserved)
 		}
 		f.wantRows(t, 0, 0)
+	})
+}
+
+// heldRun is a worker running jobs that each wait for a release.
+type heldRun struct {
+	started chan struct{} // a job started
+	release chan struct{} // a send lets one job finish; closing it, every job
+	done    chan error    // run's result
+}
+
+// startHeld registers a handler for the welcome fixture's class that reports its start and waits for a
+// release, pushes n such jobs, and starts run on a worker configured by mod.
+func startHeld(t *testing.T, f *fixture, n int, mod func(*Config), run func(*Worker) error) heldRun {
+	t.Helper()
+	h := heldRun{started: make(chan struct{}, 16), release: make(chan struct{}), done: make(chan error, 1)}
+	f.reg.Register(`App\Jobs\SendWelcomeEmail`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		h.started <- struct{}{}
+		<-h.release
+		return nil
+	}))
+	for range n {
+		f.push(t, "default", fixture883(t, "welcome"))
+	}
+	w := f.worker(t, mod)
+	go func() { h.done <- run(w) }()
+	return h
+}
+
+// finish lets every job finish and waits for the run.
+func (h heldRun) finish(t *testing.T) {
+	t.Helper()
+	close(h.release)
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runAll runs w until it stops.
+func runAll(w *Worker) error {
+	_, err := w.Run(bg)
+	return err
+}
+
+// reservedRows counts the rows of the jobs table that are reserved.
+func reservedRows(t *testing.T, f *fixture) int {
+	t.Helper()
+	n := 0
+	for _, r := range f.Rows(t) {
+		if r.ReservedAt != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSlowJobsReserveNoMoreRowsThanSlots: on the batch strategy at its default claim size, a worker
+// whose jobs finish one at a time while the others still run reserves only as many rows as it runs:
+// the rows claimed for the slot a finished job frees, not a whole batch that would wait behind the
+// busy slots, out of reach of every other worker (PHP's included).
+func TestSlowJobsReserveNoMoreRowsThanSlots(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
+		h := startHeld(t, f, 4, func(c *Config) { c.Concurrency = 4; c.StopWhenEmpty = true }, runAll)
+		for range 4 {
+			<-h.started
+		}
+		for range 12 {
+			f.push(t, "default", fixture883(t, "welcome"))
+		}
+		h.release <- struct{}{} // one job finishes; the other three keep running
+		<-h.started             // the job that took its slot
+		reserved := reservedRows(t, f)
+		h.finish(t)
+		if reserved != 4 {
+			t.Errorf("%d rows reserved while 4 jobs ran at concurrency 4, want 4", reserved)
+		}
+		f.wantRows(t, 0, 0)
+	})
+}
+
+// TestRunOnceReservesOneRow: RunOnce (queue:work --once) runs one job, and reserves one row for it
+// whatever the worker's concurrency.
+func TestRunOnceReservesOneRow(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
+		h := startHeld(t, f, 5, func(c *Config) { c.Concurrency = 8 }, func(w *Worker) error {
+			_, err := w.RunOnce(bg)
+			return err
+		})
+		<-h.started
+		reserved := reservedRows(t, f)
+		h.finish(t)
+		if reserved != 1 {
+			t.Errorf("%d rows reserved while RunOnce ran its job, want 1", reserved)
+		}
+		if err := laravel.Settle(bg, f.Queue); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(f.Rows(t)); n != 4 {
+			t.Errorf("%d rows left after RunOnce, want 4", n)
+		}
+		if n := reservedRows(t, f); n != 0 {
+			t.Errorf("%d rows left reserved after RunOnce, want 0", n)
+		}
 	})
 }

@@ -402,7 +402,7 @@ func (w *Worker) Stats() Stats {
 // in maintenance mode (MaintenanceFile, or the cache maintenance driver's key) unless Force is set, and skips queues paused
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
-	defer w.announceSlots()()
+	defer w.announceSlots(w.cfg.Once)()
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
 	st.lastRestart = w.restartSignal(ctx, "")
 	w.readSignals(ctx, st)
@@ -669,7 +669,7 @@ func memoryMB() float64 {
 // RunOnce claims at most one job across the queues in priority order and processes it to completion.
 // It reports whether there was a job; it does not sleep when there was none.
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
-	defer w.announceSlots()()
+	defer w.announceSlots(true)()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
@@ -682,13 +682,18 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 // announceSlots tells a queue that sizes its claims and groups its deletes by its workers (the batch
 // strategy) how many jobs this worker runs at once; the function returned takes them back, once the
 // worker returns.
-func (w *Worker) announceSlots() func() {
+// A worker that runs one job and returns (RunOnce, Once) runs one at a time.
+func (w *Worker) announceSlots(once bool) func() {
 	s, ok := w.queue.(laravel.SlotAware)
 	if !ok {
 		return func() {}
 	}
-	s.AddSlots(w.cfg.Concurrency)
-	return func() { s.AddSlots(-w.cfg.Concurrency) }
+	n := w.cfg.Concurrency
+	if once {
+		n = 1
+	}
+	s.AddSlots(n)
+	return func() { s.AddSlots(-n) }
 }
 
 func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
@@ -776,25 +781,22 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		}
 		return result{jobs, err, took}
 	}
-	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() {
+	_, prefetches := w.queue.(laravel.Prefetcher)
+	if pc, ok := w.queue.(laravel.ParallelClaimer); !ok || !pc.ClaimsInParallel() || prefetches {
 		// Without SKIP LOCKED (SQLite's single writer, plain FOR UPDATE) parallel claims only queue up
-		// behind the same lock, so one claim takes them all in turn.
+		// behind the same lock, so one claim takes them all in turn. The batch strategy claims every
+		// free slot's rows in one round trip per queue; it is told them all in one call, so that it
+		// claims no more than they are.
 		r := claim(limit)
 		return r.jobs, r.err
 	}
-	// The batch strategy's parallel claims share one round trip per queue (the others wait for its
-	// rows), so they add no transactions to limit.
-	_, shared := w.queue.(laravel.Prefetcher)
-	parallel := min(limit, maxParallelClaims)
-	if !shared {
-		parallel = w.claims.parallel(limit)
-		if cs, ok := w.queue.(laravel.ClaimScoper); ok {
-			if scope := cs.ClaimScope(queue); scope != "" {
-				var made bool
-				if gate, made = claimGateFor(scope); made && gate.hostErr != nil {
-					w.log.Warn("the claim bound holds within this process only: its lock files cannot be opened, so claims of other processes on this queue are not counted with this one's; make the directory writable, or point TMPDIR at a writable directory",
-						"queue", queue, "error", gate.hostErr)
-				}
+	parallel := w.claims.parallel(limit)
+	if cs, ok := w.queue.(laravel.ClaimScoper); ok {
+		if scope := cs.ClaimScope(queue); scope != "" {
+			var made bool
+			if gate, made = claimGateFor(scope); made && gate.hostErr != nil {
+				w.log.Warn("the claim bound holds within this process only: its lock files cannot be opened, so claims of other processes on this queue are not counted with this one's; make the directory writable, or point TMPDIR at a writable directory",
+					"queue", queue, "error", gate.hostErr)
 			}
 		}
 	}
@@ -823,9 +825,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 			round = append(round, claimSample{took: r.took, rows: len(r.jobs)})
 		}
 	}
-	if !shared {
-		w.claims.observe(round)
-	}
+	w.claims.observe(round)
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all, firstErr
 }
