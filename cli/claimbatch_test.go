@@ -16,6 +16,10 @@ func TestClaimBatchFollowsConcurrency(t *testing.T) {
 		{config.Worker{Concurrency: 128}, 128},
 		{config.Worker{Concurrency: 0}, 1},
 		{config.Worker{Concurrency: 16, ClaimBatch: 64}, 64},
+		{config.Worker{Concurrency: 256, Once: true}, 1},
+		{config.Worker{Concurrency: 16, ClaimBatch: 64, Once: true}, 1},
+		{config.Worker{Concurrency: 256, MaxJobs: 10}, 10},
+		{config.Worker{Concurrency: 4, MaxJobs: 10}, 4},
 	} {
 		if got := claimBatch(tt.w); got != tt.want {
 			t.Errorf("claimBatch(concurrency %d, claim_batch %d) = %d, want %d", tt.w.Concurrency, tt.w.ClaimBatch, got, tt.want)

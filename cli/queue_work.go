@@ -253,12 +253,20 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 }
 
 // claimBatch is the batch size a batching strategy uses: worker.claim_batch, or by default the
-// worker's concurrency, so that a process reserves at most as many rows as it can run at once.
+// worker's concurrency, so that a process reserves at most as many rows as it can run at once; and
+// never more rows than --once (one job) or --max-jobs let the process run.
 func claimBatch(w config.Worker) int {
-	if w.ClaimBatch < 1 {
-		return max(w.Concurrency, 1)
+	n := w.ClaimBatch
+	if n < 1 {
+		n = max(w.Concurrency, 1)
 	}
-	return w.ClaimBatch
+	if w.Once {
+		n = 1
+	}
+	if w.MaxJobs > 0 {
+		n = min(n, w.MaxJobs)
+	}
+	return n
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
