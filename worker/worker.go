@@ -680,9 +680,8 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 }
 
 // announceSlots tells a queue that sizes its claims and groups its deletes by its workers (the batch
-// strategy) how many jobs this worker runs at once; the function returned takes them back, once the
-// worker returns.
-// A worker that runs one job and returns (RunOnce, Once) runs one at a time.
+// strategy) how many jobs this worker runs at once: one when once (RunOnce, Once), which run one job
+// and return. The function returned takes them back, once the worker returns.
 func (w *Worker) announceSlots(once bool) func() {
 	s, ok := w.queue.(laravel.SlotAware)
 	if !ok {
