@@ -185,3 +185,26 @@ func TestRunOnceReservesOneRow(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxJobsBoundsTheRowsReserved: a worker that stops after MaxJobs jobs reserves no more rows than
+// that, whatever its concurrency.
+func TestMaxJobsBoundsTheRowsReserved(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
+		h := startHeld(t, f, 6, func(c *Config) { c.Concurrency = 8; c.MaxJobs = 2 }, runAll)
+		<-h.started
+		<-h.started
+		reserved := reservedRows(t, f)
+		h.finish(t)
+		if reserved != 2 {
+			t.Errorf("%d rows reserved while the 2 jobs of MaxJobs 2 ran at concurrency 8, want 2", reserved)
+		}
+		if err := laravel.Settle(bg, f.Queue); err != nil {
+			t.Fatal(err)
+		}
+		if n := reservedRows(t, f); n != 0 || len(f.Rows(t)) != 4 {
+			t.Errorf("after the worker stopped: %d rows, %d reserved; want 4, none reserved", len(f.Rows(t)), n)
+		}
+	})
+}

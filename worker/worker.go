@@ -681,13 +681,17 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 
 // announceSlots tells a queue that sizes its claims and groups its deletes by its workers (the batch
 // strategy) how many jobs this worker runs at once: one when once (RunOnce, Once), which run one job
-// and return. The function returned takes them back, once the worker returns.
+// and return, and never more than MaxJobs. The function returned takes them back, once the worker
+// returns.
 func (w *Worker) announceSlots(once bool) func() {
 	s, ok := w.queue.(laravel.SlotAware)
 	if !ok {
 		return func() {}
 	}
 	n := w.cfg.Concurrency
+	if w.cfg.MaxJobs > 0 {
+		n = min(n, w.cfg.MaxJobs)
+	}
 	if once {
 		n = 1
 	}
