@@ -120,6 +120,18 @@ func runAll(w *Worker) error {
 	return err
 }
 
+// wantGivenBack settles the queue, as a worker's process does on exit, and checks that rows rows are
+// left, none of them reserved.
+func wantGivenBack(t *testing.T, f *fixture, rows int) {
+	t.Helper()
+	if err := laravel.Settle(bg, f.Queue); err != nil {
+		t.Fatal(err)
+	}
+	if n, r := len(f.Rows(t)), reservedRows(t, f); n != rows || r != 0 {
+		t.Errorf("after the worker returned: %d rows, %d of them reserved; want %d, none reserved", n, r, rows)
+	}
+}
+
 // reservedRows counts the rows of the jobs table that are reserved.
 func reservedRows(t *testing.T, f *fixture) int {
 	t.Helper()
@@ -174,15 +186,7 @@ func TestRunOnceReservesOneRow(t *testing.T) {
 		if reserved != 1 {
 			t.Errorf("%d rows reserved while RunOnce ran its job, want 1", reserved)
 		}
-		if err := laravel.Settle(bg, f.Queue); err != nil {
-			t.Fatal(err)
-		}
-		if n := len(f.Rows(t)); n != 4 {
-			t.Errorf("%d rows left after RunOnce, want 4", n)
-		}
-		if n := reservedRows(t, f); n != 0 {
-			t.Errorf("%d rows left reserved after RunOnce, want 0", n)
-		}
+		wantGivenBack(t, f, 4)
 	})
 }
 
@@ -200,11 +204,6 @@ func TestMaxJobsBoundsTheRowsReserved(t *testing.T) {
 		if reserved != 2 {
 			t.Errorf("%d rows reserved while the 2 jobs of MaxJobs 2 ran at concurrency 8, want 2", reserved)
 		}
-		if err := laravel.Settle(bg, f.Queue); err != nil {
-			t.Fatal(err)
-		}
-		if n := reservedRows(t, f); n != 0 || len(f.Rows(t)) != 4 {
-			t.Errorf("after the worker stopped: %d rows, %d reserved; want 4, none reserved", len(f.Rows(t)), n)
-		}
+		wantGivenBack(t, f, 4)
 	})
 }
