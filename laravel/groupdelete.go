@@ -27,8 +27,8 @@ type JobSweeper interface {
 }
 
 // SlotAware is implemented by queues that tune their claims and grouped deletes to the workers using
-// them. A worker calls AddSlots with its concurrency when it starts running, and with minus that when
-// it returns.
+// them. A worker calls AddSlots with how many jobs it runs at once (its concurrency; one for RunOnce
+// and Once, at most MaxJobs) when it starts running, and with minus that when it returns.
 type SlotAware interface {
 	AddSlots(n int)
 }

@@ -70,10 +70,7 @@ func TestOneJobAtATimeReservesOneRow(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
 		h := startHeld(t, f, 5, func(c *Config) { c.StopWhenEmpty = true }, runAll)
-		<-h.started
-		reserved := reservedRows(t, f)
-		h.finish(t)
-		if reserved != 1 {
+		if reserved := h.reservedOnceStarted(t, f, 1); reserved != 1 {
 			t.Errorf("%d rows reserved while the first of 5 jobs ran one at a time, want 1", reserved)
 		}
 		f.wantRows(t, 0, 0)
@@ -112,6 +109,18 @@ func (h heldRun) finish(t *testing.T) {
 	if err := <-h.done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// reservedOnceStarted waits for n jobs to start, counts the reserved rows, then lets every job finish
+// and waits for the run.
+func (h heldRun) reservedOnceStarted(t *testing.T, f *fixture, n int) int {
+	t.Helper()
+	for range n {
+		<-h.started
+	}
+	reserved := reservedRows(t, f)
+	h.finish(t)
+	return reserved
 }
 
 // runAll runs w until it stops.
@@ -180,10 +189,7 @@ func TestRunOnceReservesOneRow(t *testing.T) {
 			_, err := w.RunOnce(bg)
 			return err
 		})
-		<-h.started
-		reserved := reservedRows(t, f)
-		h.finish(t)
-		if reserved != 1 {
+		if reserved := h.reservedOnceStarted(t, f, 1); reserved != 1 {
 			t.Errorf("%d rows reserved while RunOnce ran its job, want 1", reserved)
 		}
 		wantGivenBack(t, f, 4)
@@ -197,11 +203,7 @@ func TestMaxJobsBoundsTheRowsReserved(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
 		h := startHeld(t, f, 6, func(c *Config) { c.Concurrency = 8; c.MaxJobs = 2 }, runAll)
-		<-h.started
-		<-h.started
-		reserved := reservedRows(t, f)
-		h.finish(t)
-		if reserved != 2 {
+		if reserved := h.reservedOnceStarted(t, f, 2); reserved != 2 {
 			t.Errorf("%d rows reserved while the 2 jobs of MaxJobs 2 ran at concurrency 8, want 2", reserved)
 		}
 		wantGivenBack(t, f, 4)
