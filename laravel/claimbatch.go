@@ -17,8 +17,22 @@ const DefaultBatch = 32
 // grouped delete takes.
 const maxAutoBatch = maxGroup
 
-// newBatchQueue builds the batch strategy.
+// newBatchQueue builds the batch strategy: in lanes (see laneQueue) where p.Lanes asks for more than
+// one, or by default on a server whose claims skip the rows other claims hold (SKIP LOCKED), started
+// by the workers' slots; one lane elsewhere (on SQLite, whose one writer lanes only queue behind, they
+// ran no faster as a queue:work process).
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
+	switch {
+	case p.Lanes > 1:
+		return newLaneQueue(c, p, p.Lanes, false)
+	case p.Lanes == 0 && c.caps.SkipLocked:
+		return newLaneQueue(c, p, maxAutoLanes, true)
+	}
+	return newBatchLane(c, p)
+}
+
+// newBatchLane builds one lane of the batch strategy.
+func newBatchLane(c *Conn, p QueueParams) (Queue, error) {
 	q := &batchQueue{Fenced: NewFenced(c, p), size: p.Batch, buf: map[string][]*Job{}, out: map[*Job]time.Time{}, memo: map[string]*claimMemo{}}
 	if q.size <= 0 {
 		q.size, q.sizeFromSlots = DefaultBatch, true

@@ -163,10 +163,11 @@ func (f *Fenced) JobDeleteMany(ctx context.Context, jobs []*Job) ([]*Job, error)
 // does: the first caller leads and deletes every pending job in one statement; callers arriving while
 // it runs wait, and one of them leads the next group. A lone caller pays nothing extra.
 type deleteGroup struct {
-	f       *Fenced
-	mu      sync.Mutex
-	pending []*pendingDelete
-	busy    bool
+	f        *Fenced
+	mu       sync.Mutex
+	pending  []*pendingDelete
+	busy     bool
+	flushing int // deletes in the group being flushed, their callers not yet answered
 
 	// settled, when set, reports that no delete can join the group soon (every job the queue handed
 	// out has had its completion called); the leader then flushes without lingering. wake is poked when
@@ -211,6 +212,13 @@ func (g *deleteGroup) linger() {
 		case <-g.wake:
 		}
 	}
+}
+
+// waiting is how many deletes wait in the group or in its flush.
+func (g *deleteGroup) waiting() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending) + g.flushing
 }
 
 // full reports whether flushAt deletes wait.
@@ -270,6 +278,7 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	n := min(len(g.pending), maxGroup)
 	group := slices.Clone(g.pending[:n])
 	g.pending = g.pending[n:]
+	g.flushing = n
 	g.mu.Unlock()
 
 	// One caller's cancellation must not fail the others' deletes.
@@ -288,6 +297,9 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	for _, j := range lost {
 		isLost[j] = true
 	}
+	g.mu.Lock()
+	g.flushing = 0 // answered next: their slots free up as each caller returns
+	g.mu.Unlock()
 	for _, p := range group {
 		switch {
 		case err != nil:

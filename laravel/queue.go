@@ -33,6 +33,10 @@ type QueueParams struct {
 	// running on the queue run at once (their Concurrency, summed, at most 256), DefaultBatch while none
 	// runs.
 	Batch int
+	// Lanes is how many claim-and-delete cycles the batch strategy runs side by side, each with its
+	// share of the workers' slots and of Batch (see laneQueue). 0 means one per 128 slots (at most 4)
+	// where claims skip the rows other claims hold (SKIP LOCKED), one elsewhere.
+	Lanes int
 }
 
 // StrategyFunc builds a Queue for one claim strategy on a connection.
