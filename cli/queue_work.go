@@ -44,6 +44,7 @@ var workFlags = []struct {
 	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
+	{"claim-lanes", "worker.claim_lanes", "claim-and-delete cycles the batch strategy runs side by side (0: the server's default)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
 	{"metrics-addr", "metrics.addr", "host:port serving /metrics, /healthz and /readyz (empty: none)", false},
 }
@@ -269,11 +270,28 @@ func claimBatch(w config.Worker) int {
 	return n
 }
 
+// claimLanes is how many claim-and-delete cycles the queue runs for the worker's slots (see
+// laravel.QueueParams.Lanes); 1 for a strategy without lanes.
+func claimLanes(q laravel.Queue, wc worker.Config) int {
+	l, ok := q.(interface{ LanesFor(slots int) int })
+	if !ok {
+		return 1
+	}
+	slots := wc.Concurrency
+	switch {
+	case wc.Once:
+		slots = 1
+	case wc.MaxJobs > 0:
+		slots = min(slots, wc.MaxJobs)
+	}
+	return l.LanesFor(slots)
+}
+
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
 func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
-	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker)})
+	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -292,7 +310,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
-		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker))
+		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}

@@ -83,8 +83,8 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit status %d: %s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), "claim_batch=2") {
-		t.Errorf("start log does not show claim_batch=2:\n%s", errb.String())
+	if !strings.Contains(errb.String(), "claim_batch=2 claim_lanes=1") {
+		t.Errorf("start log does not show claim_batch=2 claim_lanes=1:\n%s", errb.String())
 	}
 	var reserved int
 	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil {
@@ -96,6 +96,19 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 	errb.Reset()
 	if code := Do(ctx, []string{"queue:work", "--env-file", env, "--claim-batch=-3", "--once"}, nil, &out, &errb); code == 0 || !strings.Contains(errb.String(), "worker.claim_batch") {
 		t.Fatalf("--claim-batch=-3: exit status %d, stderr %q; want an error naming worker.claim_batch", code, errb.String())
+	}
+	// SQLite runs one lane by default; --claim-lanes sets them, and --once runs one.
+	for _, tc := range []struct {
+		args  []string
+		lanes string
+	}{
+		{nil, "claim_lanes=1"}, {[]string{"--claim-lanes=3"}, "claim_lanes=3"}, {[]string{"--claim-lanes=3", "--once"}, "claim_lanes=1"},
+	} {
+		errb.Reset()
+		args := append([]string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, tc.args...)
+		if code := Do(ctx, args, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), tc.lanes) {
+			t.Errorf("%v: exit status %d, start log without %s:\n%s", tc.args, code, tc.lanes, errb.String())
+		}
 	}
 }
 

@@ -188,6 +188,13 @@ type Worker struct {
 	// and so more jobs per second on servers that flush every commit, at the price of more jobs
 	// reserved ahead by one process.
 	ClaimBatch int `mapstructure:"claim_batch"`
+	// ClaimLanes is how many claim-and-delete cycles the batch strategy runs side by side, each with
+	// its share of the Concurrency and of the ClaimBatch, so that one cycle's transaction runs while
+	// another's jobs run (and, on a server, beside another cycle's transaction). 0 (default) is one
+	// lane per 128 jobs of the Concurrency (two at the default 256, at most four) where claims skip
+	// the rows other claims hold (MySQL 8.0.1+, MariaDB 10.6+, PostgreSQL), one elsewhere (SQLite
+	// included); never more lanes than jobs at once.
+	ClaimLanes int `mapstructure:"claim_lanes"`
 	// ShutdownGrace bounds how long a stopping worker waits for running jobs before it cancels them;
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's
 	// worker finishes the current job on SIGTERM.

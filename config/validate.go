@@ -47,6 +47,10 @@ var (
 // maxClaimBatch bounds worker.claim_batch: one claim statement lists at most this many rows.
 const maxClaimBatch = 1000
 
+// maxClaimLanes bounds worker.claim_lanes: each lane's transaction holds a connection of the worker's
+// pool (at most 8).
+const maxClaimLanes = 8
+
 // Builtins are the names a route's builtin may take.
 var Builtins = []string{"noop"}
 
@@ -217,6 +221,10 @@ func (c *Config) validateWorker(v *validator) {
 	if w.ClaimBatch < 0 || w.ClaimBatch > maxClaimBatch {
 		v.add("worker.claim_batch", fmt.Sprintf("%d is outside 0..%d", w.ClaimBatch, maxClaimBatch),
 			"use 0 for the strategy's default, or a batch of up to 1000 rows")
+	}
+	if w.ClaimLanes < 0 || w.ClaimLanes > maxClaimLanes {
+		v.add("worker.claim_lanes", fmt.Sprintf("%d is outside 0..%d", w.ClaimLanes, maxClaimLanes),
+			"use 0 for the server's default, or up to 8 lanes")
 	}
 	if w.RetryAfter <= 0 {
 		v.add("worker.retry_after", fmt.Sprintf("%v is not positive", w.RetryAfter),

@@ -48,6 +48,8 @@ func TestValidateErrors(t *testing.T) {
 		{"empty name", func(c *Config) { c.Worker.Name = "" }, "worker.name", []string{"is empty"}},
 		{"claim batch negative", func(c *Config) { c.Worker.ClaimBatch = -1 }, "worker.claim_batch", []string{"ARTISAN_GO_WORKER_CLAIM_BATCH", "outside 0..1000"}},
 		{"claim batch too large", func(c *Config) { c.Worker.ClaimBatch = 5000 }, "worker.claim_batch", []string{"outside 0..1000"}},
+		{"claim lanes negative", func(c *Config) { c.Worker.ClaimLanes = -1 }, "worker.claim_lanes", []string{"ARTISAN_GO_WORKER_CLAIM_LANES", "outside 0..8"}},
+		{"claim lanes too many", func(c *Config) { c.Worker.ClaimLanes = 9 }, "worker.claim_lanes", []string{"outside 0..8"}},
 		{"concurrency zero", func(c *Config) { c.Worker.Concurrency = 0 }, "worker.concurrency", []string{"ARTISAN_GO_WORKER_CONCURRENCY", "less than 1"}},
 		{"log flush negative", func(c *Config) { c.Log.Flush = -time.Second }, "log.flush", []string{"ARTISAN_GO_LOG_FLUSH", "outside"}},
 		{"retry_after zero", func(c *Config) { c.Worker.RetryAfter = 0 }, "worker.retry_after", []string{"DB_QUEUE_RETRY_AFTER", "not positive"}},
