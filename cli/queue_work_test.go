@@ -97,7 +97,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 	if code := Do(ctx, []string{"queue:work", "--env-file", env, "--claim-batch=-3", "--once"}, nil, &out, &errb); code == 0 || !strings.Contains(errb.String(), "worker.claim_batch") {
 		t.Fatalf("--claim-batch=-3: exit status %d, stderr %q; want an error naming worker.claim_batch", code, errb.String())
 	}
-	// SQLite runs one lane by default; --claim-lanes sets them, and --once runs one.
+	// One lane by default; --claim-lanes sets them, and --once runs one.
 	for _, tc := range []struct {
 		args  []string
 		lanes string

@@ -190,10 +190,10 @@ type Worker struct {
 	ClaimBatch int `mapstructure:"claim_batch"`
 	// ClaimLanes is how many claim-and-delete cycles the batch strategy runs side by side, each with
 	// its share of the Concurrency and of the ClaimBatch, so that one cycle's transaction runs while
-	// another's jobs run (and, on a server, beside another cycle's transaction). 0 (default) is one
-	// lane per 128 jobs of the Concurrency (two at the default 256, at most four) where claims skip
-	// the rows other claims hold (MySQL 8.0.1+, MariaDB 10.6+, PostgreSQL), one elsewhere (SQLite
-	// included); never more lanes than jobs at once.
+	// another's jobs run and, on a second connection, beside another cycle's transaction. 0 or 1
+	// (default): one. Two suit one process alone on a server with SKIP LOCKED (MySQL 8.0.1+, MariaDB
+	// 10.6+, PostgreSQL); several processes on one server ran slower with them. Never more lanes than
+	// jobs at once.
 	ClaimLanes int `mapstructure:"claim_lanes"`
 	// ShutdownGrace bounds how long a stopping worker waits for running jobs before it cancels them;
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's

@@ -224,7 +224,7 @@ func (c *Config) validateWorker(v *validator) {
 	}
 	if w.ClaimLanes < 0 || w.ClaimLanes > maxClaimLanes {
 		v.add("worker.claim_lanes", fmt.Sprintf("%d is outside 0..%d", w.ClaimLanes, maxClaimLanes),
-			"use 0 for the server's default, or up to 8 lanes")
+			"use 0 for one lane, or up to 8 lanes")
 	}
 	if w.RetryAfter <= 0 {
 		v.add("worker.retry_after", fmt.Sprintf("%v is not positive", w.RetryAfter),

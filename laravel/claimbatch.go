@@ -18,15 +18,10 @@ const DefaultBatch = 32
 const maxAutoBatch = maxGroup
 
 // newBatchQueue builds the batch strategy: in lanes (see laneQueue) where p.Lanes asks for more than
-// one, or by default on a server whose claims skip the rows other claims hold (SKIP LOCKED), started
-// by the workers' slots; one lane elsewhere (on SQLite, whose one writer lanes only queue behind, they
-// ran no faster as a queue:work process).
+// one.
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
-	switch {
-	case p.Lanes > 1:
-		return newLaneQueue(c, p, p.Lanes, false)
-	case p.Lanes == 0 && c.caps.SkipLocked:
-		return newLaneQueue(c, p, maxAutoLanes, true)
+	if p.Lanes > 1 {
+		return newLaneQueue(c, p, p.Lanes)
 	}
 	return newBatchLane(c, p)
 }

@@ -18,17 +18,15 @@ type laneQueue struct {
 	*batchQueue // the first lane: what needs no lane (renewals, pushes, sweeps, scopes) runs on it
 	lanes       []*batchQueue
 
-	batch int  // QueueParams.Batch: split over the running lanes when given
-	auto  bool // the slots decide how many lanes run
+	batch int // QueueParams.Batch: split over the running lanes when given
 
 	mu    sync.Mutex
 	slots int // announced by the workers, summed; split over the running lanes
 }
 
-// newLaneQueue builds n lanes of the batch strategy. With auto, the workers' slots decide how many
-// of them run (see activeLanes); else all n do.
-func newLaneQueue(c *Conn, p QueueParams, n int, auto bool) (Queue, error) {
-	q := &laneQueue{batch: p.Batch, auto: auto}
+// newLaneQueue builds n lanes of the batch strategy.
+func newLaneQueue(c *Conn, p QueueParams, n int) (Queue, error) {
+	q := &laneQueue{batch: p.Batch}
 	for range n {
 		l, err := newBatchLane(c, p)
 		if err != nil {
@@ -87,21 +85,9 @@ func (q *laneQueue) LanesFor(slots int) int {
 // LanesFor is 1: a batch queue built alone is one lane.
 func (q *batchQueue) LanesFor(int) int { return 1 }
 
-// activeLanes is how many lanes run for the announced slots: every lane when their number was given,
-// else one per laneSlots slots; never more lanes than slots. q.mu is held.
-func (q *laneQueue) activeLanes() int {
-	n := len(q.lanes)
-	if q.auto {
-		n = min(n, (q.slots+laneSlots-1)/laneSlots)
-	}
-	return max(min(n, q.slots), 1)
-}
-
-// laneSlots is how many slots start one more lane by default. Measured on the bench's no-op jobs, one
-// worker of 256 slots ran faster in two lanes of 128 than in one on MariaDB, PostgreSQL and SQLite
-// (see docs/bench.md); 128 slots in two lanes of 64 ran no faster alone, and slower with 16 workers,
-// whose transactions already keep the server busy.
-const laneSlots = 128
+// activeLanes is how many lanes run for the announced slots: every lane, but never more lanes than
+// slots. q.mu is held.
+func (q *laneQueue) activeLanes() int { return max(min(len(q.lanes), q.slots), 1) }
 
 // JobClaim asks the lanes for the rows their free slots can start, together at most p.Limit: first
 // the lanes holding prefetched rows of p.Queue, then those with the most free slots. Without announced
@@ -236,7 +222,3 @@ func (q *laneQueue) JobReturnPrefetched(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-// maxAutoLanes bounds the lanes the workers' slots start by default: each lane's transaction holds a
-// connection of a pool that queue:work keeps at 8.
-const maxAutoLanes = 4

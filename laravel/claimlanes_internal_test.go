@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -136,38 +137,40 @@ func TestLanesShareSlotsAndClaims(t *testing.T) {
 	})
 }
 
-// TestLanesFollowSlots: by default the batch strategy runs one lane per 128 slots, at most four,
-// wherever claims skip each other's rows (SKIP LOCKED); a worker running one job at a time, or 128,
-// uses one lane as before. SQLite runs one lane whatever the slots.
+// TestLanesFollowSlots: the batch strategy runs one lane unless asked for more; with lanes, a worker
+// never has more of them running than it runs jobs at once (RunOnce: one), and the slots are spread
+// evenly over the running ones.
 func TestLanesFollowSlots(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		c, _ := openTables(t, db, "autolanes", OpenParams{}, SchemaParams{})
-		qi, err := NewQueue(c, QueueParams{Strategy: "batch"})
+		c, _ := openTables(t, db, "lanesslots", OpenParams{}, SchemaParams{})
+		for _, lanes := range []int{0, 1} {
+			q, err := NewQueue(c, QueueParams{Strategy: "batch", Lanes: lanes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := q.(*batchQueue); !ok {
+				t.Errorf("Lanes %d: the batch strategy is a %T, want one lane", lanes, q)
+			}
+		}
+		qi, err := NewQueue(c, QueueParams{Strategy: "batch", Lanes: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, ok := qi.(*laneQueue)
-		if !c.caps.SkipLocked {
-			if ok {
-				t.Errorf("the batch strategy on %s runs in lanes without SKIP LOCKED", db.Dialect)
-			}
-			return
-		}
-		if !ok {
-			t.Fatalf("the batch strategy on %s is a %T, want lanes", db.Dialect, qi)
-		}
-		for _, tc := range []struct{ slots, lanes int }{{1, 1}, {128, 1}, {129, 2}, {256, 2}, {2000, 4}, {0, 1}} {
+		q := qi.(*laneQueue)
+		for _, tc := range []struct {
+			slots int
+			want  []int
+		}{{1, []int{1, 0, 0, 0}}, {3, []int{1, 1, 1, 0}}, {10, []int{3, 3, 2, 2}}, {0, []int{0, 0, 0, 0}}} {
 			q.AddSlots(tc.slots - q.slots)
-			running := 0
-			sum := 0
+			var got []int
 			for _, l := range q.lanes {
-				if l.slots > 0 {
-					running++
-				}
-				sum += l.slots
+				got = append(got, l.slots)
 			}
-			if tc.slots > 0 && running != tc.lanes || sum != tc.slots {
-				t.Errorf("%d slots: %d lanes running with %d slots in all, want %d lanes", tc.slots, running, sum, tc.lanes)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%d slots in four lanes: %v, want %v", tc.slots, got, tc.want)
+			}
+			if n := q.LanesFor(tc.slots); n != max(min(4, tc.slots), 1) {
+				t.Errorf("LanesFor(%d) = %d", tc.slots, n)
 			}
 		}
 	})

@@ -34,8 +34,10 @@ type QueueParams struct {
 	// runs.
 	Batch int
 	// Lanes is how many claim-and-delete cycles the batch strategy runs side by side, each with its
-	// share of the workers' slots and of Batch (see laneQueue). 0 means one per 128 slots (at most 4)
-	// where claims skip the rows other claims hold (SKIP LOCKED), one elsewhere.
+	// share of the workers' slots and of Batch (see laneQueue); 0 and 1 mean one, as before lanes.
+	// They help one process alone on a server, whose single transaction in flight leaves the server
+	// waiting while the jobs run; several processes keep the server busy without them, and ran slower
+	// with them.
 	Lanes int
 }
 

@@ -209,3 +209,72 @@ func TestMaxJobsBoundsTheRowsReserved(t *testing.T) {
 		wantGivenBack(t, f, 4)
 	})
 }
+
+// withLanes gives the fixture's worker the batch strategy in two lanes.
+func withLanes(t *testing.T, f *fixture) {
+	t.Helper()
+	q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: "batch", Lanes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Queue = q
+}
+
+// TestLanesRunEveryJobOnce: a worker on the batch strategy in two lanes runs every job once, each
+// completion deleted by the lane that claimed it, and leaves nothing behind.
+func TestLanesRunEveryJobOnce(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
+		withLanes(t, f)
+		var mu sync.Mutex
+		runs := map[int64]int{}
+		f.reg.Register(`App\Jobs\SendWelcomeEmail`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			mu.Lock()
+			runs[j.ID]++
+			mu.Unlock()
+			return nil
+		}))
+		const n = 300
+		for range n {
+			f.push(t, "default", fixture883(t, "welcome"))
+		}
+		if _, err := f.worker(t, func(c *Config) { c.Concurrency = 16; c.StopWhenEmpty = true }).Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != n {
+			t.Errorf("%d of %d jobs ran", len(runs), n)
+		}
+		for id, k := range runs {
+			if k != 1 {
+				t.Errorf("job %d ran %d times", id, k)
+			}
+		}
+		f.wantRows(t, 0, 0)
+	})
+}
+
+// TestLanesReserveNoMoreRowsThanSlots: in two lanes too, a worker whose jobs finish one at a time
+// reserves only as many rows as it runs.
+func TestLanesReserveNoMoreRowsThanSlots(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
+		withLanes(t, f)
+		h := startHeld(t, f, 4, func(c *Config) { c.Concurrency = 4; c.StopWhenEmpty = true }, runAll)
+		for range 4 {
+			<-h.started
+		}
+		for range 12 {
+			f.push(t, "default", fixture883(t, "welcome"))
+		}
+		h.release <- struct{}{} // one job finishes; the other three keep running
+		<-h.started             // the job that took its slot
+		reserved := reservedRows(t, f)
+		h.finish(t)
+		if reserved != 4 {
+			t.Errorf("%d rows reserved while 4 jobs ran at concurrency 4 in two lanes, want 4", reserved)
+		}
+		f.wantRows(t, 0, 0)
+	})
+}
