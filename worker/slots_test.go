@@ -161,22 +161,29 @@ func TestSlowJobsReserveNoMoreRowsThanSlots(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
-		h := startHeld(t, f, 4, func(c *Config) { c.Concurrency = 4; c.StopWhenEmpty = true }, runAll)
-		for range 4 {
-			<-h.started
-		}
-		for range 12 {
-			f.push(t, "default", fixture883(t, "welcome"))
-		}
-		h.release <- struct{}{} // one job finishes; the other three keep running
-		<-h.started             // the job that took its slot
-		reserved := reservedRows(t, f)
-		h.finish(t)
-		if reserved != 4 {
+		if reserved := reservedWhileOneOfFourFinished(t, f); reserved != 4 {
 			t.Errorf("%d rows reserved while 4 jobs ran at concurrency 4, want 4", reserved)
 		}
 		f.wantRows(t, 0, 0)
 	})
+}
+
+// reservedWhileOneOfFourFinished runs 4 held jobs at concurrency 4, pushes 12 more, lets one job finish,
+// and counts the rows reserved once the next job started in its slot; then lets every job finish.
+func reservedWhileOneOfFourFinished(t *testing.T, f *fixture) int {
+	t.Helper()
+	h := startHeld(t, f, 4, func(c *Config) { c.Concurrency = 4; c.StopWhenEmpty = true }, runAll)
+	for range 4 {
+		<-h.started
+	}
+	for range 12 {
+		f.push(t, "default", fixture883(t, "welcome"))
+	}
+	h.release <- struct{}{} // one job finishes; the other three keep running
+	<-h.started             // the job that took its slot
+	reserved := reservedRows(t, f)
+	h.finish(t)
+	return reserved
 }
 
 // TestRunOnceReservesOneRow: RunOnce (queue:work --once) runs one job, and reserves one row for it
@@ -261,18 +268,7 @@ func TestLanesReserveNoMoreRowsThanSlots(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		f := newStrategyFixture(t, testenv.Apart(t, db), "batch")
 		withLanes(t, f)
-		h := startHeld(t, f, 4, func(c *Config) { c.Concurrency = 4; c.StopWhenEmpty = true }, runAll)
-		for range 4 {
-			<-h.started
-		}
-		for range 12 {
-			f.push(t, "default", fixture883(t, "welcome"))
-		}
-		h.release <- struct{}{} // one job finishes; the other three keep running
-		<-h.started             // the job that took its slot
-		reserved := reservedRows(t, f)
-		h.finish(t)
-		if reserved != 4 {
+		if reserved := reservedWhileOneOfFourFinished(t, f); reserved != 4 {
 			t.Errorf("%d rows reserved while 4 jobs ran at concurrency 4 in two lanes, want 4", reserved)
 		}
 		f.wantRows(t, 0, 0)
