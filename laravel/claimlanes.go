@@ -53,7 +53,7 @@ func (q *laneQueue) AddSlots(n int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.slots = max(q.slots+n, 0)
-	active := q.activeLanes()
+	active := q.LanesFor(q.slots)
 	for i, l := range q.lanes {
 		want := 0
 		if i < active {
@@ -71,23 +71,12 @@ func (q *laneQueue) AddSlots(n int) {
 	}
 }
 
-// LanesFor is how many lanes run for workers announcing slots in all.
-func (q *laneQueue) LanesFor(slots int) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	saved := q.slots
-	q.slots = max(slots, 0)
-	n := q.activeLanes()
-	q.slots = saved
-	return n
-}
+// LanesFor is how many lanes run for workers announcing slots in all: every lane, but never more
+// lanes than slots.
+func (q *laneQueue) LanesFor(slots int) int { return max(min(len(q.lanes), slots), 1) }
 
 // LanesFor is 1: a batch queue built alone is one lane.
 func (q *batchQueue) LanesFor(int) int { return 1 }
-
-// activeLanes is how many lanes run for the announced slots: every lane, but never more lanes than
-// slots. q.mu is held.
-func (q *laneQueue) activeLanes() int { return max(min(len(q.lanes), q.slots), 1) }
 
 // JobClaim asks the lanes for the rows their free slots can start, together at most p.Limit: first
 // the lanes holding prefetched rows of p.Queue, then those with the most free slots. Without announced
