@@ -277,14 +277,7 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 	if !ok {
 		return 1
 	}
-	slots := wc.Concurrency
-	switch {
-	case wc.Once:
-		slots = 1
-	case wc.MaxJobs > 0:
-		slots = min(slots, wc.MaxJobs)
-	}
-	return l.LanesFor(slots)
+	return l.LanesFor(wc.Slots())
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and

@@ -679,6 +679,19 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	return found, err
 }
 
+// Slots is how many jobs a worker of this configuration runs at once: Concurrency, never more than
+// MaxJobs, and one with Once.
+func (c Config) Slots() int {
+	n := c.Concurrency
+	if c.MaxJobs > 0 {
+		n = min(n, c.MaxJobs)
+	}
+	if c.Once {
+		n = 1
+	}
+	return n
+}
+
 // announceSlots tells a queue that sizes its claims and groups its deletes by its workers (the batch
 // strategy) how many jobs this worker runs at once: one when once (RunOnce, Once), which run one job
 // and return, and never more than MaxJobs. The function returned takes them back, once the worker
@@ -688,10 +701,7 @@ func (w *Worker) announceSlots(once bool) func() {
 	if !ok {
 		return func() {}
 	}
-	n := w.cfg.Concurrency
-	if w.cfg.MaxJobs > 0 {
-		n = min(n, w.cfg.MaxJobs)
-	}
+	n := w.cfg.Slots()
 	if once {
 		n = 1
 	}
