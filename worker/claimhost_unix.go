@@ -4,14 +4,12 @@ package worker
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"strconv"
 	"sync"
-	"syscall"
+
+	"github.com/artisan-go/artisan-go/internal/hostlock"
 )
 
 // hostSlots extends a claim bound to the other processes of the host: one lock file per claim that may
@@ -25,20 +23,12 @@ type hostSlots struct {
 	freed chan struct{} // closed when a slot of this process is freed
 }
 
-// openHostSlots opens the n lock files of scope in the directory artisan-go-claims of the temporary
-// directory, or says why it cannot (the bound then holds within the process only). The directory is
-// writable by every user, as the temporary directory is, and the files are opened for reading, which
-// is all flock needs, so that processes of other users share them too.
+// openHostSlots opens the n lock files of scope (see hostlock.Open), or says why it cannot (the bound
+// then holds within the process only).
 func openHostSlots(scope string, n int) (*hostSlots, error) {
-	dir := filepath.Join(os.TempDir(), "artisan-go-claims")
-	if err := os.Mkdir(dir, 0o777); err == nil {
-		_ = os.Chmod(dir, 0o777|os.ModeSticky)
-	}
-	sum := sha256.Sum256([]byte(scope))
 	h := &hostSlots{held: make([]bool, n), freed: make(chan struct{})}
 	for i := range n {
-		name := filepath.Join(dir, fmt.Sprintf("%s-%d.lock", hex.EncodeToString(sum[:12]), i))
-		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
+		f, err := hostlock.Open(scope, strconv.Itoa(i))
 		if err != nil {
 			for _, f := range h.files {
 				f.Close()
@@ -75,18 +65,17 @@ func (h *hostSlots) acquire(ctx context.Context) (func(), error) {
 // meanwhile (freed is closed) is taken instead, and slot i is then freed as soon as it comes, as when
 // ctx ends.
 func (h *hostSlots) wait(ctx context.Context, i int, freed <-chan struct{}) (func(), error) {
-	fd := int(h.files[i].Fd())
 	got := make(chan error, 1)
-	go func() { got <- flockWait(fd) }()
-	abandon := func() { go func() { h.free(i, fd, <-got == nil) }() }
+	go func() { got <- hostlock.Wait(h.files[i]) }()
+	abandon := func() { go func() { h.free(i, <-got == nil) }() }
 	for {
 		select {
 		case err := <-got:
 			if err != nil {
-				h.free(i, fd, false)
+				h.free(i, false)
 				return nil, err
 			}
-			return func() { h.free(i, fd, true) }, nil
+			return func() { h.free(i, true) }, nil
 		case <-freed:
 			freed = h.freedNow()
 			if release := h.try(); release != nil {
@@ -107,16 +96,6 @@ func (h *hostSlots) freedNow() <-chan struct{} {
 	return h.freed
 }
 
-// flockWait waits for the exclusive lock of fd.
-func flockWait(fd int) error {
-	for {
-		err := syscall.Flock(fd, syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
 // try takes a free slot without waiting, starting at a random one, or returns nil.
 func (h *hostSlots) try() func() {
 	h.mu.Lock()
@@ -128,12 +107,11 @@ func (h *hostSlots) try() func() {
 		if h.held[i] {
 			continue
 		}
-		fd := int(h.files[i].Fd())
-		if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if !hostlock.Try(h.files[i]) {
 			continue
 		}
 		h.held[i] = true
-		return func() { h.free(i, fd, true) }
+		return func() { h.free(i, true) }
 	}
 	return nil
 }
@@ -155,11 +133,11 @@ func (h *hostSlots) reserve() int {
 }
 
 // free unlocks slot i (when locked) and lets a waiter of this process try again.
-func (h *hostSlots) free(i, fd int, locked bool) {
+func (h *hostSlots) free(i int, locked bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if locked {
-		_ = syscall.Flock(fd, syscall.LOCK_UN)
+		hostlock.Unlock(h.files[i])
 	}
 	h.held[i] = false
 	close(h.freed)
