@@ -18,10 +18,19 @@ const DefaultBatch = 32
 const maxAutoBatch = maxGroup
 
 // newBatchQueue builds the batch strategy: in lanes (see laneQueue) where p.Lanes asks for more than
-// one.
+// one, and at p.Lanes 0 where claims skip locked rows, in lanes that run while the queue leads its
+// host (see hostLead).
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
-	if p.Lanes > 1 {
+	switch {
+	case p.Lanes > 1:
 		return newLaneQueue(c, p, p.Lanes)
+	case p.Lanes == 0 && c.caps.SkipLocked:
+		q, err := newLaneQueue(c, p, autoLanes)
+		if err != nil {
+			return nil, err
+		}
+		q.lead = &hostLead{scope: c.where + "\x00" + c.tables.Jobs}
+		return q, nil
 	}
 	return newBatchLane(c, p)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 )
 
 // laneQueue runs the batch strategy as several lanes: batch queues on the same connection, each with
@@ -20,12 +21,16 @@ type laneQueue struct {
 
 	batch int // QueueParams.Batch: split over the running lanes when given
 
+	// lead is set for QueueParams.Lanes 0: the lanes past the first then run only while the queue
+	// leads its host (see hostLead) and its workers run autoLaneSlots jobs at once per lane.
+	lead *hostLead
+
 	mu    sync.Mutex
 	slots int // announced by the workers, summed; split over the running lanes
 }
 
 // newLaneQueue builds n lanes of the batch strategy.
-func newLaneQueue(c *Conn, p QueueParams, n int) (Queue, error) {
+func newLaneQueue(c *Conn, p QueueParams, n int) (*laneQueue, error) {
 	q := &laneQueue{batch: p.Batch}
 	for range n {
 		l, err := newBatchLane(c, p)
@@ -54,6 +59,9 @@ func (q *laneQueue) AddSlots(n int) {
 	defer q.mu.Unlock()
 	q.slots = max(q.slots+n, 0)
 	active := q.LanesFor(q.slots)
+	if q.lead != nil && active == 1 {
+		q.lead.release()
+	}
 	for i, l := range q.lanes {
 		want := 0
 		if i < active {
@@ -72,8 +80,17 @@ func (q *laneQueue) AddSlots(n int) {
 }
 
 // LanesFor is how many lanes run for workers announcing slots in all: every lane, but never more
-// lanes than slots.
-func (q *laneQueue) LanesFor(slots int) int { return max(min(len(q.lanes), slots), 1) }
+// lanes than slots. At QueueParams.Lanes 0, more than one only with autoLaneSlots slots per lane, and
+// only while the queue leads its host, which it becomes here when no other process does.
+func (q *laneQueue) LanesFor(slots int) int {
+	n := min(len(q.lanes), slots)
+	if q.lead != nil {
+		if n = min(n, slots/autoLaneSlots); n > 1 && !q.lead.take(time.Now()) {
+			n = 1
+		}
+	}
+	return max(n, 1)
+}
 
 // LanesFor is 1: a batch queue built alone is one lane.
 func (q *batchQueue) LanesFor(int) int { return 1 }
@@ -88,6 +105,9 @@ func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, er
 	q.mu.Unlock()
 	if slots == 0 {
 		return q.lanes[0].JobClaim(ctx, p)
+	}
+	if q.lead != nil && slots >= autoLanes*autoLaneSlots && q.lead.due(time.Now()) {
+		q.AddSlots(0) // the process that led may have stopped: lead, and split the slots again
 	}
 	want := max(p.Limit, 1)
 	type lane struct {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 )
@@ -137,9 +138,9 @@ func TestLanesShareSlotsAndClaims(t *testing.T) {
 	})
 }
 
-// TestLanesFollowSlots: the batch strategy runs one lane unless asked for more; with lanes, a worker
-// never has more of them running than it runs jobs at once (RunOnce: one), and the slots are spread
-// evenly over the running ones.
+// TestLanesFollowSlots: the batch strategy runs one lane when asked for one, and where claims do not
+// skip locked rows; with lanes, a worker never has more of them running than it runs jobs at once
+// (RunOnce: one), and the slots are spread evenly over the running ones.
 func TestLanesFollowSlots(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		c, _ := openTables(t, db, "lanesslots", OpenParams{}, SchemaParams{})
@@ -148,8 +149,8 @@ func TestLanesFollowSlots(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := q.(*batchQueue); !ok {
-				t.Errorf("Lanes %d: the batch strategy is a %T, want one lane", lanes, q)
+			if _, one := q.(*batchQueue); one != (lanes == 1 || !c.caps.SkipLocked) {
+				t.Errorf("Lanes %d on %s: the batch strategy is a %T", lanes, db.Name, q)
 			}
 		}
 		qi, err := NewQueue(c, QueueParams{Strategy: "batch", Lanes: 4})
@@ -172,6 +173,62 @@ func TestLanesFollowSlots(t *testing.T) {
 			if n := q.LanesFor(tc.slots); n != max(min(4, tc.slots), 1) {
 				t.Errorf("LanesFor(%d) = %d", tc.slots, n)
 			}
+		}
+	})
+}
+
+// TestLanesLeadHost: at Lanes 0, of two queues on one jobs table the first to run 256 jobs at once
+// takes the host's lead and runs two lanes, the other one; the lead passes on when its holder runs too
+// few jobs for lanes, and the other takes it at its next claim once leadRetry has passed.
+func TestLanesLeadHost(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		c, _ := openTables(t, db, "laneslead", OpenParams{}, SchemaParams{})
+		open := func() *laneQueue {
+			t.Helper()
+			q, err := NewQueue(c, QueueParams{Strategy: "batch"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lq, ok := q.(*laneQueue)
+			if !ok {
+				t.Skipf("%s: no SKIP LOCKED, so one lane (TestLanesFollowSlots)", db.Name)
+			}
+			return lq
+		}
+		a, b := open(), open()
+		slots := func(q *laneQueue) [2]int {
+			return [2]int{q.lanes[0].slots, q.lanes[1].slots}
+		}
+		check := func(what string, q *laneQueue, want [2]int) {
+			t.Helper()
+			if got := slots(q); got != want {
+				t.Errorf("%s: lanes hold %v slots, want %v", what, got, want)
+			}
+		}
+		a.AddSlots(256)
+		b.AddSlots(256)
+		check("first queue at 256 jobs at once", a, [2]int{128, 128})
+		check("second queue on the table", b, [2]int{256, 0})
+		a.AddSlots(-56)
+		check("first queue down to 200 jobs at once", a, [2]int{200, 0})
+		if _, err := b.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		check("second queue claiming within leadRetry of its try", b, [2]int{256, 0})
+		b.lead.mu.Lock()
+		b.lead.next = time.Time{}
+		b.lead.mu.Unlock()
+		if _, err := b.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		check("second queue claiming after leadRetry", b, [2]int{128, 128})
+		a.AddSlots(56)
+		check("first queue back at 256, the lead taken", a, [2]int{256, 0})
+		b.AddSlots(-256)
+		a.AddSlots(-256)
+		if a.lead.file != nil || b.lead.file != nil {
+			t.Error("a queue without slots still holds the lead")
 		}
 	})
 }

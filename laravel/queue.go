@@ -34,10 +34,11 @@ type QueueParams struct {
 	// runs.
 	Batch int
 	// Lanes is how many claim-and-delete cycles the batch strategy runs side by side, each with its
-	// share of the workers' slots and of Batch (see laneQueue); 0 and 1 mean one, as before lanes.
-	// They help one process alone on a server, whose single transaction in flight leaves the server
+	// share of the workers' slots and of Batch (see laneQueue); 1 means one, as before lanes. They
+	// help one process alone on a server, whose single transaction in flight leaves the server
 	// waiting while the jobs run; several processes keep the server busy without them, and ran slower
-	// with them.
+	// with them. 0 runs two where claims skip locked rows, with at least 128 slots per lane, in one
+	// queue per host and jobs table (see hostLead), and one elsewhere.
 	Lanes int
 }
 
