@@ -8,9 +8,10 @@ import (
 	"github.com/artisan-go/artisan-go/internal/hostlock"
 )
 
-// autoLaneSlots is how many of its workers' slots each lane past the first needs where the lanes are
-// QueueParams.Lanes 0's: one `queue:work` process at its defaults (256 jobs at once) ran 28 % (MariaDB)
-// and 33 % (PostgreSQL) faster in two lanes of 128 than in one; lanes of 64 ran no faster than one.
+// autoLaneSlots is how many of its workers' slots each lane needs where the lanes are QueueParams.Lanes
+// 0's: one `queue:work` process at its defaults (256 jobs at once) ran 19–28 % (MariaDB) and 8–33 %
+// (PostgreSQL) faster in two lanes of 128 than in one, in medians of alternated rounds on two days;
+// lanes of 64 ran no faster than one.
 const autoLaneSlots = 128
 
 // autoLanes is how many lanes QueueParams.Lanes 0 may run.
