@@ -232,3 +232,103 @@ func TestLanesLeadHost(t *testing.T) {
 		}
 	})
 }
+
+// TestLanesLeadTakenWithJobsOut: a queue that takes the lead while its one lane has every slot's job
+// out splits its slots at its next claim; the first lane's jobs finish through it, the second lane
+// claims beside it, and every row is handed out once, deleted, and none is left reserved.
+func TestLanesLeadTakenWithJobsOut(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		c, tables := openTables(t, db, "lanestakeover", OpenParams{}, SchemaParams{})
+		var qs [2]*laneQueue
+		for i := range qs {
+			q, err := NewQueue(c, QueueParams{Strategy: "batch"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lq, ok := q.(*laneQueue)
+			if !ok {
+				t.Skipf("%s: no SKIP LOCKED, so one lane (TestLanesFollowSlots)", db.Name)
+			}
+			qs[i] = lq
+		}
+		holder, q := qs[0], qs[1]
+		holder.AddSlots(256)
+		q.AddSlots(256)
+		const total = 700
+		for range total {
+			if _, err := q.JobPush(ctx, &JobPushParams{Queue: "default", Payload: []byte("{}"), Now: 100, AvailableAt: 100}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim := func(n int) []*Job {
+			t.Helper()
+			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return jobs
+		}
+		seen := map[int64]bool{}
+		take := func(jobs []*Job) {
+			t.Helper()
+			for _, j := range jobs {
+				if seen[j.ID] {
+					t.Errorf("job %d handed out twice", j.ID)
+				}
+				seen[j.ID] = true
+			}
+		}
+		var wg sync.WaitGroup
+		finish := func(jobs []*Job) {
+			for _, j := range jobs {
+				wg.Go(func() {
+					if err := q.JobDelete(ctx, j); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		out := claim(256)
+		take(out)
+		if len(out) != 256 || len(q.lanes[0].out) != 256 {
+			t.Fatalf("claimed %d jobs, %d out in the first lane; want 256 in one lane", len(out), len(q.lanes[0].out))
+		}
+		holder.AddSlots(-256)
+		q.lead.mu.Lock()
+		q.lead.next = time.Time{}
+		q.lead.mu.Unlock()
+		finish(out[:100])
+		out = out[100:]
+		more := claim(100)
+		take(more)
+		if got := [2]int{q.lanes[0].slots, q.lanes[1].slots}; got != [2]int{128, 128} {
+			t.Fatalf("after the lead was taken the lanes hold %v slots, want [128 128]", got)
+		}
+		if len(q.lanes[1].out) == 0 {
+			t.Error("the second lane handed out no job once it ran")
+		}
+		out = append(out, more...)
+		for len(seen) < total {
+			finish(out)
+			out = claim(256)
+			if len(out) == 0 {
+				t.Fatalf("claim came back empty with %d rows never handed out", total-len(seen))
+			}
+			take(out)
+		}
+		finish(out)
+		if err := q.JobReturnPrefetched(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var left int
+		if err := c.db.QueryRowContext(ctx, "select count(*) from "+c.quote(tables.Jobs)).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left != 0 {
+			t.Errorf("%d rows left in the table after every job finished, want 0", left)
+		}
+		q.AddSlots(-256)
+	})
+}
