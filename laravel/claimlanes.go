@@ -96,7 +96,8 @@ func (q *laneQueue) LanesFor(slots int) int {
 func (q *batchQueue) LanesFor(int) int { return 1 }
 
 // JobClaim asks the lanes for the rows their free slots can start, together at most p.Limit: first
-// the lanes holding prefetched rows of p.Queue, then those with the most free slots. Without announced
+// the lanes holding prefetched rows of p.Queue (all of those rows, free slots or not), then those with
+// the most free slots. Without announced
 // slots (a caller of JobClaim alone) the first lane claims them all. Once a lane's claim came back
 // short, the queue is empty but for rows other lanes hold: only those are asked.
 func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
@@ -140,7 +141,10 @@ func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, er
 	var out []*Job
 	dry := false
 	for _, l := range order {
-		n := min(want-len(out), l.free)
+		// Rows a lane holds claimed are handed out even past its free slots (its share shrank when
+		// the queue took the lead, or a claim batch above the concurrency filled it): claiming new
+		// rows in another lane would leave them waiting, reserved, behind busy slots.
+		n := min(want-len(out), max(l.free, l.buffered))
 		if n <= 0 || dry && l.buffered == 0 {
 			continue
 		}

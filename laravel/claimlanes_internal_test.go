@@ -253,6 +253,14 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 			qs[i] = lq
 		}
 		holder, q := qs[0], qs[1]
+		reserved := func() int {
+			t.Helper()
+			var n int
+			if err := c.db.QueryRowContext(ctx, "select count(*) from "+c.quote(tables.Jobs)+" where reserved_at is not null").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
 		holder.AddSlots(256)
 		q.AddSlots(256)
 		const total = 700
@@ -301,13 +309,31 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 		q.lead.mu.Unlock()
 		finish(out[:100])
 		out = out[100:]
+		buffered := len(q.lanes[0].buf["default"]) // claimed by the 100 deletes, for the slots they freed
 		more := claim(100)
 		take(more)
 		if got := [2]int{q.lanes[0].slots, q.lanes[1].slots}; got != [2]int{128, 128} {
 			t.Fatalf("after the lead was taken the lanes hold %v slots, want [128 128]", got)
 		}
-		if len(q.lanes[1].out) == 0 {
-			t.Error("the second lane handed out no job once it ran")
+		// The first lane's claimed rows go out first, though its share is now below its jobs out; the
+		// second lane claims only the rest.
+		if n := len(q.lanes[1].out); n != 100-buffered {
+			t.Errorf("the second lane handed out %d jobs beside the first lane's %d claimed rows, want %d", n, buffered, 100-buffered)
+		}
+		if n := len(q.lanes[0].buf["default"]); n != 0 {
+			t.Errorf("the first lane still holds %d claimed rows after a claim of 100", n)
+		}
+		for left := 256 - len(out) - len(more); left > 0; {
+			jobs := claim(left) // the second lane's share: claims only in it
+			if len(jobs) == 0 {
+				break
+			}
+			take(jobs)
+			more = append(more, jobs...)
+			left -= len(jobs)
+		}
+		if n := reserved(); n > 256 {
+			t.Errorf("%d rows reserved for 256 slots once the lead was taken", n)
 		}
 		out = append(out, more...)
 		for len(seen) < total {
