@@ -7,8 +7,6 @@ import (
 	"syscall"
 )
 
-const supported = true
-
 // Try takes the exclusive lock of f without waiting, and says whether it did.
 func Try(f *os.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil

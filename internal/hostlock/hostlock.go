@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package hostlock holds the lock files the artisan-go processes of one host share, in the directory
 // artisan-go-claims of the temporary directory. A process holds one with flock, which the kernel
 // releases when the process dies, so a crashed holder never keeps the others out.
@@ -6,22 +8,14 @@ package hostlock
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 )
-
-// ErrUnsupported is Open's error where the system has no flock: the bounds then hold within the
-// process only.
-var ErrUnsupported = errors.New("lock files shared between processes need flock, which this system lacks")
 
 // Open opens the lock file name of scope, creating it and the directory. The directory is writable by
 // every user, as the temporary directory is, and the file is opened for reading, which is all flock
 // needs, so that the processes of other users share it too.
 func Open(scope, name string) (*os.File, error) {
-	if !supported {
-		return nil, ErrUnsupported
-	}
 	dir := filepath.Join(os.TempDir(), "artisan-go-claims")
 	if err := os.Mkdir(dir, 0o777); err == nil {
 		_ = os.Chmod(dir, 0o777|os.ModeSticky)
