@@ -44,7 +44,7 @@ var workFlags = []struct {
 	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
-	{"claim-lanes", "worker.claim_lanes", "claim-and-delete cycles the batch strategy runs side by side (0: two for one process per host and jobs table, one for the others; 1: one)", false},
+	{"claim-lanes", "worker.claim_lanes", "claim-and-delete cycles the batch strategy runs side by side (0: two for one process per jobs table, one for the others; 1: one)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
 	{"metrics-addr", "metrics.addr", "host:port serving /metrics, /healthz and /readyz (empty: none)", false},
 }

@@ -193,8 +193,8 @@ type Worker struct {
 	// another's jobs run and, on a second connection, beside another cycle's transaction. Two suit
 	// one process alone on a server with SKIP LOCKED (MySQL 8.0.1+, MariaDB 10.6+, PostgreSQL);
 	// several processes on one server ran slower with two each. 0 (default): two for one process per
-	// host and jobs table, while it runs at least 256 jobs at once, and one for the others (a lock
-	// file in the temporary directory tells them apart). 1: one. Never more lanes than jobs at once.
+	// jobs table and server, while it runs at least 256 jobs at once, and one for the others (a lock
+	// of its session on the server tells them apart). 1: one. Never more lanes than jobs at once.
 	ClaimLanes int `mapstructure:"claim_lanes"`
 	// ShutdownGrace bounds how long a stopping worker waits for running jobs before it cancels them;
 	// cancelled jobs are handed back. Default 0: wait for each job up to its timeout, as Laravel's

@@ -18,8 +18,8 @@ const DefaultBatch = 32
 const maxAutoBatch = maxGroup
 
 // newBatchQueue builds the batch strategy: in lanes (see laneQueue) where p.Lanes asks for more than
-// one, and at p.Lanes 0 where claims skip locked rows, in lanes that run while the queue leads its
-// host (see hostLead).
+// one, and at p.Lanes 0 where claims skip locked rows, in lanes that run while the queue leads the
+// table's claims (see laneLead).
 func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
 	switch {
 	case p.Lanes > 1:
@@ -29,7 +29,7 @@ func newBatchQueue(c *Conn, p QueueParams) (Queue, error) {
 		if err != nil {
 			return nil, err
 		}
-		q.lead = &hostLead{scope: c.where + "\x00" + c.tables.Jobs}
+		q.lead = &laneLead{c: c, table: c.tables.Jobs}
 		return q, nil
 	}
 	return newBatchLane(c, p)

@@ -22,8 +22,8 @@ type laneQueue struct {
 	batch int // QueueParams.Batch: split over the running lanes when given
 
 	// lead is set for QueueParams.Lanes 0: the lanes past the first then run only while the queue
-	// leads its host (see hostLead) and its workers run autoLaneSlots jobs at once per lane.
-	lead *hostLead
+	// leads the table's claims (see laneLead) and its workers run autoLaneSlots jobs at once per lane.
+	lead *laneLead
 
 	mu    sync.Mutex
 	slots int // announced by the workers, summed; split over the running lanes
@@ -81,7 +81,7 @@ func (q *laneQueue) AddSlots(n int) {
 
 // LanesFor is how many lanes run for workers announcing slots in all: every lane, but never more
 // lanes than slots. At QueueParams.Lanes 0, more than one only with autoLaneSlots slots per lane, and
-// only while the queue leads its host, which it becomes here when no other process does.
+// only while the queue leads the table's claims, which it becomes here when no other session does.
 func (q *laneQueue) LanesFor(slots int) int {
 	n := min(len(q.lanes), slots)
 	if q.lead != nil {
@@ -108,7 +108,7 @@ func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, er
 		return q.lanes[0].JobClaim(ctx, p)
 	}
 	if q.lead != nil && slots >= autoLanes*autoLaneSlots && q.lead.due(time.Now()) {
-		q.AddSlots(0) // the process that led may have stopped: lead, and split the slots again
+		q.AddSlots(0) // check the lead, or try for it again, and split the slots as it says
 	}
 	want := max(p.Limit, 1)
 	type lane struct {

@@ -2,6 +2,8 @@ package laravel
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -177,26 +179,14 @@ func TestLanesFollowSlots(t *testing.T) {
 	})
 }
 
-// TestLanesLeadHost: at Lanes 0, of two queues on one jobs table the first to run 256 jobs at once
-// takes the host's lead and runs two lanes, the other one; the lead passes on when its holder runs too
+// TestLanesLeadOnePerTable: at Lanes 0, of two queues on one jobs table the first to run 256 jobs at
+// once takes the lead and runs two lanes, the other one; the lead passes on when its holder runs too
 // few jobs for lanes, and the other takes it at its next claim once leadRetry has passed.
-func TestLanesLeadHost(t *testing.T) {
+func TestLanesLeadOnePerTable(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
 		c, _ := openTables(t, db, "laneslead", OpenParams{}, SchemaParams{})
-		open := func() *laneQueue {
-			t.Helper()
-			q, err := NewQueue(c, QueueParams{Strategy: "batch"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			lq, ok := q.(*laneQueue)
-			if !ok {
-				t.Skipf("%s: no SKIP LOCKED, so one lane (TestLanesFollowSlots)", db.Name)
-			}
-			return lq
-		}
-		a, b := open(), open()
+		a, b := leadQueues(t, c, db)
 		slots := func(q *laneQueue) [2]int {
 			return [2]int{q.lanes[0].slots, q.lanes[1].slots}
 		}
@@ -227,7 +217,7 @@ func TestLanesLeadHost(t *testing.T) {
 		check("first queue back at 256, the lead taken", a, [2]int{256, 0})
 		b.AddSlots(-256)
 		a.AddSlots(-256)
-		if a.lead.file != nil || b.lead.file != nil {
+		if a.lead.conn != nil || b.lead.conn != nil {
 			t.Error("a queue without slots still holds the lead")
 		}
 	})
@@ -240,19 +230,7 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
 		c, tables := openTables(t, db, "lanestakeover", OpenParams{}, SchemaParams{})
-		var qs [2]*laneQueue
-		for i := range qs {
-			q, err := NewQueue(c, QueueParams{Strategy: "batch"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			lq, ok := q.(*laneQueue)
-			if !ok {
-				t.Skipf("%s: no SKIP LOCKED, so one lane (TestLanesFollowSlots)", db.Name)
-			}
-			qs[i] = lq
-		}
-		holder, q := qs[0], qs[1]
+		holder, q := leadQueues(t, c, db)
 		reserved := func() int {
 			t.Helper()
 			var n int
@@ -357,4 +335,81 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 		}
 		q.AddSlots(-256)
 	})
+}
+
+// TestLanesLeadLostWithItsSession: the lead is the lock of a session, so when the server ends that
+// session the leading queue goes back to one lane at its next check, and another queue leads.
+func TestLanesLeadLostWithItsSession(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		c, _ := openTables(t, db, "laneslost", OpenParams{}, SchemaParams{})
+		a, b := leadQueues(t, c, db)
+		a.AddSlots(256)
+		b.AddSlots(256)
+		defer a.AddSlots(-256)
+		defer b.AddSlots(-256)
+		lanes := func(q *laneQueue) [2]int { return [2]int{q.lanes[0].slots, q.lanes[1].slots} }
+		if lanes(a) != [2]int{128, 128} || lanes(b) != [2]int{256, 0} {
+			t.Fatalf("lanes before: %v and %v, want [128 128] and [256 0]", lanes(a), lanes(b))
+		}
+		idSQL, killSQL, liveSQL := "select connection_id()", "kill %d", "select count(*) from information_schema.processlist where id = ?"
+		if db.Dialect == "pgsql" {
+			idSQL, killSQL, liveSQL = "select pg_backend_pid()", "select pg_terminate_backend(%d)", "select count(*) from pg_stat_activity where pid = $1"
+		}
+		var id int64
+		if err := a.lead.conn.QueryRowContext(ctx, idSQL).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.db.ExecContext(ctx, fmt.Sprintf(killSQL, id)); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var n int
+			if err := c.db.QueryRowContext(ctx, liveSQL, id).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("session %d still alive 10 s after it was ended", id)
+			}
+			runtime.Gosched()
+		}
+		claim := func(q *laneQueue) {
+			t.Helper()
+			q.lead.mu.Lock()
+			q.lead.next = time.Time{}
+			q.lead.mu.Unlock()
+			if _, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim(a)
+		if lanes(a) != [2]int{256, 0} || a.lead.conn != nil {
+			t.Errorf("the queue whose session ended runs lanes %v, holding a session: %v", lanes(a), a.lead.conn != nil)
+		}
+		claim(b)
+		if lanes(b) != [2]int{128, 128} {
+			t.Errorf("the other queue runs lanes %v once the lead was free, want [128 128]", lanes(b))
+		}
+	})
+}
+
+// leadQueues opens two batch queues at Lanes 0 on c, or skips the test where such queues run one lane.
+func leadQueues(t *testing.T, c *Conn, db testenv.Database) (a, b *laneQueue) {
+	t.Helper()
+	var qs [2]*laneQueue
+	for i := range qs {
+		q, err := NewQueue(c, QueueParams{Strategy: "batch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lq, ok := q.(*laneQueue)
+		if !ok {
+			t.Skipf("%s: no SKIP LOCKED, so one lane (TestLanesFollowSlots)", db.Dialect)
+		}
+		qs[i] = lq
+	}
+	return qs[0], qs[1]
 }

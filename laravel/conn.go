@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +100,9 @@ type Conn struct {
 	// xactIDSQL and xactStatusSQL read a transaction's id and later whether it committed (see
 	// dialect.xactStatus): a claim whose COMMIT went unanswered is then known to have committed or not.
 	xactIDSQL, xactStatusSQL string
+
+	leadsMu sync.Mutex
+	leads   map[*laneLead]bool // the leads of this Conn's queues held on a session of their own
 }
 
 // ConnStats counts the conflicts a Conn has seen since it was opened.
@@ -206,9 +211,16 @@ func (c *Conn) ping(ctx context.Context) error {
 	}
 }
 
-// Close ends the claims' probes (see idFloors) and closes the connection pool.
+// Close ends the claims' probes (see idFloors), gives up the lanes' lead a queue holds (see laneLead)
+// and closes the connection pool.
 func (c *Conn) Close() error {
 	c.floors.close()
+	c.leadsMu.Lock()
+	leads := slices.Collect(maps.Keys(c.leads))
+	c.leadsMu.Unlock()
+	for _, l := range leads {
+		l.release()
+	}
 	return c.db.Close()
 }
 

@@ -37,6 +37,10 @@ type dialect interface {
 	// transaction's id (NULL before it has written) and one that says whether the transaction of an id
 	// ($1) committed; "" where the server cannot say.
 	xactStatus(version string) (idSQL, statusSQL string)
+	// leadLockSQL takes, without waiting, a lock of the session named for a jobs table ($1, the table
+	// name) in the connected database, which the server drops with the session, and reads 1 when it
+	// did, 0 when another session holds it; "" where the dialect has none.
+	leadLockSQL() string
 
 	// quote quotes a validated identifier.
 	quote(name string) string

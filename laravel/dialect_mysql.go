@@ -57,6 +57,12 @@ func (mysqlDialect) versionSQL() string { return "select version()" }
 // xactStatus: neither MySQL nor MariaDB says whether another session's transaction committed.
 func (mysqlDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
 
+// leadLockSQL: GET_LOCK names are server-wide and at most 64 characters, so the database and table
+// are hashed into one; NULL (an error, or a Galera node refusing it) reads 0.
+func (mysqlDialect) leadLockSQL() string {
+	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)"
+}
+
 // popLock tells MariaDB from MySQL by the version string ("5.5.5-10.11.6-MariaDB-…" through old
 // clients): SKIP LOCKED came with MySQL 8.0.1 and MariaDB 10.6.0.
 func (mysqlDialect) popLock(version string) (engine, lock string) {

@@ -98,6 +98,12 @@ func (pgsqlDialect) popLock(version string) (engine, lock string) {
 	return "pgsql", skipLockedSince(version, "9.5")
 }
 
+// leadLockSQL: an advisory lock of the session, in the database connected to, keyed by a class of
+// artisan-go's own (0x61676f, "ago") and the hash of the schema and table.
+func (pgsqlDialect) leadLockSQL() string {
+	return "select case when pg_try_advisory_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end"
+}
+
 // xactStatus: txid_current_if_assigned and txid_status came with PostgreSQL 10.
 func (pgsqlDialect) xactStatus(version string) (idSQL, statusSQL string) {
 	if VersionCompare(version, "10") < 0 {

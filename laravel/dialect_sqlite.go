@@ -101,6 +101,9 @@ func (sqliteDialect) versionSQL() string { return "select sqlite_version()" }
 // xactStatus: SQLite runs in this process, where no COMMIT's answer is lost.
 func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
 
+// leadLockSQL: none; SQLite claims never run in lanes.
+func (sqliteDialect) leadLockSQL() string { return "" }
+
 // popLock: SQLite has no row locks; BEGIN IMMEDIATE serializes claims instead.
 func (sqliteDialect) popLock(string) (engine, lock string) { return "sqlite", "" }
 

@@ -1,11 +1,11 @@
 package laravel
 
 import (
-	"os"
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"sync"
 	"time"
-
-	"github.com/artisan-go/artisan-go/internal/hostlock"
 )
 
 // autoLaneSlots is how many of its workers' slots each lane needs where the lanes are QueueParams.Lanes
@@ -17,59 +17,108 @@ const autoLaneSlots = 128
 // autoLanes is how many lanes QueueParams.Lanes 0 may run.
 const autoLanes = 2
 
-// leadRetry is how long a queue that found the lead taken waits before it tries again (the process
-// holding it may have stopped).
+// leadRetry is how often a queue that leads checks that its session still holds the lead, and how
+// long one that found the lead taken waits before it tries again (the process holding it may have
+// stopped).
 const leadRetry = 10 * time.Second
 
-// hostLead is the lock file that lets one batch queue of a host, per jobs table of one server, run
-// lanes at QueueParams.Lanes 0. One process alone on the server is faster in two lanes; 16 processes
-// of two lanes each ran a third slower than of one (their transactions, twice as many, queued on the
-// server), and no process sees how many others claim beside it. A lock file sees those of its host:
-// however many processes a host starts, one of them runs a second lane.
-type hostLead struct {
-	scope string
+// leadTimeout bounds each of the lead's round trips: the lead is worth no wait, and a server that
+// does not answer within it is better served by one lane.
+const leadTimeout = 2 * time.Second
+
+// laneLead is the lock that lets one batch queue run lanes at QueueParams.Lanes 0, among every queue
+// on the same jobs table of the same server, whatever host or container it runs in. One process alone
+// on the server is faster in two lanes; 16 processes of two lanes each ran a third slower than of one
+// (twice as many transactions, each claim skipping the rows the others hold), and no process sees how
+// many others claim beside it. The server does: a lock of the session (GET_LOCK, an advisory lock),
+// held on a connection of the leading queue's own, which the server drops when the session ends, so a
+// process that dies or loses its connection gives the lead up. However many processes claim from a
+// table, one of them runs a second lane. Every failure (no grant needed, but a server that refuses the
+// lock, or one that does not answer) means one lane.
+type laneLead struct {
+	c     *Conn
+	table string
 
 	mu   sync.Mutex
-	file *os.File  // open, and its lock held, while this queue leads
-	next time.Time // before then a queue that found the lead taken does not try again
+	conn *sql.Conn // the session holding the lock, while this queue leads
+	next time.Time // when the lead is next checked (held) or tried again (not held)
 }
 
-// take makes the queue the host's lead if no other process is, and says whether it is.
-func (h *hostLead) take(now time.Time) bool {
+// take makes the queue the lead if no other session holds the lock, checks at most every leadRetry that
+// the session of a lead this queue holds is alive, and says whether the queue leads.
+func (h *laneLead) take(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.file != nil {
-		return true
-	}
 	if now.Before(h.next) {
-		return false
+		return h.conn != nil
 	}
 	h.next = now.Add(leadRetry)
-	f, err := hostlock.Open(h.scope, "lanes")
-	if err != nil {
-		return false // no lock file (no flock, or a temporary directory not writable): one lane
-	}
-	if !hostlock.Try(f) {
-		f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), leadTimeout)
+	defer cancel()
+	if h.conn != nil {
+		if h.conn.PingContext(ctx) == nil {
+			return true
+		}
+		h.dropLocked() // the session, and with it the lock, is gone: another process may lead now
 		return false
 	}
-	h.file = f
+	q := h.c.d.leadLockSQL()
+	if q == "" {
+		return false
+	}
+	conn, err := h.c.db.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	var got int
+	if err := conn.QueryRowContext(ctx, q, h.table).Scan(&got); err != nil {
+		discard(conn) // its session may hold the lock if only the answer was lost
+		return false
+	}
+	if got != 1 {
+		conn.Close() // another session leads; this one holds nothing, back to the pool
+		return false
+	}
+	h.conn = conn
+	h.c.leadsMu.Lock()
+	if h.c.leads == nil {
+		h.c.leads = map[*laneLead]bool{}
+	}
+	h.c.leads[h] = true
+	h.c.leadsMu.Unlock()
 	return true
 }
 
-// due says whether a queue that does not lead may try again.
-func (h *hostLead) due(now time.Time) bool {
+// due says whether the lead is to be checked or tried again.
+func (h *laneLead) due(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.file == nil && !now.Before(h.next)
+	return !now.Before(h.next)
 }
 
 // release lets another process lead, once this queue's workers no longer run enough jobs for lanes.
-func (h *hostLead) release() {
+func (h *laneLead) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.file != nil {
-		h.file.Close() // closing the descriptor drops its lock
-		h.file, h.next = nil, time.Time{}
+	if h.conn != nil {
+		h.dropLocked()
+		h.next = time.Time{} // lanes again as soon as the workers run enough jobs
 	}
+}
+
+func (h *laneLead) dropLocked() {
+	if h.conn != nil {
+		discard(h.conn)
+		h.conn = nil
+		h.c.leadsMu.Lock()
+		delete(h.c.leads, h)
+		h.c.leadsMu.Unlock()
+	}
+}
+
+// discard closes a connection's session instead of handing it back to the pool, so that the server
+// drops the locks it holds.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }

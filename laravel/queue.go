@@ -38,7 +38,7 @@ type QueueParams struct {
 	// help one process alone on a server, whose single transaction in flight leaves the server
 	// waiting while the jobs run; several processes keep the server busy without them, and ran slower
 	// with them. 0 runs two where claims skip locked rows, with at least 128 slots per lane, in one
-	// queue per host and jobs table (see hostLead), and one elsewhere.
+	// queue per jobs table and server (see laneLead), and one elsewhere.
 	Lanes int
 }
 
