@@ -107,8 +107,9 @@ func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, er
 	if slots == 0 {
 		return q.lanes[0].JobClaim(ctx, p)
 	}
-	if q.lead != nil && slots >= autoLanes*autoLaneSlots && q.lead.due(time.Now()) {
-		q.AddSlots(0) // check the lead, or try for it again, and split the slots as it says
+	if now := time.Now(); q.lead != nil && slots >= autoLanes*autoLaneSlots && q.lead.due(now) {
+		q.lead.take(now) // check the lead, or try for it again, outside q.mu: no claim waits for it
+		q.AddSlots(0)    // and split the slots as it says
 	}
 	want := max(p.Limit, 1)
 	type lane struct {
