@@ -97,9 +97,10 @@ func (q *batchQueue) LanesFor(int) int { return 1 }
 
 // JobClaim asks the lanes for the rows their free slots can start, together at most p.Limit: first
 // the lanes holding prefetched rows of p.Queue (all of those rows, free slots or not), then those with
-// the most free slots. Without announced
-// slots (a caller of JobClaim alone) the first lane claims them all. Once a lane's claim came back
-// short, the queue is empty but for rows other lanes hold: only those are asked.
+// the most free slots. Without announced slots (a caller of JobClaim alone) the first lane claims
+// them all. Once a lane's claim came back short, the queue is empty but for rows other lanes hold:
+// only those are asked. When the lead is due, it is checked first; a lane the lead no longer lets run
+// gives its prefetched rows back, which no claim would otherwise hand out.
 func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	q.mu.Lock()
 	slots := q.slots
@@ -110,6 +111,11 @@ func (q *laneQueue) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, er
 	if now := time.Now(); q.lead != nil && slots >= autoLanes*autoLaneSlots && q.lead.due(now) {
 		q.lead.take(now) // check the lead, or try for it again, outside q.mu: no claim waits for it
 		q.AddSlots(0)    // and split the slots as it says
+		for _, l := range q.lanes {
+			if l.idle() {
+				_ = l.JobReturnPrefetched(ctx) // a lane without slots: its rows would wait for retry_after
+			}
+		}
 	}
 	want := max(p.Limit, 1)
 	type lane struct {
@@ -174,6 +180,13 @@ func (q *batchQueue) free() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.slots - len(q.out) - waiting
+}
+
+// idle says whether the lane has no slots: the lead was lost, or never taken.
+func (q *batchQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.slots == 0
 }
 
 // laneOf returns the lane that handed out j; the first lane for a job none awaits (its completion
