@@ -18,7 +18,7 @@ import (
 func TestLanesShareSlotsAndClaims(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := context.Background()
-		c, tables := openTables(t, db, "lanes", OpenParams{}, SchemaParams{})
+		c, _ := openTables(t, db, "lanes", OpenParams{}, SchemaParams{})
 		for batch, want := range map[int][2]int{9: {5, 4}, 8: {4, 4}} {
 			qi, err := NewQueue(c, QueueParams{Strategy: "batch", Batch: batch, Lanes: 2})
 			if err != nil {
@@ -44,22 +44,8 @@ func TestLanesShareSlotsAndClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reserved := func() int {
-			t.Helper()
-			var n int
-			if err := c.db.QueryRowContext(ctx, "select count(*) from "+c.quote(tables.Jobs)+" where reserved_at is not null").Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		claim := func(n int) []*Job {
-			t.Helper()
-			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: n})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return jobs
-		}
+		reserved := func() int { t.Helper(); return reservedRows(t, c) }
+		claim := func(n int) []*Job { t.Helper(); return claimRows(t, q, n) }
 		jobs := claim(8)
 		if len(jobs) != 8 {
 			t.Fatalf("claimed %d jobs for 8 free slots, want 8", len(jobs))
@@ -239,14 +225,7 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		claim := func(n int) []*Job {
-			t.Helper()
-			jobs, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: n})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return jobs
-		}
+		claim := func(n int) []*Job { t.Helper(); return claimRows(t, q, n) }
 		seen := map[int64]bool{}
 		take := func(jobs []*Job) {
 			t.Helper()
@@ -438,4 +417,14 @@ func reservedRows(t *testing.T, c *Conn) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// claimRows claims up to n rows of the queue default as a worker would, at the tests' clock of 100.
+func claimRows(t *testing.T, q Queue, n int) []*Job {
+	t.Helper()
+	jobs, err := q.JobClaim(context.Background(), &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
 }
