@@ -95,6 +95,20 @@ func (q *laneQueue) LanesFor(slots int) int {
 // LanesFor is 1: a batch queue built alone is one lane.
 func (q *batchQueue) LanesFor(int) int { return 1 }
 
+// Lanes is how many lanes run now: those the slots are split over (one while no worker runs).
+func (q *laneQueue) Lanes() int {
+	n := 0
+	for _, l := range q.lanes {
+		if !l.idle() {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// Lanes is 1: a batch queue built alone is one lane.
+func (q *batchQueue) Lanes() int { return 1 }
+
 // JobClaim asks the lanes for the rows their free slots can start, together at most p.Limit: first
 // the lanes holding prefetched rows of p.Queue (all of those rows, free slots or not), then those with
 // the most free slots. Without announced slots (a caller of JobClaim alone) the first lane claims

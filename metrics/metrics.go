@@ -133,6 +133,11 @@ func (c *Collector) Watch(w *worker.Worker, conn *laravel.Conn) {
 			func() float64 { busy, _ := w.Slots(); return float64(busy) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "free_slots", Help: "Jobs that could start now (--concurrency minus those in flight)."},
 			func() float64 { busy, total := w.Slots(); return float64(total - busy) }))
+	if l, ok := w.Queue().(interface{ Lanes() int }); ok {
+		c.funcs = append(c.funcs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "claim_lanes",
+			Help: "Claim-and-delete cycles the batch strategy runs side by side now (--claim-lanes; at 0, two in the one process that leads its jobs table)."},
+			func() float64 { return float64(l.Lanes()) }))
+	}
 }
 
 // Describe implements prometheus.Collector.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,14 +208,7 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Watch(w, e.conn)
-		base := serve(t, c, c.ReadyCheck(w, e.conn, time.Minute))
-
-		ran := make(chan error, 1)
-		go func() {
-			_, err := w.Run(bg)
-			ran <- err
-		}()
+		base, ran := watchAndRun(t, c, w, e)
 		<-running
 		fams := scrape(t, base)
 		if v := value(fams, "artisan_go_jobs_in_flight", nil); v < 1 {
@@ -487,4 +481,57 @@ func TestTimedOutJob(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// TestMetricsClaimLanes: the claim_lanes gauge shows the lanes the batch strategy runs while the
+// worker runs: two when asked for two, on every database.
+func TestMetricsClaimLanes(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		e := newEnv(t, db)
+		q, err := laravel.NewQueue(e.conn, laravel.QueueParams{Strategy: "batch", Lanes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.push(t, okClass, "default", 3, time.Now().Unix(), 0)
+		running, proceed := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		reg := handlers.NewRegistry()
+		reg.Register(okClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			once.Do(func() { close(running); <-proceed })
+			return nil
+		}))
+		c := metrics.New(metrics.Params{Classes: []string{okClass}})
+		cfg := worker.Defaults()
+		cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = 4, true, 10*time.Millisecond, 0
+		w, err := worker.New(worker.Params{Queue: q, Conn: e.conn, Registry: reg, Config: cfg, Observer: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, ran := watchAndRun(t, c, w, e)
+		<-running
+		if v := value(scrape(t, base), "artisan_go_claim_lanes", nil); v != 2 {
+			t.Errorf("claim_lanes = %v while the worker runs two lanes, want 2", v)
+		}
+		close(proceed)
+		if err := <-ran; err != nil {
+			t.Fatal(err)
+		}
+		if v := value(scrape(t, base), "artisan_go_claim_lanes", nil); v != 1 {
+			t.Errorf("claim_lanes = %v after the worker stopped, want 1", v)
+		}
+	})
+}
+
+// watchAndRun watches w with c, serves c's endpoints and runs w; the run's error comes on ran.
+func watchAndRun(t *testing.T, c *metrics.Collector, w *worker.Worker, e *env) (base string, ran <-chan error) {
+	t.Helper()
+	c.Watch(w, e.conn)
+	base = serve(t, c, c.ReadyCheck(w, e.conn, time.Minute))
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Run(bg)
+		done <- err
+	}()
+	return base, done
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -80,6 +81,9 @@ func (w *Worker) Config() Config { return w.cfg }
 
 // Slots returns how many jobs are in flight and how many can be at once.
 func (w *Worker) Slots() (busy, total int) { return len(w.slots), cap(w.slots) }
+
+// Queue returns the queue the worker claims from.
+func (w *Worker) Queue() laravel.Queue { return w.queue }
 
 // observed is what the observer hooks keep on a running job.
 type observed struct {
