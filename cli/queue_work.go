@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
@@ -228,19 +226,7 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err := op.start(opCtx, w, w.Config(), conn); err != nil {
 		return 1, err
 	}
-	// SIGUSR2 pauses the worker and SIGCONT resumes it, as they do Laravel's.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR2, syscall.SIGCONT)
-	defer func() { signal.Stop(sig); close(sig) }()
-	go func() {
-		for s := range sig {
-			if s == syscall.SIGUSR2 {
-				w.Pause()
-			} else {
-				w.Resume()
-			}
-		}
-	}()
+	defer pauseSignals(w)()
 	defer worker.TuneGC(cfg.Worker.MemoryMB)()
 	status, err := w.Run(ctx)
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -77,13 +78,21 @@ type workerProcess struct {
 // ledger file.
 func startWorker(t *testing.T, d *drain, ledger string, args ...string) *workerProcess {
 	t.Helper()
+	var stderr io.Writer
+	if testenv.RequireAll() || os.Getenv("ARTISAN_GO_TEST_LOG") != "" {
+		stderr = os.Stderr
+	}
+	return startWorkerLogging(t, d, ledger, stderr, args...)
+}
+
+// startWorkerLogging is startWorker with the process's log written to stderr (nil: dropped).
+func startWorkerLogging(t *testing.T, d *drain, ledger string, stderr io.Writer, args ...string) *workerProcess {
+	t.Helper()
 	raw, _ := json.Marshal(append([]string{"queue:work"}, args...))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), workerArgsEnv+"="+string(raw), workerLedgerEnv+"="+ledger, "CACHE_DRIVER=database")
 	cmd.Env = append(cmd.Env, d.env()...)
-	if testenv.RequireAll() || os.Getenv("ARTISAN_GO_TEST_LOG") != "" {
-		cmd.Stderr = os.Stderr
-	}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,3 +122,19 @@ func ledgerLines(path string) int {
 
 // itoa is strconv.Itoa, for argument lists.
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// waitLedger waits until the ledger holds n executions.
+func waitLedger(t *testing.T, p *workerProcess, ledger string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for ledgerLines(ledger) < n {
+		select {
+		case <-p.done:
+			t.Fatalf("the worker ended with %d of %d jobs run: %v", ledgerLines(ledger), n, p.err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs run within a minute", ledgerLines(ledger), n)
+		}
+	}
+}

@@ -1,7 +1,8 @@
-// Package faults holds what the fault suite needs to break things on purpose: database servers of
-// the tests' own (started on their own port and data directory, so that a test may kill and restart
-// them), a TCP proxy that delays, resets and black-holes connections, and a ledger of every job
-// execution from which lost, duplicated and wrongly failed jobs are counted.
+//go:build unix
+
+// The database servers start as processes of their own group, under the mysql or postgres user
+// when run as root: unix only, as the fault suite is.
+
 package faults
 
 import (

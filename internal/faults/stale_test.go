@@ -31,13 +31,7 @@ func TestStaleWorker(t *testing.T) {
 		// jobs and stops (--max-jobs 2).
 		stale := startWorker(t, d, ledger, "--concurrency", "2", "--tries", "1", "--retry-after", "60",
 			"--sleep", "0.05", "--timeout", "0", "--stop-when-empty", "--max-jobs", "2")
-		for ledgerLines(ledger) < 2 {
-			select {
-			case <-stale.done:
-				t.Fatalf("the worker ended before running both jobs: %v", stale.err)
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+		waitLedger(t, stale, ledger, 2)
 		stale.signal(syscall.SIGSTOP)
 
 		// Another worker takes both jobs once their reservations expire, and holds them.

@@ -1,0 +1,86 @@
+package faults_test
+
+import (
+	"bufio"
+	"io"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel"
+)
+
+// TestPauseSignals sends a queue:work process SIGUSR2 and SIGCONT, as Laravel's worker takes them: the
+// first pauses it (it lives on and claims nothing), the second resumes it, and it runs the job pushed
+// meanwhile.
+func TestPauseSignals(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		d := newDrain(t, db, laravel.SchemaParams{}, 1)
+		ledger := filepath.Join(t.TempDir(), "ledger")
+		logs, lines := logLines(t)
+		p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
+		waitLedger(t, p, ledger, 1)
+
+		p.signal(syscall.SIGUSR2)
+		waitLine(t, p, lines, "paused; not claiming jobs until resumed")
+		d.push(t, 1)
+		if rows := d.Rows(t); len(rows) != 1 || rows[0].ReservedAt != nil {
+			t.Fatalf("the job pushed while paused: %+v, want one row, not reserved", rows)
+		}
+
+		p.signal(syscall.SIGCONT)
+		waitLine(t, p, lines, "resumed")
+		waitLedger(t, p, ledger, 2)
+		p.signal(syscall.SIGTERM)
+		<-p.done
+		if p.err != nil {
+			t.Fatalf("the worker stopped by SIGTERM: %v, want status 0", p.err)
+		}
+		if n, rows := ledgerLines(ledger), d.Rows(t); n != 2 || len(rows) != 0 {
+			t.Fatalf("%d executions, %d rows left in jobs; want 2 and none", n, len(rows))
+		}
+	})
+}
+
+// logLines returns a writer for a worker process's log and a channel of its lines.
+func logLines(t *testing.T) (io.Writer, <-chan string) {
+	r, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	lines := make(chan string, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody waits for more lines: the worker's writes must not block
+			}
+		}
+	}()
+	return w, lines
+}
+
+// waitLine waits for a log line that contains want.
+func waitLine(t *testing.T, p *workerProcess, lines <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the worker's log ended before a line with %q", want)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-p.done:
+			t.Fatalf("the worker ended before logging %q: %v", want, p.err)
+		case <-timeout:
+			t.Fatalf("no log line with %q within a minute", want)
+		}
+	}
+}
