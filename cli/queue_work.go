@@ -34,6 +34,7 @@ var workFlags = []struct {
 	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit)", false},
 	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit)", false},
 	{"stop-when-empty", "worker.stop_when_empty", "stop when the queues are empty", true},
+	{"stop-when-empty-for", "worker.stop_when_empty_for", "stop once the queues have been empty this many seconds since the last job finished (0 never; Laravel 11.53+)", false},
 	{"once", "worker.once", "work one job and stop", true},
 	{"rest", "worker.rest", "seconds to rest after each job", false},
 	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check)", false},
@@ -62,6 +63,10 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			values[f.name] = fs.String(f.name, "", f.usage)
 		}
 	}
+	// Laravel's deprecated options, which old supervisor programs still pass: --daemon does nothing,
+	// and --delay counts as PHP's max() of it and --backoff.
+	fs.Bool("daemon", false, "deprecated, as in Laravel: does nothing")
+	delay := fs.String("delay", "", "deprecated, as in Laravel: seconds to wait before retrying a job that threw; --backoff is PHP's max() of the two")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: artisan-go queue:work [connection] [options]")
 		fs.PrintDefaults()
@@ -85,6 +90,13 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			}
 		}
 	})
+	if *delay != "" {
+		backoff := "0" // Laravel's default for --backoff
+		if b, ok := overrides["worker.backoff"].(string); ok {
+			backoff = b
+		}
+		overrides["worker.backoff"] = phpMax(backoff, *delay)
+	}
 	if *jsonLog {
 		overrides["log.format"] = "json"
 	}
@@ -345,6 +357,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	}
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
+	wc.StopWhenEmptyFor = w.StopWhenEmptyFor
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
 	wc.ShutdownGrace, wc.Force, wc.MaintenanceFile = w.ShutdownGrace, w.Force, w.MaintenanceFile
 	wc.BatchCompanion, wc.FailedCompanion = w.BatchCompanion, w.FailedCompanion

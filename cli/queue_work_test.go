@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // newSQLiteApp creates a Laravel-like SQLite database with the queue tables and the given fixtures on
@@ -211,5 +214,94 @@ func TestQueueWorkWritesPulseRows(t *testing.T) {
 	}
 	if processed != 1 || slow != 1 {
 		t.Fatalf("Pulse rows: %d processed, %d slow_job entries; want the job's, written when the worker stopped", processed, slow)
+	}
+}
+
+// TestQueueWorkDeprecatedOptions runs queue:work with the options Laravel keeps for old supervisor
+// programs: --daemon does nothing, and --delay sets the backoff as PHP's max() of it and --backoff.
+func TestQueueWorkDeprecatedOptions(t *testing.T) {
+	t.Parallel()
+	for i, tc := range []struct {
+		args  []string
+		delay int64
+	}{
+		{[]string{"--delay=7"}, 7},
+		{[]string{"--delay", "5", "--backoff", "10,20"}, 5},  // PHP compares "10,20" and "5" as strings
+		{[]string{"--backoff", "10,20", "--delay", "0"}, 10}, // and "10,20" with "0" too
+		{[]string{"--backoff=3", "--delay=2"}, 3},
+	} {
+		// Routes go to the process's registry: a class of its own per run.
+		class := fmt.Sprintf(`App\Jobs\DeprecatedOptions%d`, i)
+		conn, env := newSQLiteApp(t)
+		pushClass(t, conn, class)
+		cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+		if err := os.WriteFile(cfg, []byte("routes:\n  - class: '"+class+"'\n    exec: [\"false\"]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		args := append([]string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--once", "--tries", "3", "--daemon"}, tc.args...)
+		before := time.Now().Unix()
+		if code := Do(context.Background(), args, nil, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit status %d: %s", tc.args, code, errb.String())
+		}
+		after := time.Now().Unix()
+		var attempts int
+		var reserved *int64
+		var available int64
+		if err := queuetest.DB(conn).QueryRow("select attempts, reserved_at, available_at from jobs").Scan(&attempts, &reserved, &available); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if attempts != 1 || reserved != nil || available < before+tc.delay || available > after+tc.delay {
+			t.Errorf("%v: the failed job's row attempts %d reserved_at %v available_at %d; want released after %d s (available_at in [%d, %d])",
+				tc.args, attempts, reserved, available, tc.delay, before+tc.delay, after+tc.delay)
+		}
+	}
+}
+
+// TestQueueWorkStopWhenEmptyFor runs queue:work --stop-when-empty-for: it works the queued job, then
+// stops once the queue has been empty that long since the job finished.
+func TestQueueWorkStopWhenEmptyFor(t *testing.T) {
+	t.Parallel()
+	const class = `App\Jobs\StopWhenEmptyFor`
+	conn, env := newSQLiteApp(t)
+	pushClass(t, conn, class)
+	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte("routes:\n  - class: '"+class+"'\n    builtin: noop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--sleep", "0.05", "--stop-when-empty-for", "1"}, nil, &out, &errb)
+	took := time.Since(start)
+	if code != 0 || !strings.Contains(errb.String(), "empty for --stop-when-empty-for; stopping") || !strings.Contains(errb.String(), "processed=1") {
+		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
+	}
+	if took < time.Second {
+		t.Errorf("stopped after %v, before the queue had been empty for a second", took)
+	}
+	var n int
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d jobs left (%v), want the job done", n, err)
+	}
+	errb.Reset()
+	if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty-for", "-1"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "worker.stop_when_empty_for") {
+		t.Fatalf("--stop-when-empty-for -1: exit status %d, stderr %q; want an error naming worker.stop_when_empty_for", code, errb.String())
+	}
+}
+
+// pushClass queues a Laravel 8.83 job of class on queue emails.
+func pushClass(t *testing.T, conn *laravel.Conn, class string) {
+	t.Helper()
+	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(class)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	if _, err := q.JobPush(context.Background(), &laravel.JobPushParams{Queue: "emails", Payload: p, Now: now, AvailableAt: now}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -157,6 +157,10 @@ type Worker struct {
 	MaxTime time.Duration `mapstructure:"max_time"`
 	// StopWhenEmpty stops the worker when every queue is empty (--stop-when-empty). Default false.
 	StopWhenEmpty bool `mapstructure:"stop_when_empty"`
+	// StopWhenEmptyFor stops the worker once every queue has been empty this long since its last job
+	// finished, or since it started (--stop-when-empty-for, Laravel 11.53, 12.60 and 13.10); 0 never.
+	// Default 0.
+	StopWhenEmptyFor time.Duration `mapstructure:"stop_when_empty_for"`
 	// Once runs a single job and stops (--once). Default false.
 	Once bool `mapstructure:"once"`
 	// Rest is a pause after each job (--rest). Default 0.

@@ -197,6 +197,7 @@ func (c *Config) validateWorker(v *validator) {
 		{"worker.sleep", w.Sleep < 0, w.Sleep}, {"worker.tries", w.Tries < 0, w.Tries},
 		{"worker.timeout", w.Timeout < 0, w.Timeout}, {"worker.max_jobs", w.MaxJobs < 0, w.MaxJobs},
 		{"worker.max_time", w.MaxTime < 0, w.MaxTime}, {"worker.rest", w.Rest < 0, w.Rest},
+		{"worker.stop_when_empty_for", w.StopWhenEmptyFor < 0, w.StopWhenEmptyFor},
 		{"worker.memory_mb", w.MemoryMB < 0, w.MemoryMB}, {"worker.shutdown_grace", w.ShutdownGrace < 0, w.ShutdownGrace},
 	}
 	for _, n := range nonNegative {

@@ -527,6 +527,39 @@ func TestPauseAndResume(t *testing.T) {
 	}
 }
 
+// TestStopWhenEmptyFor stops a worker once the queue has been empty for StopWhenEmptyFor since its
+// last job finished, as Laravel's --stop-when-empty-for; a paused worker stops the same way, counted
+// from its start.
+func TestStopWhenEmptyFor(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var done atomic.Int64
+	f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		done.Store(time.Now().UnixNano())
+		return nil
+	}))
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	const emptyFor = 300 * time.Millisecond
+	w := f.worker(t, func(c *Config) { c.StopWhenEmptyFor = emptyFor })
+	status, err := w.Run(bg)
+	stopped := time.Now()
+	if err != nil || status != ExitSuccess || w.Stats().Processed != 1 {
+		t.Fatalf("status %d err %v stats %+v, want the job processed and status 0", status, err, w.Stats())
+	}
+	if idle := stopped.Sub(time.Unix(0, done.Load())); idle < emptyFor {
+		t.Fatalf("stopped %v after the job finished, before the queue had been empty for %v", idle, emptyFor)
+	}
+
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	w = f.worker(t, func(c *Config) { c.StopWhenEmptyFor = emptyFor })
+	w.Pause()
+	start := time.Now()
+	if status, err := w.Run(bg); err != nil || status != ExitSuccess || time.Since(start) < emptyFor {
+		t.Fatalf("paused: status %d err %v after %v, want status 0 after %v", status, err, time.Since(start), emptyFor)
+	}
+	f.wantUntouched(t, 1)
+}
+
 // cancelAfterClaim is the real queue, with the stop signal arriving right after a claim returns: the
 // moment between claiming jobs and starting them.
 type cancelAfterClaim struct {

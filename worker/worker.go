@@ -59,13 +59,16 @@ type Config struct {
 	MaxJobs        int           // --max-jobs; 0 is unlimited
 	MaxTime        time.Duration // --max-time; 0 is unlimited
 	StopWhenEmpty  bool          // --stop-when-empty
-	Once           bool          // --once
-	Rest           time.Duration // --rest after each job
-	MemoryMB       int           // --memory; 0 disables the check
-	Concurrency    int           // jobs in flight; at least 1
-	RetryAfter     time.Duration // the connection's retry_after
-	ShutdownGrace  time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
-	Force          bool          // --force: work while the application is in maintenance mode
+	// StopWhenEmptyFor stops the worker once the queues have been empty this long since its last job
+	// finished, or since it started (--stop-when-empty-for, Laravel 11.53 / 12.60 / 13.10); 0 never.
+	StopWhenEmptyFor time.Duration
+	Once             bool          // --once
+	Rest             time.Duration // --rest after each job
+	MemoryMB         int           // --memory; 0 disables the check
+	Concurrency      int           // jobs in flight; at least 1
+	RetryAfter       time.Duration // the connection's retry_after
+	ShutdownGrace    time.Duration // how long in-flight jobs may finish after a stop signal; 0 waits for them
+	Force            bool          // --force: work while the application is in maintenance mode
 	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
 	// claims nothing unless Force; "" does not look.
 	MaintenanceFile string
@@ -236,6 +239,10 @@ type Worker struct {
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
+	// epoch is when New ran; lastDone is how long after it the latest job finished (0: none yet), for
+	// --stop-when-empty-for, on the monotonic clock.
+	epoch    time.Time
+	lastDone atomic.Int64
 
 	// The cache store as job middleware use it (nil without a reachable store); limiterWarned
 	// remembers the rate limiters already warned about.
@@ -330,7 +337,7 @@ func New(p Params) (*Worker, error) {
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
-		running: map[*runningJob]struct{}{},
+		running: map[*runningJob]struct{}{}, epoch: time.Now(),
 	}
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	w.durations, _ = p.Locks.(DurationLimiter)
@@ -489,7 +496,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		// before it stops counting as running, so reading them in this order, a return that ended after
 		// the claim began shows in one or the other.
 		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && !w.returningClaims() && w.returnedClaims() == returned
-		if empty && w.cfg.StopWhenEmpty {
+		if empty && (w.cfg.StopWhenEmpty || w.emptyForElapsed(st)) {
 			// Before stopping, one claim reads the whole queue, as Laravel's does: claims start at a
 			// bound on id (see laravel.JobClaimParams.Whole), below which a row that became claimable
 			// again (a reservation expired, a row given back) would wait for a probe.
@@ -640,6 +647,10 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		w.log.Info("queue is empty; stopping (--stop-when-empty)")
 		return ExitSuccess, true
 	}
+	if empty && w.inFlight() == 0 && !w.returningClaims() && w.emptyForElapsed(st) {
+		w.log.Info("the queue has been empty for --stop-when-empty-for; stopping", "empty_for", w.idleFor(st).Round(time.Millisecond))
+		return ExitSuccess, true
+	}
 	if w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime {
 		w.log.Info("--max-time reached; stopping")
 		return ExitSuccess, true
@@ -649,6 +660,21 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		return ExitSuccess, true
 	}
 	return 0, false
+}
+
+// idleFor is how long ago the latest job finished, or the worker started when none has.
+func (w *Worker) idleFor(st *stopState) time.Duration {
+	since := time.Since(st.started)
+	if d := w.lastDone.Load(); d > 0 {
+		since = min(since, time.Since(w.epoch.Add(time.Duration(d))))
+	}
+	return since
+}
+
+// emptyForElapsed reports whether --stop-when-empty-for is set and its time has passed, as Laravel
+// measures it: from the latest job's end, or from the start.
+func (w *Worker) emptyForElapsed(st *stopState) bool {
+	return w.cfg.StopWhenEmptyFor > 0 && w.idleFor(st) >= w.cfg.StopWhenEmptyFor
 }
 
 // memoryMB is the memory the Go runtime holds from the system, the counterpart of PHP's
@@ -934,6 +960,9 @@ func (w *Worker) runJob(js jobStart) {
 
 // release frees a job's slot.
 func (w *Worker) release(rj *runningJob) {
+	if w.cfg.StopWhenEmptyFor > 0 {
+		w.lastDone.Store(int64(max(time.Since(w.epoch), 1)))
+	}
 	w.mu.Lock()
 	delete(w.running, rj)
 	w.mu.Unlock()
