@@ -301,7 +301,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
-		"laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
+		"galera", conn.InCluster(), "laravel", wc.LaravelVersion, "concurrency", wc.Concurrency, "claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}

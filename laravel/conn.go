@@ -79,6 +79,7 @@ type Conn struct {
 	tables      Tables
 	version     string
 	engine      string
+	cluster     bool   // the server is a node of a Galera cluster
 	lock        string // Laravel's pop lock clause, "" on SQLite
 	claimLock   string // the server's best pop lock, for the strategies' own claims (see ForceForUpdate)
 	cachePrefix string
@@ -169,6 +170,10 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		c.lock = "for update"
 	}
 	c.caps = d.capabilities(c.engine, c.claimLock)
+	if cl, ok := d.(clusterDialect); ok && c.caps.DeleteReturning {
+		c.cluster = cl.inCluster(pctx, c.db)
+		c.caps.ReturningInTx = c.cluster
+	}
 	c.xactIDSQL, c.xactStatusSQL = d.xactStatus(reported)
 	c.readAttemptsLimit(pctx)
 	return c, nil
@@ -246,6 +251,9 @@ func (c *Conn) ServerVersion() string { return c.version }
 
 // Engine returns the engine Laravel's getLockForPopping derives: mysql, mariadb, pgsql or sqlite.
 func (c *Conn) Engine() string { return c.engine }
+
+// InCluster reports whether the server is a node of a MariaDB Galera cluster (wsrep_on).
+func (c *Conn) InCluster() bool { return c.cluster }
 
 // Lock returns the lock clause appended to claim selects: "FOR UPDATE SKIP LOCKED", "for update", or
 // "" on SQLite, where BEGIN IMMEDIATE serializes claims instead.

@@ -63,6 +63,19 @@ func (mysqlDialect) leadLockSQL() string {
 	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)"
 }
 
+// clusterDialect is a dialect whose servers may be nodes of a replicating cluster.
+type clusterDialect interface {
+	// inCluster reports whether the server is such a node (false when it cannot tell).
+	inCluster(ctx context.Context, db *sqlx.DB) bool
+}
+
+// inCluster reports whether the server is a node of a Galera cluster (MariaDB's wsrep_on; MySQL has
+// no such variable).
+func (mysqlDialect) inCluster(ctx context.Context, db *sqlx.DB) bool {
+	var on int
+	return db.QueryRowContext(ctx, "select @@wsrep_on").Scan(&on) == nil && on == 1
+}
+
 // popLock tells MariaDB from MySQL by the version string ("5.5.5-10.11.6-MariaDB-…" through old
 // clients): SKIP LOCKED came with MySQL 8.0.1 and MariaDB 10.6.0.
 func (mysqlDialect) popLock(version string) (engine, lock string) {
