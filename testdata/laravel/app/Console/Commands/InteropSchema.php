@@ -18,6 +18,15 @@ class InteropSchema extends Command
     public function handle()
     {
         $dir = database_path('migrations');
+        if (realpath($dir) === realpath(base_path('database/migrations'))) {
+            // Run by hand, without APP_STORAGE: the generated migrations go to a directory of their
+            // own, not among the app's checked-in ones (where the next run's would clash with them).
+            $dir = sys_get_temp_dir().'/artisan-go-interop-'.md5(base_path()).'/migrations';
+            if (! is_dir($dir)) {
+                mkdir($dir, 0777, true);
+            }
+            $this->laravel->useDatabasePath(dirname($dir));
+        }
         $generators = [
             'queue:table' => '_create_jobs_table.php',
             'queue:failed-table' => '_create_failed_jobs_table.php',
