@@ -146,8 +146,8 @@ func NeedsFix(fs []Finding) bool {
 // Diagnose inspects the jobs table and reports, each with its fix: Laravel 5.4's composite
 // (queue, reserved_at) index and other composite indexes known to deadlock with concurrent claims, a
 // missing queue index, an invalid index, the attempts column's limit, columns the strategy would use,
-// a transaction open long enough to hold back the removal of deleted rows, and a retry_after that is
-// not longer than the longest job timeout.
+// a transaction open long enough to hold back the removal of deleted rows, a retry_after that is
+// not longer than the longest job timeout, and a server that is a node of a Galera cluster.
 func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	t, err := InspectJobs(ctx, c)
 	if errors.Is(err, ErrMissingTable) {
@@ -214,6 +214,10 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	if p.RetryAfter > 0 && p.Timeout > 0 && p.RetryAfter <= p.Timeout {
 		add("retry-after", SeverityError, fmt.Sprintf("set retry_after in config/queue.php (DB_QUEUE_RETRY_AFTER) above the longest timeout, e.g. %d", int((p.Timeout+30*time.Second)/time.Second)),
 			"retry_after (%v) is not longer than the longest job timeout (%v): a PHP worker takes a job that is still running and runs it twice", p.RetryAfter, p.Timeout)
+	}
+	if c.cluster {
+		add("galera-node", SeverityNote, "point every worker, PHP's too, at one node (a proxy that sends writes to one node: MaxScale, ProxySQL, HAProxy with one active backend); the others stay for failover",
+			"the server is a node of a Galera cluster: a node locks rows for its own sessions only, so workers that claim through different nodes take the same rows and all but one fail certification at commit (deadlock errors, retried). Three queue:work processes drained 20,000 jobs in 3.1–3.6 s through one node of a cluster on one machine, and in 4.7–5.4 s with 258–332 such conflicts through three")
 	}
 	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,13 @@ func TestGaleraNodes(t *testing.T) {
 	d := newDrain(t, db, laravel.SchemaParams{}, 0)
 	if !d.Conn.InCluster() {
 		t.Fatal("a connection to a Galera node does not say it is one")
+	}
+	findings, err := laravel.Diagnose(bg, d.Conn, laravel.DoctorParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(findings, func(f laravel.Finding) bool { return f.Code == "galera-node" && f.Severity == laravel.SeverityNote }) {
+		t.Errorf("queue:doctor's findings on a Galera node %+v, want the galera-node note", findings)
 	}
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	before := galeraConflicts(t, nodes)
