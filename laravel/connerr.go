@@ -40,6 +40,16 @@ func ConnectionLost(err error) bool {
 			// too many connections, shutdown in progress, normal shutdown, aborted connection, packet
 			// errors, connection killed, and the client's can't-connect and gone-away codes.
 			return true
+		case 1047:
+			// SQLSTATE 08S01 from a Galera node cut off from the cluster's primary component ("WSREP
+			// has not yet prepared node for application use"): it refuses every statement on a table,
+			// changing nothing, until it joins again.
+			return my.SQLState == [5]byte{'0', '8', 'S', '0', '1'}
+		case 1180:
+			// A Galera node that lost the primary component during a statement or its COMMIT ("Error
+			// while appending streaming replication fragment (provider status: Not connected to
+			// Primary Component)"): its write set was never certified, so nothing was written.
+			return strings.Contains(strings.ToLower(my.Message), "primary component")
 		}
 		return false
 	}

@@ -110,7 +110,7 @@ type capabilities struct {
 	// ReturningInTx: a DELETE … RETURNING runs in a transaction of its own, never in autocommit. On a
 	// MariaDB Galera node an autocommit one left the client waiting on its connection for good,
 	// for the rest of a result the server had already ended (MariaDB 10.11, about one drain in three
-	// with a worker on each of three nodes; none in forty with the transaction).
+	// with a worker on each of three nodes; none in sixty with the transaction).
 	ReturningInTx bool
 	// Pipeline: several statements go in one round trip and commit as one implicit transaction.
 	Pipeline bool
