@@ -52,8 +52,9 @@ const groupLinger = 4 * time.Millisecond
 const maxGroup = 256
 
 // deleteMany deletes the jobs whose claims hold, in one statement where the dialect can say which rows
-// it deleted (DELETE … RETURNING on PostgreSQL, SQLite and MariaDB; in a transaction on a Galera node),
-// otherwise under row locks in one transaction (MySQL). It returns the jobs whose claims were gone. Deadlocks are retried.
+// it deleted (DELETE … RETURNING on PostgreSQL, SQLite and MariaDB; in a transaction on a Galera
+// node), otherwise under row locks in one transaction (MySQL). It returns the jobs whose claims were
+// gone. Deadlocks are retried.
 func (f *Fenced) deleteMany(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	c := f.C
 	var deleted map[int64]bool
