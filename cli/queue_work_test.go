@@ -131,10 +131,7 @@ func TestQueueWorkBadInput(t *testing.T) {
 func TestQueueWorkRoutes(t *testing.T) {
 	t.Parallel()
 	conn, env := newSQLiteApp(t, "raw", "raw-string")
-	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
-	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, env, "routes:\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n")
 	var out, errb bytes.Buffer
 	// One job at a time, as Laravel runs them, so that each job's lines follow each other.
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--json", "--concurrency", "1"}, nil, &out, &errb)
@@ -196,10 +193,7 @@ func TestQueueWorkWritesPulseRows(t *testing.T) {
 	if err := laravel.CreatePulseTables(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
-	if err := os.WriteFile(cfg, []byte("routes:\n  - class: 'App\\Jobs\\ProcessPodcast'\n    builtin: noop\npulse:\n  slow_job_threshold: 0s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, env, "routes:\n  - class: 'App\\Jobs\\ProcessPodcast'\n    builtin: noop\npulse:\n  slow_job_threshold: 0s\n")
 	var out, errb bytes.Buffer
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty"}, nil, &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "writing Laravel Pulse's queue and slow job rows") {
@@ -234,10 +228,7 @@ func TestQueueWorkDeprecatedOptions(t *testing.T) {
 		class := fmt.Sprintf(`App\Jobs\DeprecatedOptions%d`, i)
 		conn, env := newSQLiteApp(t)
 		pushClass(t, conn, class)
-		cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
-		if err := os.WriteFile(cfg, []byte("routes:\n  - class: '"+class+"'\n    exec: [\"false\"]\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		cfg := writeConfig(t, env, "routes:\n  - class: '"+class+"'\n    exec: [\"false\"]\n")
 		var out, errb bytes.Buffer
 		args := append([]string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--once", "--tries", "3", "--daemon"}, tc.args...)
 		before := time.Now().Unix()
@@ -265,10 +256,7 @@ func TestQueueWorkStopWhenEmptyFor(t *testing.T) {
 	const class = `App\Jobs\StopWhenEmptyFor`
 	conn, env := newSQLiteApp(t)
 	pushClass(t, conn, class)
-	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
-	if err := os.WriteFile(cfg, []byte("routes:\n  - class: '"+class+"'\n    builtin: noop\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, env, "routes:\n  - class: '"+class+"'\n    builtin: noop\n")
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--sleep", "0.05", "--stop-when-empty-for", "1"}, nil, &out, &errb)
@@ -304,4 +292,14 @@ func pushClass(t *testing.T, conn *laravel.Conn, class string) {
 	if _, err := q.JobPush(context.Background(), &laravel.JobPushParams{Queue: "emails", Payload: p, Now: now, AvailableAt: now}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeConfig writes an artisan-go YAML configuration beside the app's .env and returns its path.
+func writeConfig(t *testing.T, env, yaml string) string {
+	t.Helper()
+	cfg := filepath.Join(filepath.Dir(env), "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
