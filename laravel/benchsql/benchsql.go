@@ -75,6 +75,11 @@ func createPostgresDatabase(ctx context.Context, dsn string) error {
 		return nil // a keyword DSN: use the database as it is
 	}
 	u.Path = "/postgres"
+	// Unnamed statements: a named one stays on the server connection behind a transaction pooler
+	// (PgBouncer) and the next bench's connection, given the same one, fails to prepare it again.
+	q := u.Query()
+	q.Set("default_query_exec_mode", "exec")
+	u.RawQuery = q.Encode()
 	db, err := sql.Open("pgx", u.String())
 	if err != nil {
 		return err
