@@ -52,6 +52,7 @@ type Database struct {
 	User     string
 	Password string
 	Schema   string // PostgreSQL schema that isolates the test; empty elsewhere
+	Pooler   string // PgBouncer's pool mode when the DSN reaches the server through it (PostgresPooled)
 }
 
 // Env returns the Laravel .env variables that point an application at this database.
@@ -108,6 +109,42 @@ func Name(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
+// postgresCreate creates a schema or a database (what) named name on the tests' PostgreSQL server,
+// and runs drop (its name at %s) when the test ends. It returns the server's URL.
+func postgresCreate(t testing.TB, what, name, drop string) *url.URL {
+	t.Helper()
+	base := os.Getenv(PostgresDSNEnv)
+	if base == "" {
+		base = defaultPostgresDSN
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresDSNEnv, err)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		Missing(t, "PostgreSQL is not reachable at %s (%v): start it (see README, \"Databases\") or set %s", u.Host, err, PostgresDSNEnv)
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE "+what+` "`+name+`"`); err != nil {
+		t.Fatalf("create %s %s: %v", what, name, err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.Exec(fmt.Sprintf(drop, name))
+	})
+	return u
+}
+
 // MySQL creates an empty database on the MariaDB/MySQL server and drops it when the test ends.
 func MySQL(t testing.TB) Database {
 	t.Helper()
@@ -154,36 +191,8 @@ func MySQL(t testing.TB) Database {
 // returned DSN sets search_path to that schema.
 func Postgres(t testing.TB) Database {
 	t.Helper()
-	base := os.Getenv(PostgresDSNEnv)
-	if base == "" {
-		base = defaultPostgresDSN
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s: %v", PostgresDSNEnv, err)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		Missing(t, "PostgreSQL is not reachable at %s (%v): start it (see README, \"Databases\") or set %s", u.Host, err, PostgresDSNEnv)
-	}
 	schema := Name("ag")
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
-		t.Fatalf("create schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		db.Exec(`DROP SCHEMA IF EXISTS "` + schema + `" CASCADE`)
-	})
+	u := postgresCreate(t, "schema", schema, `DROP SCHEMA IF EXISTS "%s" CASCADE`)
 	q := u.Query()
 	q.Set("search_path", schema)
 	if q.Get("sslmode") == "" {
