@@ -104,6 +104,7 @@ type Conn struct {
 
 	leadsMu sync.Mutex
 	leads   map[*laneLead]bool // the leads of this Conn's queues held on a session of their own
+	pooler  poolerCheck        // whether sessions change between transactions (see TransactionPooled)
 }
 
 // ConnStats counts the conflicts a Conn has seen since it was opened.
@@ -153,7 +154,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	defer cancel()
 	if err := c.ping(pctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect to %s database %s: %w; check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right", p.Dialect, where, err)
+		return nil, fmt.Errorf("connect to %s database %s: %w; %s", p.Dialect, where, err, connectHint(err))
 	}
 	reported, err := c.serverVersion(pctx)
 	if err != nil {
@@ -177,6 +178,23 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	c.xactIDSQL, c.xactStatusSQL = d.xactStatus(reported)
 	c.readAttemptsLimit(pctx)
 	return c, nil
+}
+
+// connectHint says what to check when a connection could not be opened.
+func connectHint(err error) string {
+	const pooler = "unsupported startup parameter: "
+	msg := err.Error()
+	i := strings.Index(msg, pooler)
+	if i < 0 {
+		return "check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right"
+	}
+	param, _, _ := strings.Cut(msg[i+len(pooler):], " ")
+	if param == "search_path" {
+		return "a connection pooler (PgBouncer) refuses search_path when connecting, and would not keep it between transactions: " +
+			"unset DB_SCHEMA and set the schema on the server instead (ALTER ROLE <user> SET search_path = <schema>), " +
+			"or connect to PostgreSQL directly"
+	}
+	return fmt.Sprintf("a connection pooler (PgBouncer) refuses %s when connecting: remove it from the DSN and set it on the server instead (ALTER ROLE <user> SET %s = …)", param, param)
 }
 
 func hostPort(host string, port, def int) string {

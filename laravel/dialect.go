@@ -41,6 +41,9 @@ type dialect interface {
 	// name) in the connected database, which the server drops with the session, and reads 1 when it
 	// did, 0 when another session holds it; "" where the dialect has none.
 	leadLockSQL() string
+	// sessionIDSQL reads the id of the server session running the statement; "" where the dialect
+	// has none (see Conn.TransactionPooled).
+	sessionIDSQL() string
 
 	// quote quotes a validated identifier.
 	quote(name string) string

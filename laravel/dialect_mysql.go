@@ -63,6 +63,9 @@ func (mysqlDialect) leadLockSQL() string {
 	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)"
 }
 
+// sessionIDSQL: the connection (thread) id.
+func (mysqlDialect) sessionIDSQL() string { return "select connection_id()" }
+
 // clusterDialect is a dialect whose servers may be nodes of a replicating cluster.
 type clusterDialect interface {
 	// inCluster reports whether the server is such a node (false when it cannot tell).

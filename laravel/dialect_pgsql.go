@@ -104,6 +104,9 @@ func (pgsqlDialect) leadLockSQL() string {
 	return "select case when pg_try_advisory_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end"
 }
 
+// sessionIDSQL: the backend process's id.
+func (pgsqlDialect) sessionIDSQL() string { return "select pg_backend_pid()" }
+
 // xactStatus: txid_current_if_assigned and txid_status came with PostgreSQL 10.
 func (pgsqlDialect) xactStatus(version string) (idSQL, statusSQL string) {
 	if VersionCompare(version, "10") < 0 {

@@ -104,6 +104,9 @@ func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "
 // leadLockSQL: none; SQLite claims never run in lanes.
 func (sqliteDialect) leadLockSQL() string { return "" }
 
+// sessionIDSQL: none; the file has no server sessions.
+func (sqliteDialect) sessionIDSQL() string { return "" }
+
 // popLock: SQLite has no row locks; BEGIN IMMEDIATE serializes claims instead.
 func (sqliteDialect) popLock(string) (engine, lock string) { return "sqlite", "" }
 

@@ -34,14 +34,18 @@ const leadTimeout = 2 * time.Second
 // held on a connection of the leading queue's own, which the server drops when the session ends, so a
 // process that dies or loses its connection gives the lead up. However many processes claim from a
 // table, one of them runs a second lane. Every failure (no grant needed, but a server that refuses the
-// lock, or one that does not answer) means one lane.
+// lock, or one that does not answer) means one lane. Behind a transaction pooler (PgBouncer) a
+// session's lock stays on a server connection that other clients go on using, and which takes the lock
+// again for any of them, so the lock is not asked for there (see Conn.TransactionPooled): one lane,
+// unless QueueParams.Lanes asks for more.
 type laneLead struct {
 	c     *Conn
 	table string
 
-	mu   sync.Mutex
-	conn *sql.Conn // the session holding the lock, while this queue leads
-	next time.Time // when the lead is next checked (held) or tried again (not held)
+	mu      sync.Mutex
+	conn    *sql.Conn // the session holding the lock, while this queue leads
+	session int64     // its server session's id, checked with the lead
+	next    time.Time // when the lead is next checked (held) or tried again (not held)
 }
 
 // take makes the queue the lead if no other session holds the lock, checks at most every leadRetry that
@@ -56,14 +60,22 @@ func (h *laneLead) take(now time.Time) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), leadTimeout)
 	defer cancel()
 	if h.conn != nil {
-		if h.conn.PingContext(ctx) == nil {
+		var session int64
+		err := h.conn.QueryRowContext(ctx, h.c.d.sessionIDSQL()).Scan(&session)
+		if err == nil && session == h.session {
 			return true
+		}
+		if err == nil {
+			h.c.sawPooled() // the lock stayed with a server connection this client no longer has
 		}
 		h.dropLocked() // the session, and with it the lock, is gone: another process may lead now
 		return false
 	}
 	q := h.c.d.leadLockSQL()
 	if q == "" {
+		return false
+	}
+	if pooled, err := h.c.TransactionPooled(ctx); err != nil || pooled {
 		return false
 	}
 	conn, err := h.c.db.Conn(ctx)
@@ -77,6 +89,10 @@ func (h *laneLead) take(now time.Time) bool {
 	}
 	if got != 1 {
 		conn.Close() // another session leads; this one holds nothing, back to the pool
+		return false
+	}
+	if err := conn.QueryRowContext(ctx, h.c.d.sessionIDSQL()).Scan(&h.session); err != nil {
+		discard(conn)
 		return false
 	}
 	h.conn = conn

@@ -234,6 +234,11 @@ func Run(t *testing.T, strategy string) {
 			// beside it past its timing bounds.
 			t.Run("mysql-5.7", func(t *testing.T) { runCases(t, db, strategy, "5.7.44-log") })
 		}
+		if db.Dialect == "pgsql" {
+			// The same cases through PgBouncer's transaction pooling, where a connection's server
+			// session changes between transactions: nothing may rest on the session.
+			t.Run("pgbouncer", func(t *testing.T) { runCases(t, testenv.PostgresPooled(t, "transaction"), strategy, "") })
+		}
 	})
 }
 

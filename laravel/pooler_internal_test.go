@@ -1,0 +1,126 @@
+package laravel
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
+
+// TestTransactionPooled: connections straight to a server reach sessions of their own; through
+// PgBouncer's session pooling too; through its transaction pooling they do not.
+func TestTransactionPooled(t *testing.T) {
+	ctx := context.Background()
+	want := func(t *testing.T, db testenv.Database, pooled bool) {
+		t.Helper()
+		c, _ := openTables(t, db, "pooled", OpenParams{}, SchemaParams{})
+		for i := range 2 { // asked, then remembered
+			got, err := c.TransactionPooled(ctx)
+			if err != nil || got != pooled {
+				t.Fatalf("TransactionPooled (call %d) = %v, %v; want %v", i+1, got, err, pooled)
+			}
+		}
+	}
+	testenv.Each(t, func(t *testing.T, db testenv.Database) { want(t, db, false) })
+	t.Run("pgbouncer-session", func(t *testing.T) {
+		t.Parallel()
+		want(t, testenv.PostgresPooled(t, "session"), false)
+	})
+	t.Run("pgbouncer-transaction", func(t *testing.T) {
+		t.Parallel()
+		want(t, testenv.PostgresPooled(t, "transaction"), true)
+	})
+}
+
+// TestLanesLeadBehindTransactionPooler: behind PgBouncer's transaction pooling no queue takes the
+// lanes' lead, since the lock would stay on a server connection that other clients go on using (and
+// that takes it again for any of them): two processes at 256 jobs at once both run one lane and leave
+// no advisory lock on the server. Through session pooling the lead works as on a direct connection.
+func TestLanesLeadBehindTransactionPooler(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		mode  string
+		lanes [2]int // of the two processes
+		locks int
+	}{{"transaction", [2]int{1, 1}, 0}, {"session", [2]int{2, 1}, 1}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			db := testenv.PostgresPooled(t, tc.mode)
+			c1, tables := openTables(t, db, "poollead", OpenParams{}, SchemaParams{})
+			c2, err := Open(ctx, OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			a, _ := leadQueues(t, c1, db)
+			b, _ := leadQueues(t, c2, db)
+			a.AddSlots(256)
+			defer a.AddSlots(-256)
+			b.AddSlots(256)
+			defer b.AddSlots(-256)
+			if got := [2]int{a.LanesFor(256), b.LanesFor(256)}; got != tc.lanes {
+				t.Errorf("lanes of the two processes: %v, want %v", got, tc.lanes)
+			}
+			// Counted on the server itself, past the pooler.
+			direct := testenv.Postgres(t).Open(t)
+			var locks int
+			if err := direct.QueryRowContext(ctx, `select count(*) from pg_locks
+				where locktype = 'advisory' and classid = 6383471 and database = (select oid from pg_database where datname = $1)`, db.Name).Scan(&locks); err != nil {
+				t.Fatal(err)
+			}
+			if locks != tc.locks {
+				t.Errorf("%d advisory locks of the lanes' lead on the server, want %d", locks, tc.locks)
+			}
+		})
+	}
+}
+
+// TestLanesLeadSessionChanged: a lead whose connection answers from another server session at its
+// check (a pooler that handed the same server connection back while the sessions were compared) is
+// dropped, and the Conn counts as pooled from then on: the queue runs one lane and asks no more.
+func TestLanesLeadSessionChanged(t *testing.T) {
+	db := testenv.Postgres(t)
+	c, _ := openTables(t, db, "leadmoved", OpenParams{}, SchemaParams{})
+	a, _ := leadQueues(t, c, db)
+	a.AddSlots(256)
+	defer a.AddSlots(-256)
+	if n := a.LanesFor(256); n != 2 || a.lead.conn == nil {
+		t.Fatalf("LanesFor(256) = %d, lead held %v; want 2 lanes and the lead", n, a.lead.conn != nil)
+	}
+	a.lead.mu.Lock()
+	a.lead.session++ // as if the lock had been taken by another server session than the one answering now
+	a.lead.next = time.Time{}
+	a.lead.mu.Unlock()
+	if n := a.LanesFor(256); n != 1 || a.lead.conn != nil {
+		t.Errorf("after the session changed: LanesFor(256) = %d, lead held %v; want 1 lane, no lead", n, a.lead.conn != nil)
+	}
+	if pooled, err := c.TransactionPooled(context.Background()); err != nil || !pooled {
+		t.Errorf("TransactionPooled after the session changed = %v, %v; want true", pooled, err)
+	}
+	a.lead.mu.Lock()
+	a.lead.next = time.Time{}
+	a.lead.mu.Unlock()
+	if n := a.LanesFor(256); n != 1 || a.lead.conn != nil {
+		t.Errorf("asked again: LanesFor(256) = %d, lead held %v; want 1 lane, no lead", n, a.lead.conn != nil)
+	}
+}
+
+// TestOpenThroughPoolerWithSchema: PgBouncer refuses search_path at connect; the error says to move
+// DB_SCHEMA to the role, not to check the host and password.
+func TestOpenThroughPoolerWithSchema(t *testing.T) {
+	db := testenv.PostgresPooled(t, "transaction")
+	_, err := Open(context.Background(), OpenParams{Dialect: Postgres, Host: db.Host, Port: db.Port, Database: db.Name, Username: db.User, Schema: "app"})
+	if err == nil {
+		t.Fatal("opened with a search_path through PgBouncer; want its refusal")
+	}
+	for _, want := range []string{"unsupported startup parameter: search_path", "unset DB_SCHEMA", "ALTER ROLE"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "DB_PASSWORD") {
+		t.Errorf("error %q points at the credentials", err)
+	}
+}
