@@ -219,6 +219,10 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		add("galera-node", SeverityNote, "point every worker, PHP's too, at one node (a proxy that sends writes to one node: MaxScale, ProxySQL, HAProxy with one active backend); the others stay for failover",
 			"the server is a node of a Galera cluster: a node locks rows for its own sessions only, so workers that claim through different nodes take the same rows and all but one fail certification at commit (deadlock errors, retried). Three queue:work processes drained 20,000 jobs in 3.1–3.6 s through one node of a cluster on one machine, and in 4.7–5.4 s with 258–332 such conflicts through three")
 	}
+	if pooled, err := c.TransactionPooled(ctx); err == nil && pooled {
+		add("transaction-pooler", SeverityNote, "nothing to change for artisan-go; in the Laravel application behind the same pooler set PDO::ATTR_EMULATE_PREPARES => true in the connection's options (config/database.php), and keep DB_SCHEMA unset (set the role's search_path on the server)",
+			"the server session changes between transactions (a transaction pooler such as PgBouncer): artisan-go keeps nothing in a session, and claims in one lane per process (--claim-lanes 2 runs two in a process that claims alone); PHP's PDO prepares named statements on one server connection and runs them on another (\"prepared statement pdo_stmt_… does not exist\") unless it emulates them")
+	}
 	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
 		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",

@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,23 @@ func TestOpenThroughPoolerWithSchema(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "DB_PASSWORD") {
 		t.Errorf("error %q points at the credentials", err)
+	}
+}
+
+// TestDoctorTransactionPooler: queue:doctor notes a transaction pooler, and only there.
+func TestDoctorTransactionPooler(t *testing.T) {
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			c, _ := openTables(t, testenv.PostgresPooled(t, mode), "doctorpool", OpenParams{}, SchemaParams{})
+			fs, err := Diagnose(context.Background(), c, DoctorParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := slices.ContainsFunc(fs, func(f Finding) bool { return f.Code == "transaction-pooler" && f.Severity == SeverityNote })
+			if found != (mode == "transaction") {
+				t.Errorf("%s pooling: the transaction-pooler note found %v in %+v", mode, found, fs)
+			}
+		})
 	}
 }

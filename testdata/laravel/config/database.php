@@ -57,6 +57,9 @@ return [
             'prefix_indexes' => true,
             'schema' => env('DB_SCHEMA', 'public'),
             'sslmode' => 'prefer',
+            // Behind PgBouncer's transaction pooling: PDO's server-side prepared statements do not
+            // follow the client from one server connection to the next.
+            'options' => env('DB_EMULATE_PREPARES', false) ? [PDO::ATTR_EMULATE_PREPARES => true] : [],
         ],
     ],
 
