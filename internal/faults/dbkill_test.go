@@ -1,11 +1,13 @@
 package faults_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/worker"
 )
@@ -13,17 +15,25 @@ import (
 // TestDatabaseKilledMidDrain kills the database server (SIGKILL, every process) while a worker drains
 // jobs with --tries 1, and starts it again after an outage: jobs that finished during the outage keep
 // their completion and apply it after reconnecting, so none is lost, none runs twice and none lands
-// in failed_jobs as attempted too many times.
+// in failed_jobs as attempted too many times. In pgsql-pgbouncer the worker reaches PostgreSQL through
+// PgBouncer's transaction pooling, which stays up while the server behind it is killed: its errors
+// for the broken and refused server connections count as a lost connection too.
 func TestDatabaseKilledMidDrain(t *testing.T) {
-	servers := map[string]func(testing.TB) *faults.Server{"mysql": faults.StartMariaDB, "pgsql": faults.StartPostgres}
-	for _, dialect := range []string{"mysql", "pgsql"} {
+	servers := map[string]func(testing.TB) *faults.Server{"mysql": faults.StartMariaDB, "pgsql": faults.StartPostgres, "pgsql-pgbouncer": faults.StartPostgres}
+	for _, dialect := range []string{"mysql", "pgsql", "pgsql-pgbouncer"} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			srv := servers[dialect](t)
+			db := srv.Database()
+			if dialect == "pgsql-pgbouncer" {
+				b := testenv.StartPgBouncer(t, "127.0.0.1", srv.Port, "postgres", "transaction", 20)
+				db.Port, db.Schema, db.Pooler = b.Port, "", b.Mode
+				db.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", b.Port)
+			}
 			for run := range size(1, 3) {
 				outage := []time.Duration{700 * time.Millisecond, 5 * time.Second, 2 * time.Second}[run]
 				jobs := size(600, 5000)
-				d := newDrain(t, srv.Database(), laravel.SchemaParams{}, jobs)
+				d := newDrain(t, db, laravel.SchemaParams{}, jobs)
 				w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
 				var once sync.Once
 				kill := make(chan struct{})

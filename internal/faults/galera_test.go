@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,19 +46,8 @@ func galeraNodes(t *testing.T, nodes []*faults.Server) {
 	start := time.Now()
 	for range size(3, 10) {
 		d.push(t, size(2000, 5000))
-		procs := startOnNodes(t, d, nodes, ledger, "--sleep", "0.05", "--timeout", "0", "--stop-when-empty")
-		for i, p := range procs {
-			select {
-			case <-p.done:
-				if p.err != nil {
-					t.Fatalf("the worker on node %d: %v", i+1, p.err)
-				}
-			case <-time.After(3 * time.Minute):
-				p.signal(syscall.SIGQUIT) // its goroutines on its standard error, with ARTISAN_GO_TEST_LOG
-				<-p.done
-				t.Fatalf("the worker on node %d still runs after three minutes", i+1)
-			}
-		}
+		// Worker i runs on node i.
+		waitWorkers(t, startOnNodes(t, d, nodes, ledger, "--sleep", "0.05", "--timeout", "0", "--stop-when-empty"), true)
 	}
 	took := time.Since(start)
 	if err := d.ledger.Load(ledger); err != nil {
@@ -90,13 +78,7 @@ func galeraNodeKilled(t *testing.T, nodes []*faults.Server) {
 	// The dead node's worker can reach nothing now and goes with it, as a host's would; its
 	// finished jobs' deletes, kept for the database to come back, go too.
 	procs[2].kill()
-	for i, p := range procs[:2] {
-		select {
-		case <-p.done:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("the worker on node %d still runs after three minutes", i+1)
-		}
-	}
+	waitWorkers(t, procs[:2], false)
 	// Workers on the live nodes until the table is empty: the dead worker's rows come back after
 	// retry_after.
 	deadline := time.Now().Add(2 * time.Minute)
@@ -132,13 +114,7 @@ func galeraNodeCutOff(t *testing.T, nodes []*faults.Server) {
 	isolate(t, nodes[2], false)
 	waitClusterStatus(t, nodes[2], "Primary")
 	waitClusterSize(t, nodes[0], len(nodes))
-	for i, p := range procs {
-		select {
-		case <-p.done:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("the worker on node %d still runs after three minutes", i+1)
-		}
-	}
+	waitWorkers(t, procs, false)
 	if err := d.ledger.Load(ledger); err != nil {
 		t.Fatal(err)
 	}

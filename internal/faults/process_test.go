@@ -114,6 +114,25 @@ func (p *workerProcess) kill() {
 // signal sends sig.
 func (p *workerProcess) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
 
+// waitWorkers waits for each worker process to end, up to three minutes each (then it asks for its
+// goroutines on its standard error with SIGQUIT and fails the test); with ok, an exit status other
+// than 0 fails the test too.
+func waitWorkers(t *testing.T, procs []*workerProcess, ok bool) {
+	t.Helper()
+	for i, p := range procs {
+		select {
+		case <-p.done:
+			if ok && p.err != nil {
+				t.Fatalf("worker %d: %v", i+1, p.err)
+			}
+		case <-time.After(3 * time.Minute):
+			p.signal(syscall.SIGQUIT)
+			<-p.done
+			t.Fatalf("worker %d still runs after three minutes", i+1)
+		}
+	}
+}
+
 // ledgerLines counts the executions in a ledger file.
 func ledgerLines(path string) int {
 	b, _ := os.ReadFile(path)
