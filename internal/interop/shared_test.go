@@ -20,13 +20,18 @@ import (
 
 // TestPHPAndGoDrainOneQueue drains one queue with two PHP workers and a Go worker at once, under each
 // claim strategy: every job runs exactly once (interop_log and the Go worker's own record agree), none
-// is left.
+// is left. On PostgreSQL also with both sides, and PHP's dispatch, through PgBouncer's transaction
+// pooling.
 func TestPHPAndGoDrainOneQueue(t *testing.T) {
 	t.Parallel()
 	for _, strategy := range laravel.Strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) { drainTogether(t, db, strategy) })
+			t.Run("pgbouncer", func(t *testing.T) {
+				t.Parallel()
+				drainTogether(t, testenv.PostgresPooled(t, "transaction"), strategy)
+			})
 		})
 	}
 }

@@ -69,13 +69,24 @@ func (d Database) Env() []string {
 	if d.Schema != "" {
 		env = append(env, "DB_SCHEMA="+d.Schema)
 	}
+	if d.Pooler == "transaction" {
+		// The test app's switch for PDO::ATTR_EMULATE_PREPARES: PDO's named prepared statements do
+		// not follow a client from one of the pooler's server connections to the next.
+		env = append(env, "DB_EMULATE_PREPARES=true")
+	}
 	return env
 }
 
 // Open opens the database with database/sql and closes it when the test ends.
 func (d Database) Open(t testing.TB) *sql.DB {
 	t.Helper()
-	db, err := sql.Open(d.Driver, d.DSN)
+	dsn := d.DSN
+	if d.Pooler != "" {
+		// pgx's named statements would stay on one of the pooler's server connections, and the
+		// next client given it would fail to prepare them again.
+		dsn += "&default_query_exec_mode=exec"
+	}
+	db, err := sql.Open(d.Driver, dsn)
 	if err != nil {
 		t.Fatalf("open %s: %v", d.Dialect, err)
 	}
