@@ -336,21 +336,40 @@ func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobCla
 	return jobs, nil
 }
 
-// inTxIsolation is InTx with an isolation level.
+// inTxIsolation is InTx with an isolation level. A connection whose BEGIN, COMMIT or ROLLBACK failed
+// is closed rather than handed to the next caller: its session may still be inside the transaction.
+// A Galera node cut off from the primary component answers COMMIT with error 1180 and keeps the
+// transaction open, and the next BEGIN on that session failed with 1568 ("Transaction
+// characteristics can't be changed while a transaction is in progress"), which refused a finished
+// job's delete for good.
 func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn func(tx *sqlx.Tx) error) error {
 	var opts *sql.TxOptions
 	if level != sql.LevelDefault {
 		opts = &sql.TxOptions{Isolation: level}
 	}
-	tx, err := c.db.BeginTxx(ctx, opts)
+	conn, err := c.db.Connx(ctx)
 	if err != nil {
 		return c.translate(err)
 	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+	tx, err := conn.BeginTxx(ctx, opts)
+	if err != nil {
+		discard(conn.Conn)
 		return c.translate(err)
 	}
-	return c.translate(commitErr(tx.Commit()))
+	if err := fn(tx); err != nil {
+		if tx.Rollback() != nil {
+			discard(conn.Conn)
+		} else {
+			conn.Close()
+		}
+		return c.translate(err)
+	}
+	if err := tx.Commit(); err != nil {
+		discard(conn.Conn)
+		return c.translate(commitErr(err))
+	}
+	conn.Close()
+	return nil
 }
 
 // casClaim claims without row locks: it reads a window of up to window available rows, then takes

@@ -45,6 +45,11 @@ func ConnectionLost(err error) bool {
 			// has not yet prepared node for application use"): it refuses every statement on a table,
 			// changing nothing, until it joins again.
 			return my.SQLState == [5]byte{'0', '8', 'S', '0', '1'}
+		case 1568:
+			// "Transaction characteristics can't be changed while a transaction is in progress" at
+			// BEGIN: the session is still inside a transaction that a failed COMMIT left open. The
+			// connection is closed (see inTxIsolation) and the next one is clean.
+			return true
 		case 1180:
 			// A Galera node that lost the primary component during a statement or its COMMIT ("Error
 			// while appending streaming replication fragment (provider status: Not connected to

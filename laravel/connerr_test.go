@@ -23,6 +23,7 @@ func TestConnectionLostGalera(t *testing.T) {
 		{&mysql.MySQLError{Number: 1180, SQLState: [5]byte{'H', 'Y', '0', '0', '0'}, Message: "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)"}, true},
 		{&mysql.MySQLError{Number: 1180, Message: "Got error 28 \"No space left on device\" during COMMIT"}, false},
 		{&mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock; try restarting transaction"}, false},
+		{&mysql.MySQLError{Number: 1568, SQLState: [5]byte{'2', '5', '0', '0', '1'}, Message: "Transaction characteristics can't be changed while a transaction is in progress"}, true},
 	} {
 		if got := laravel.ConnectionLost(fmt.Errorf("delete 3 jobs: %w", c.err)); got != c.want {
 			t.Errorf("ConnectionLost(%v) = %v, want %v", c.err, got, c.want)

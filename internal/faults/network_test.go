@@ -81,3 +81,47 @@ func TestNetworkFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitRefusedInTransaction: a server that answers COMMIT with an error and keeps the
+// transaction open, as a Galera node cut off from the primary component does (1180, "Not connected
+// to Primary Component"), here played by the proxy, which answers three COMMITs itself. The session
+// must not go back to the pool: the next BEGIN on it failed with 1568 ("Transaction characteristics
+// can't be changed while a transaction is in progress"), which refused a finished job's delete for
+// good, and its open transaction held the claimed rows' locks. The worker finishes, and no job is
+// lost, run twice or failed.
+func TestCommitRefusedInTransaction(t *testing.T) {
+	db, proxy := throughProxy(t, testenv.MySQL(t))
+	jobs := size(600, 4000)
+	d := newDrain(t, db, laravel.SchemaParams{}, jobs)
+	w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
+	var once sync.Once
+	d.ledger.OnRecord(func(n int) {
+		if n >= jobs/3 {
+			once.Do(func() {
+				proxy.RefuseMySQL("\x03commit", 3, 1180, "HY000", "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)")
+			})
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := w.Run(bg); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the worker hangs")
+	}
+	r := d.result(t)
+	faults.Report(t, "COMMIT refused, its transaction left open (mysql)", r)
+	st := w.Stats()
+	t.Logf("commits refused %d, reapplied %d, unapplied %d", proxy.Refused(), st.Reapplied, st.Unapplied)
+	if proxy.Refused() == 0 {
+		t.Fatal("no COMMIT was refused")
+	}
+	if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 || st.Unapplied != 0 {
+		t.Errorf("%v, unapplied completions %d; want all zero", r, st.Unapplied)
+	}
+}

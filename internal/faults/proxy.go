@@ -25,6 +25,11 @@ type Proxy struct {
 	cuts    int           // how many cuts are left
 	cutDone int           // how many cuts were made
 	late    chan struct{} // non-nil: a cut statement reaches the server once it is closed
+
+	refuse   []byte // lower-case statement text answered by the proxy with refusal, unsent
+	refusal  []byte // the MySQL error packet sent back for it
+	refusals int    // how many refusals are left
+	refusedN int    // how many statements were refused
 }
 
 // StartProxy listens on a free loopback port and forwards every connection to target (host:port).
@@ -87,6 +92,12 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 			}
 			delay := p.latency
 			cut := fromClient && p.cuts > 0 && bytes.Contains(bytes.ToLower(buf[:n]), p.cut)
+			var refusal []byte
+			if fromClient && p.refusals > 0 && bytes.Contains(bytes.ToLower(buf[:n]), p.refuse) {
+				p.refusals--
+				p.refusedN++
+				refusal = p.refusal
+			}
 			var late chan struct{}
 			if cut {
 				p.cuts--
@@ -96,6 +107,14 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 			p.mu.Unlock()
 			if delay > 0 {
 				time.Sleep(delay)
+			}
+			if refusal != nil {
+				// The server never sees the statement: its session stays as it was (inside the
+				// transaction, for a COMMIT), and the client reads the error as the server's.
+				if _, werr := src.Write(refusal); werr != nil {
+					return
+				}
+				continue
 			}
 			if cut {
 				// The client's side goes before the statement is passed on, so that no answer
@@ -184,6 +203,26 @@ func (p *Proxy) CutDeliverLate(stmt string, n int, deliver chan struct{}) {
 	p.mu.Lock()
 	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, deliver
 	p.mu.Unlock()
+}
+
+// RefuseMySQL answers the next n chunks the client sends that contain stmt (compared in lower case;
+// one MySQL command each) with a MySQL error packet of code, SQLSTATE state and message, in place of
+// the server, which never sees them.
+func (p *Proxy) RefuseMySQL(stmt string, n int, code uint16, state, message string) {
+	payload := append([]byte{0xff, byte(code), byte(code >> 8), '#'}, state...)
+	payload = append(payload, message...)
+	// Length (3 bytes, little-endian) and sequence id 1: the answer to a command sent as packet 0.
+	packet := append([]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), 1}, payload...)
+	p.mu.Lock()
+	p.refuse, p.refusal, p.refusals = bytes.ToLower([]byte(stmt)), packet, n
+	p.mu.Unlock()
+}
+
+// Refused returns how many statements RefuseMySQL answered.
+func (p *Proxy) Refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refusedN
 }
 
 // Cuts returns how many connections CutAfter cut.
