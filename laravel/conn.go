@@ -161,6 +161,10 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		db.Close()
 		return nil, fmt.Errorf("read server version of %s: %w", where, err)
 	}
+	if err := c.transactionsAllowed(pctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	c.version = reported
 	if p.ServerVersion != "" {
 		c.version = p.ServerVersion

@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -71,6 +72,22 @@ func (c *Conn) sessionsChange(ctx context.Context, q string) (bool, error) {
 		return false, err
 	}
 	return other == first || second != first, nil
+}
+
+// transactionsAllowed fails, saying why and what to change, where a pooler refuses transactions
+// (PgBouncer's statement pooling): every claim is one, PHP's too.
+func (c *Conn) transactionsAllowed(ctx context.Context) error {
+	if c.d.sessionIDSQL() == "" {
+		return nil
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err == nil {
+		err = tx.Rollback()
+	}
+	if err != nil && strings.Contains(err.Error(), "statement pooling mode") {
+		return fmt.Errorf("connect to %s: %w; the connection pooler runs statement pooling, which refuses transactions, and every claim of a job is one (PHP's too): give the queue's database pool_mode = transaction or session in pgbouncer.ini", c.where, err)
+	}
+	return nil
 }
 
 // sawPooled records that a session changed under a connection after TransactionPooled said it would

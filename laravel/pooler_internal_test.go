@@ -143,3 +143,18 @@ func TestDoctorTransactionPooler(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenThroughStatementPooling: PgBouncer's statement pooling refuses transactions, which every
+// claim needs: Open fails, saying so and naming pool_mode.
+func TestOpenThroughStatementPooling(t *testing.T) {
+	db := testenv.PostgresPooled(t, "statement")
+	_, err := Open(context.Background(), OpenParams{Dialect: Postgres, DSN: db.DSN})
+	if err == nil {
+		t.Fatal("opened through statement pooling; want an error")
+	}
+	for _, want := range []string{"statement pooling", "pool_mode = transaction or session"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
