@@ -306,11 +306,8 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
 		"galera", conn.InCluster(), "transaction_pooler", pooled, "laravel", wc.LaravelVersion, "concurrency", wc.Concurrency,
 		"claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
-	switch {
-	case perr != nil:
-		log.Warn("could not tell whether a transaction pooler stands between the worker and the server; asked again before a second claim lane runs", "err", perr)
-	case pooled && cfg.Worker.ClaimLanes == 0 && q.Strategy() == "batch":
-		log.Info("the server session changes between transactions (a transaction pooler such as PgBouncer): a session's lock cannot pick one process for a second claim lane, so every process claims in one; --claim-lanes 2 runs two")
+	if perr != nil {
+		log.Warn("could not tell whether a transaction pooler stands between the worker and the server", "err", perr)
 	}
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")

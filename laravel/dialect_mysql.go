@@ -59,8 +59,8 @@ func (mysqlDialect) xactStatus(string) (idSQL, statusSQL string) { return "", ""
 
 // leadLockSQL: GET_LOCK names are server-wide and at most 64 characters, so the database and table
 // are hashed into one; NULL (an error, or a Galera node refusing it) reads 0.
-func (mysqlDialect) leadLockSQL() string {
-	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)"
+func (mysqlDialect) leadLockSQL() (string, bool) {
+	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)", false
 }
 
 // sessionIDSQL: the connection (thread) id.

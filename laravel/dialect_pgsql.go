@@ -98,10 +98,13 @@ func (pgsqlDialect) popLock(version string) (engine, lock string) {
 	return "pgsql", skipLockedSince(version, "9.5")
 }
 
-// leadLockSQL: an advisory lock of the session, in the database connected to, keyed by a class of
-// artisan-go's own (0x61676f, "ago") and the hash of the schema and table.
-func (pgsqlDialect) leadLockSQL() string {
-	return "select case when pg_try_advisory_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end"
+// leadLockSQL: an advisory lock of a transaction kept open (idle in transaction, with no snapshot and
+// no transaction id, so vacuum does not wait for it), in the database connected to, keyed by a class
+// of artisan-go's own (0x61676f, "ago") and the hash of the schema and table. A session's advisory
+// lock stayed behind PgBouncer's transaction pooling on a shared server connection, which took it
+// again for any client.
+func (pgsqlDialect) leadLockSQL() (string, bool) {
+	return "select case when pg_try_advisory_xact_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end", true
 }
 
 // sessionIDSQL: the backend process's id.
@@ -279,13 +282,15 @@ func (pgsqlDialect) batchReason(engine, version string) string {
 	return "PostgreSQL " + version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound"
 }
 
-// cleanup reads the oldest open transaction of the database (other than this session's) and the
-// jobs table's dead tuples, which vacuum cannot remove while that transaction's snapshot may see them.
+// cleanup reads the oldest open transaction of the database (other than this session's, and the
+// claim lanes' lead, which holds no snapshot: see leadLockSQL) and the jobs table's dead tuples,
+// which vacuum cannot remove while that transaction's snapshot may see them.
 func (pgsqlDialect) cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error) {
 	s := &CleanupStatus{DeadRowsKind: "dead tuples in " + c.tables.Jobs}
 	var age float64
 	err := c.db.QueryRowContext(ctx, `select pid, extract(epoch from now() - xact_start), coalesce(state, '')
 		from pg_stat_activity where xact_start is not null and pid <> pg_backend_pid() and datname = current_database()
+		and pid not in (select pid from pg_locks where locktype = 'advisory' and classid = 6383471 and granted and pid is not null)
 		order by xact_start limit 1`).Scan(&s.OldestPID, &age, &s.OldestState)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -102,7 +102,7 @@ func (sqliteDialect) versionSQL() string { return "select sqlite_version()" }
 func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
 
 // leadLockSQL: none; SQLite claims never run in lanes.
-func (sqliteDialect) leadLockSQL() string { return "" }
+func (sqliteDialect) leadLockSQL() (string, bool) { return "", false }
 
 // sessionIDSQL: none; the file has no server sessions.
 func (sqliteDialect) sessionIDSQL() string { return "" }

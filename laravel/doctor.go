@@ -221,7 +221,7 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	}
 	if pooled, err := c.TransactionPooled(ctx); err == nil && pooled {
 		add("transaction-pooler", SeverityNote, "nothing to change for artisan-go; in the Laravel application behind the same pooler set PDO::ATTR_EMULATE_PREPARES => true in the connection's options (config/database.php), and keep DB_SCHEMA unset (set the role's search_path on the server)",
-			"the server session changes between transactions (a transaction pooler such as PgBouncer): artisan-go keeps nothing in a session, and claims in one lane per process (--claim-lanes 2 runs two in a process that claims alone); PHP's PDO prepares named statements on one server connection and runs them on another (\"prepared statement pdo_stmt_… does not exist\") unless it emulates them")
+			"the server session changes between transactions (a transaction pooler such as PgBouncer): artisan-go keeps nothing in a session between transactions (the second claim lane's lead is a lock of a transaction it keeps open, which the pooler keeps with its client); PHP's PDO prepares named statements on one server connection and runs them on another (\"prepared statement pdo_stmt_… does not exist\") unless it emulates them")
 	}
 	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {

@@ -34,10 +34,11 @@ const leadTimeout = 2 * time.Second
 // held on a connection of the leading queue's own, which the server drops when the session ends, so a
 // process that dies or loses its connection gives the lead up. However many processes claim from a
 // table, one of them runs a second lane. Every failure (no grant needed, but a server that refuses the
-// lock, or one that does not answer) means one lane. Behind a transaction pooler (PgBouncer) a
-// session's lock stays on a server connection that other clients go on using, and which takes the lock
-// again for any of them, so the lock is not asked for there (see Conn.TransactionPooled): one lane,
-// unless QueueParams.Lanes asks for more.
+// lock, or one that does not answer) means one lane. On PostgreSQL the lock is a transaction's, kept
+// open on that connection, which a transaction pooler (PgBouncer) keeps with its client; a session's
+// lock (MySQL's GET_LOCK) would stay there on a server connection that other clients go on using,
+// and take the lock again for any of them, so behind such a pooler (see Conn.TransactionPooled) it is
+// not asked for: one lane, unless QueueParams.Lanes asks for more.
 type laneLead struct {
 	c     *Conn
 	table string
@@ -71,16 +72,27 @@ func (h *laneLead) take(now time.Time) bool {
 		h.dropLocked() // the session, and with it the lock, is gone: another process may lead now
 		return false
 	}
-	q := h.c.d.leadLockSQL()
+	q, inTx := h.c.d.leadLockSQL()
 	if q == "" {
 		return false
 	}
-	if pooled, err := h.c.TransactionPooled(ctx); err != nil || pooled {
-		return false
+	if !inTx {
+		if pooled, err := h.c.TransactionPooled(ctx); err != nil || pooled {
+			return false
+		}
 	}
 	conn, err := h.c.db.Conn(ctx)
 	if err != nil {
 		return false
+	}
+	if inTx {
+		// Begun as a statement: the transaction outlives this call, which database/sql's own would
+		// not (it ends with ctx). The driver does not hand the connection back to the pool while
+		// it is inside a transaction.
+		if _, err := conn.ExecContext(ctx, "begin"); err != nil {
+			discard(conn)
+			return false
+		}
 	}
 	var got int
 	if err := conn.QueryRowContext(ctx, q, h.table).Scan(&got); err != nil {
@@ -88,7 +100,12 @@ func (h *laneLead) take(now time.Time) bool {
 		return false
 	}
 	if got != 1 {
-		conn.Close() // another session leads; this one holds nothing, back to the pool
+		// Another session leads; this one holds nothing.
+		if inTx {
+			discard(conn)
+		} else {
+			conn.Close()
+		}
 		return false
 	}
 	if err := conn.QueryRowContext(ctx, h.c.d.sessionIDSQL()).Scan(&h.session); err != nil {

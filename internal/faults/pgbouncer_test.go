@@ -2,8 +2,10 @@ package faults_test
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/faults"
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -12,8 +14,9 @@ import (
 
 // TestBehindPgBouncer: three queue:work processes at their defaults drain one table through
 // PgBouncer's transaction pooling, where each transaction may run on another server session. Every
-// job runs once; each process sees the pooler at start and claims in one lane, and no session lock of
-// theirs is left on a server connection of the pool.
+// job runs once; the process sees the pooler at start, and once they have stopped no lock of the claim
+// lanes' lead is left on a server connection of the pool (a session's lock was, in a run of CI, when
+// the pooler went unseen by one process).
 func TestBehindPgBouncer(t *testing.T) {
 	db := testenv.PostgresPooled(t, "transaction")
 	d := newDrain(t, db, laravel.SchemaParams{}, size(3000, 20000))
@@ -33,10 +36,8 @@ func TestBehindPgBouncer(t *testing.T) {
 		for range lines {
 		}
 	}()
-	for _, want := range []string{"transaction_pooler=true", "claim_lanes=1"} {
-		if !strings.Contains(start, want) {
-			t.Errorf("start log %q does not say %s", start, want)
-		}
+	if !strings.Contains(start, "transaction_pooler=true") {
+		t.Errorf("start log %q does not say transaction_pooler=true", start)
 	}
 	for range 2 {
 		procs = append(procs, startWorker(t, d, ledger, args...))
@@ -50,13 +51,21 @@ func TestBehindPgBouncer(t *testing.T) {
 	if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 {
 		t.Errorf("%v; want 0 lost, 0 duplicated, 0 wrongly failed", r)
 	}
-	var locks int
 	direct := testenv.Postgres(t).Open(t)
-	if err := direct.QueryRow(`select count(*) from pg_locks where locktype = 'advisory'
-		and database = (select oid from pg_database where datname = $1)`, db.Name).Scan(&locks); err != nil {
-		t.Fatal(err)
-	}
-	if locks != 0 {
-		t.Errorf("%d advisory locks left on the server's connections of the pool, want 0", locks)
+	// The pooler ends a departed client's server connection, and the server its transaction, soon
+	// after the process exits; a session's lock stayed for good.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var locks int
+		if err := direct.QueryRow(`select count(*) from pg_locks where locktype = 'advisory'
+			and database = (select oid from pg_database where datname = $1)`, db.Name).Scan(&locks); err != nil {
+			t.Fatal(err)
+		}
+		if locks == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d advisory locks left on the server's connections of the pool 10 s after the workers stopped, want 0", locks)
+		}
+		runtime.Gosched()
 	}
 }
