@@ -132,6 +132,23 @@ func (d *drain) worker(t *testing.T, reg *handlers.Registry, mod func(*worker.Co
 	return w
 }
 
+// runWorker runs w until it stops, and fails the test when it still runs after three minutes.
+func runWorker(t *testing.T, w *worker.Worker) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := w.Run(bg); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the worker hangs")
+	}
+}
+
 // result counts lost, duplicated and wrongly failed jobs from the ledger and the tables.
 func (d *drain) result(t *testing.T) faults.Result {
 	t.Helper()

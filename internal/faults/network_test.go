@@ -59,18 +59,7 @@ func TestNetworkFaults(t *testing.T) {
 					step++
 				}
 			})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if _, err := w.Run(bg); err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			}()
-			select {
-			case <-done:
-			case <-time.After(3 * time.Minute):
-				t.Fatal("the worker hangs")
-			}
+			runWorker(t, w)
 			r := d.result(t)
 			faults.Report(t, "network faults through a proxy ("+db.Dialect+")", r)
 			st := w.Stats()
@@ -102,18 +91,7 @@ func TestCommitRefusedInTransaction(t *testing.T) {
 			})
 		}
 	})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, err := w.Run(bg); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the worker hangs")
-	}
+	runWorker(t, w)
 	r := d.result(t)
 	faults.Report(t, "COMMIT refused, its transaction left open (mysql)", r)
 	st := w.Stats()
