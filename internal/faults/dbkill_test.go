@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,18 +18,24 @@ import (
 // their completion and apply it after reconnecting, so none is lost, none runs twice and none lands
 // in failed_jobs as attempted too many times. In pgsql-pgbouncer the worker reaches PostgreSQL through
 // PgBouncer's transaction pooling, which stays up while the server behind it is killed: its errors
-// for the broken and refused server connections count as a lost connection too.
+// for the broken and refused server connections count as a lost connection too. In
+// pgbouncer-killed the pooler is what is killed and started again, the server staying up.
 func TestDatabaseKilledMidDrain(t *testing.T) {
-	servers := map[string]func(testing.TB) *faults.Server{"mysql": faults.StartMariaDB, "pgsql": faults.StartPostgres, "pgsql-pgbouncer": faults.StartPostgres}
-	for _, dialect := range []string{"mysql", "pgsql", "pgsql-pgbouncer"} {
+	servers := map[string]func(testing.TB) *faults.Server{"mysql": faults.StartMariaDB, "pgsql": faults.StartPostgres,
+		"pgsql-pgbouncer": faults.StartPostgres, "pgbouncer-killed": faults.StartPostgres}
+	for _, dialect := range []string{"mysql", "pgsql", "pgsql-pgbouncer", "pgbouncer-killed"} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			srv := servers[dialect](t)
 			db := srv.Database()
-			if dialect == "pgsql-pgbouncer" {
+			kill, start := srv.Kill, srv.Start
+			if strings.Contains(dialect, "pgbouncer") {
 				b := testenv.StartPgBouncer(t, "127.0.0.1", srv.Port, "postgres", "transaction", 20)
 				db.Port, db.Schema, db.Pooler = b.Port, "", b.Mode
 				db.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", b.Port)
+				if dialect == "pgbouncer-killed" {
+					kill, start = b.Kill, b.Start
+				}
 			}
 			for run := range size(1, 3) {
 				outage := []time.Duration{700 * time.Millisecond, 5 * time.Second, 2 * time.Second}[run]
@@ -36,10 +43,10 @@ func TestDatabaseKilledMidDrain(t *testing.T) {
 				d := newDrain(t, db, laravel.SchemaParams{}, jobs)
 				w := d.worker(t, nil, func(c *worker.Config) { c.Tries = 1 })
 				var once sync.Once
-				kill := make(chan struct{})
+				killAt := make(chan struct{})
 				d.ledger.OnRecord(func(n int) {
 					if n >= jobs/3 {
-						once.Do(func() { close(kill) })
+						once.Do(func() { close(killAt) })
 					}
 				})
 				done := make(chan struct{})
@@ -49,13 +56,17 @@ func TestDatabaseKilledMidDrain(t *testing.T) {
 						t.Errorf("Run: %v", err)
 					}
 				}()
-				<-kill
-				srv.Kill(t)
+				<-killAt
+				kill(t)
 				time.Sleep(outage) // the fault's duration, not a synchronisation
-				srv.Start(t)
+				start(t)
 				<-done
 				r := d.result(t)
-				faults.Report(t, "database killed mid-drain ("+dialect+")", r)
+				fault := "database killed mid-drain (" + dialect + ")"
+				if dialect == "pgbouncer-killed" {
+					fault = "PgBouncer killed mid-drain, transaction pooling (pgsql)"
+				}
+				faults.Report(t, fault, r)
 				st := w.Stats()
 				t.Logf("outage %v: reapplied=%d unapplied=%d", outage, st.Reapplied, st.Unapplied)
 				if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 || st.Unapplied != 0 {

@@ -21,6 +21,10 @@ import (
 type PgBouncer struct {
 	Port int
 	Mode string // pool_mode: session, transaction or statement
+
+	bin  string
+	ini  string
+	attr syscall.SysProcAttr
 	cmd  *exec.Cmd
 }
 
@@ -29,7 +33,8 @@ type PgBouncer struct {
 // password) and a pool of poolSize server connections per database. It is killed when the test ends.
 func StartPgBouncer(t testing.TB, host string, port int, user, mode string, poolSize int) *PgBouncer {
 	t.Helper()
-	b := startPgBouncer(t, host, port, user, mode, poolSize, false)
+	b := newPgBouncer(t, host, port, user, mode, poolSize, false)
+	b.Start(t)
 	t.Cleanup(b.kill)
 	return b
 }
@@ -56,7 +61,8 @@ func PostgresPooled(t testing.TB, mode string) Database {
 		// Shared by the binary's tests, so it dies with the binary rather than with one test. A
 		// test that fails to start it ends here (runtime.Goexit): the lock is not held past it.
 		defer shared.mu.Unlock()
-		b = startPgBouncer(t, host, port, u.User.Username(), mode, 20, true)
+		b = newPgBouncer(t, host, port, u.User.Username(), mode, 20, true)
+		b.Start(t)
 		if shared.m == nil {
 			shared.m = map[string]*PgBouncer{}
 		}
@@ -70,9 +76,9 @@ func PostgresPooled(t testing.TB, mode string) Database {
 	}
 }
 
-// startPgBouncer starts pgbouncer as the postgres system user when run as root (it refuses root); with
-// orphan, SIGKILL reaches it when the test binary exits.
-func startPgBouncer(t testing.TB, host string, port int, dbUser, mode string, poolSize int, orphan bool) *PgBouncer {
+// newPgBouncer prepares pgbouncer's command and configuration, to run as the postgres system user
+// when run as root (it refuses root); with orphan, SIGKILL reaches it when the test binary exits.
+func newPgBouncer(t testing.TB, host string, port int, dbUser, mode string, poolSize int, orphan bool) *PgBouncer {
 	t.Helper()
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
@@ -81,17 +87,10 @@ func startPgBouncer(t testing.TB, host string, port int, dbUser, mode string, po
 			Missing(t, "pgbouncer not found: apt-get install pgbouncer")
 		}
 	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	b := &PgBouncer{Mode: mode, bin: bin, attr: syscall.SysProcAttr{Setpgid: true}}
 	if orphan {
-		attr.Pdeathsig = syscall.SIGKILL
+		b.attr.Pdeathsig = syscall.SIGKILL
 	}
-	// In /tmp itself: the test binary's own temporary directory may be closed to other users, and
-	// pgbouncer reads its configuration once, at start, as the postgres user.
-	dir, err := os.MkdirTemp("/tmp", "artisan-go-pgbouncer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
 	if os.Getuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -99,18 +98,15 @@ func startPgBouncer(t testing.TB, host string, port int, dbUser, mode string, po
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		b.attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	listen := l.Addr().(*net.TCPAddr).Port
+	b.Port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	ini := fmt.Sprintf(`[databases]
+	b.ini = fmt.Sprintf(`[databases]
 * = host=%s port=%d user=%s
 
 [pgbouncer]
@@ -123,13 +119,30 @@ default_pool_size = %d
 max_client_conn = 2000
 max_user_connections = 30
 server_login_retry = 1
-`, host, port, dbUser, listen, mode, poolSize)
-	path := filepath.Join(dir, "pgbouncer.ini")
-	if err := os.WriteFile(path, []byte(ini), 0o644); err != nil {
+`, host, port, dbUser, b.Port, mode, poolSize)
+	return b
+}
+
+// Start starts the process, again after Kill, and waits until it listens.
+func (b *PgBouncer) Start(t testing.TB) {
+	t.Helper()
+	// In /tmp itself: the test binary's own temporary directory may be closed to other users, and
+	// pgbouncer reads its configuration once, at start, as the postgres user.
+	dir, err := os.MkdirTemp("/tmp", "artisan-go-pgbouncer-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, path)
-	cmd.SysProcAttr = attr
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pgbouncer.ini")
+	if err := os.WriteFile(path, []byte(b.ini), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(b.bin, path)
+	attr := b.attr
+	cmd.SysProcAttr = &attr
 	logf, err := os.CreateTemp("", "artisan-go-pgbouncer-log-")
 	if err != nil {
 		t.Fatal(err)
@@ -140,13 +153,13 @@ server_login_retry = 1
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start pgbouncer: %v", err)
 	}
-	b := &PgBouncer{Port: listen, Mode: mode, cmd: cmd}
+	b.cmd = cmd
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", listen), time.Second)
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", b.Port), time.Second)
 		if err == nil {
 			c.Close()
-			return b
+			return
 		}
 		// No goroutine waits for it (one would outlive the tests of a shared pgbouncer): its exit
 		// is polled.
@@ -159,13 +172,20 @@ server_login_retry = 1
 		if time.Now().After(deadline) {
 			b.kill()
 			out, _ := os.ReadFile(logf.Name())
-			t.Fatalf("pgbouncer did not listen on %d within 20 s:\n%s", listen, out)
+			t.Fatalf("pgbouncer did not listen on %d within 20 s:\n%s", b.Port, out)
 		}
 	}
 }
 
-// kill stops the process group with SIGKILL and reaps the process.
+// Kill stops the process with SIGKILL, as a crash would, and reaps it.
+func (b *PgBouncer) Kill(t testing.TB) { b.kill() }
+
+// kill stops the process group with SIGKILL and reaps the process, if it runs.
 func (b *PgBouncer) kill() {
+	if b.cmd == nil {
+		return
+	}
 	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 	_ = b.cmd.Wait()
+	b.cmd = nil
 }

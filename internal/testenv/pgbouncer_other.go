@@ -23,3 +23,15 @@ func PostgresPooled(t testing.TB, mode string) Database {
 	Missing(t, "the tests start pgbouncer on Linux only")
 	return Database{}
 }
+
+// Start needs Linux, as StartPgBouncer.
+func (b *PgBouncer) Start(t testing.TB) {
+	t.Helper()
+	Missing(t, "the tests start pgbouncer on Linux only")
+}
+
+// Kill needs Linux, as StartPgBouncer.
+func (b *PgBouncer) Kill(t testing.TB) {
+	t.Helper()
+	Missing(t, "the tests start pgbouncer on Linux only")
+}
