@@ -109,15 +109,10 @@ func (a *App) DB() *sql.DB {
 
 func (a *App) open() (*sql.DB, error) {
 	a.openOnce.Do(func() {
-		dsn := a.db.DSN
+		dsn := a.db.HelperDSN()
 		if a.db.Dialect == "sqlite" {
 			// PHP writes to the same file: wait for its locks instead of failing with SQLITE_BUSY.
 			dsn = "file:" + dsn + "?_pragma=busy_timeout(10000)"
-		}
-		if a.db.Pooler != "" {
-			// pgx's named statements stay on one of the pooler's server connections; the next client
-			// given it fails to prepare them again.
-			dsn += "&default_query_exec_mode=exec"
 		}
 		a.sqlDB, a.openErr = sql.Open(a.db.Driver, dsn)
 		if a.openErr != nil {

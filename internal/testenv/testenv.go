@@ -77,16 +77,21 @@ func (d Database) Env() []string {
 	return env
 }
 
+// HelperDSN is DSN for the tests' own database/sql handles. Through a pooler it asks pgx for unnamed
+// statements: its named ones would stay on one of the pooler's server connections, and the next
+// client given it would fail to prepare them again. (artisan-go's own connections use unnamed
+// statements already.)
+func (d Database) HelperDSN() string {
+	if d.Pooler != "" {
+		return d.DSN + "&default_query_exec_mode=exec"
+	}
+	return d.DSN
+}
+
 // Open opens the database with database/sql and closes it when the test ends.
 func (d Database) Open(t testing.TB) *sql.DB {
 	t.Helper()
-	dsn := d.DSN
-	if d.Pooler != "" {
-		// pgx's named statements would stay on one of the pooler's server connections, and the
-		// next client given it would fail to prepare them again.
-		dsn += "&default_query_exec_mode=exec"
-	}
-	db, err := sql.Open(d.Driver, dsn)
+	db, err := sql.Open(d.Driver, d.HelperDSN())
 	if err != nil {
 		t.Fatalf("open %s: %v", d.Dialect, err)
 	}
