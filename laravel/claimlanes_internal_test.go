@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"runtime"
 	"slices"
@@ -427,4 +428,50 @@ func claimRows(t *testing.T, q Queue, n int) []*Job {
 		t.Fatal(err)
 	}
 	return jobs
+}
+
+// TestLanesLeadHoldsNoSnapshot: on PostgreSQL the lead's transaction stays open while the queue leads,
+// and must hold no snapshot there: a snapshot's xmin would keep vacuum and every index scan's pruning
+// from removing the rows deleted since, and each claim would walk past them. Checked after the lead is
+// taken and after it is checked again, from the server's own view of the session (through PgBouncer
+// in TestLanesLeadBehindTransactionPooler).
+func TestLanesLeadHoldsNoSnapshot(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		if db.Dialect != "pgsql" {
+			t.Skip("only PostgreSQL's lead keeps a transaction open")
+		}
+		c, _ := openTables(t, db, "leadsnapshot", OpenParams{}, SchemaParams{})
+		a, _ := leadQueues(t, c, db)
+		a.AddSlots(256)
+		defer a.AddSlots(-256)
+		if a.lead.conn == nil {
+			t.Fatal("the queue did not take the lead")
+		}
+		leadHoldsNoSnapshot(t, "lead taken", c.db, a.lead.session)
+		a.lead.mu.Lock()
+		a.lead.next = time.Time{}
+		a.lead.mu.Unlock()
+		if !a.lead.take(time.Now()) {
+			t.Fatal("the lead was lost at its check")
+		}
+		leadHoldsNoSnapshot(t, "lead checked again", c.db, a.lead.session)
+	})
+}
+
+// leadHoldsNoSnapshot fails the test unless PostgreSQL's backend pid is idle in a transaction that
+// holds neither a snapshot (backend_xmin) nor a transaction id, read through q.
+func leadHoldsNoSnapshot(t *testing.T, when string, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, pid int64) {
+	t.Helper()
+	var state string
+	var xmin, xid sql.NullString
+	if err := q.QueryRowContext(context.Background(), "select state, backend_xmin::text, backend_xid::text from pg_stat_activity where pid = $1",
+		pid).Scan(&state, &xmin, &xid); err != nil {
+		t.Fatal(err)
+	}
+	if state != "idle in transaction" || xmin.Valid || xid.Valid {
+		t.Errorf("%s: the lead's session is %q with backend_xmin %q and backend_xid %q; want idle in transaction with neither",
+			when, state, xmin.String, xid.String)
+	}
 }

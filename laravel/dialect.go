@@ -47,6 +47,10 @@ type dialect interface {
 	// sessionIDSQL reads the id of the server session running the statement; "" where the dialect
 	// has none (see Conn.TransactionPooled).
 	sessionIDSQL() string
+	// keepNoSnapshot returns the arguments of a statement run in a transaction that stays open (the
+	// lead's), so that the session holds no snapshot once it has answered; elsewhere args as they
+	// are.
+	keepNoSnapshot(args ...any) []any
 
 	// quote quotes a validated identifier.
 	quote(name string) string

@@ -66,6 +66,9 @@ func (mysqlDialect) leadLockSQL() (string, bool) {
 // sessionIDSQL: the connection (thread) id.
 func (mysqlDialect) sessionIDSQL() string { return "select connection_id()" }
 
+// keepNoSnapshot: args as they are; no transaction is left open here.
+func (mysqlDialect) keepNoSnapshot(args ...any) []any { return args }
+
 // clusterDialect is a dialect whose servers may be nodes of a replicating cluster.
 type clusterDialect interface {
 	// inCluster reports whether the server is such a node (false when it cannot tell).

@@ -107,6 +107,9 @@ func (sqliteDialect) leadLockSQL() (string, bool) { return "", false }
 // sessionIDSQL: none; the file has no server sessions.
 func (sqliteDialect) sessionIDSQL() string { return "" }
 
+// keepNoSnapshot: args as they are; no transaction is left open here.
+func (sqliteDialect) keepNoSnapshot(args ...any) []any { return args }
+
 // popLock: SQLite has no row locks; BEGIN IMMEDIATE serializes claims instead.
 func (sqliteDialect) popLock(string) (engine, lock string) { return "sqlite", "" }
 

@@ -62,7 +62,7 @@ func (h *laneLead) take(now time.Time) bool {
 	defer cancel()
 	if h.conn != nil {
 		var session int64
-		err := h.conn.QueryRowContext(ctx, h.c.d.sessionIDSQL()).Scan(&session)
+		err := h.conn.QueryRowContext(ctx, h.c.d.sessionIDSQL(), h.c.d.keepNoSnapshot()...).Scan(&session)
 		if err == nil && session == h.session {
 			return true
 		}
@@ -95,7 +95,7 @@ func (h *laneLead) take(now time.Time) bool {
 		}
 	}
 	var got int
-	if err := conn.QueryRowContext(ctx, q, h.table).Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, q, h.c.d.keepNoSnapshot(h.table)...).Scan(&got); err != nil {
 		discard(conn) // its session may hold the lock if only the answer was lost
 		return false
 	}
@@ -108,7 +108,7 @@ func (h *laneLead) take(now time.Time) bool {
 		}
 		return false
 	}
-	if err := conn.QueryRowContext(ctx, h.c.d.sessionIDSQL()).Scan(&h.session); err != nil {
+	if err := conn.QueryRowContext(ctx, h.c.d.sessionIDSQL(), h.c.d.keepNoSnapshot()...).Scan(&h.session); err != nil {
 		discard(conn)
 		return false
 	}

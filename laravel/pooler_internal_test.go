@@ -74,6 +74,7 @@ func TestLanesLeadBehindTransactionPooler(t *testing.T) {
 			if n := locks(); n != 1 {
 				t.Errorf("%d advisory locks of the lanes' lead on the server while one process leads, want 1", n)
 			}
+			leadHoldsNoSnapshot(t, "leading", direct, a.lead.session)
 			a.AddSlots(-256) // too few jobs for lanes: the lead is given up
 			b.AddSlots(-256)
 			for deadline := time.Now().Add(10 * time.Second); locks() != 0; {
