@@ -40,9 +40,10 @@ type dialect interface {
 	// leadLockSQL takes, without waiting, a lock named for a jobs table ($1, the table name) in the
 	// connected database, which the server drops with the session, and reads 1 when it did, 0 when
 	// another session holds it; "" where the dialect has none. With inTx the lock is the
-	// transaction's, taken in one that stays open for as long as the lock is wanted: a transaction
-	// pooler keeps a server connection with its client only while a transaction is open, and a
-	// session's lock would stay behind on a server connection that other clients share.
+	// transaction's, taken in one that stays open until the lead's next check, which takes it again
+	// in a new one: a transaction pooler keeps a server connection with its client only while a
+	// transaction is open, and a session's lock would stay behind on a server connection that other
+	// clients share.
 	leadLockSQL() (q string, inTx bool)
 	// sessionIDSQL reads the id of the server session running the statement; "" where the dialect
 	// has none (see Conn.TransactionPooled).

@@ -35,7 +35,8 @@ const leadTimeout = 2 * time.Second
 // process that dies or loses its connection gives the lead up. However many processes claim from a
 // table, one of them runs a second lane. Every failure (no grant needed, but a server that refuses the
 // lock, or one that does not answer) means one lane. On PostgreSQL the lock is a transaction's, kept
-// open on that connection, which a transaction pooler (PgBouncer) keeps with its client; a session's
+// open on that connection and renewed in a new one at every check, which a transaction pooler
+// (PgBouncer) keeps with its client; a session's
 // lock (MySQL's GET_LOCK) would stay there on a server connection that other clients go on using,
 // and take the lock again for any of them, so behind such a pooler (see Conn.TransactionPooled) it is
 // not asked for: one lane, unless QueueParams.Lanes asks for more.
@@ -50,7 +51,8 @@ type laneLead struct {
 }
 
 // take makes the queue the lead if no other session holds the lock, checks at most every leadRetry that
-// the session of a lead this queue holds is alive, and says whether the queue leads.
+// the session of a lead this queue holds is alive (on PostgreSQL: renews its transaction), and says
+// whether the queue leads.
 func (h *laneLead) take(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -60,7 +62,15 @@ func (h *laneLead) take(now time.Time) bool {
 	h.next = now.Add(leadRetry)
 	ctx, cancel := context.WithTimeout(context.Background(), leadTimeout)
 	defer cancel()
+	q, inTx := h.c.d.leadLockSQL()
 	if h.conn != nil {
+		if inTx {
+			if h.renewLocked(ctx, q) {
+				return true
+			}
+			h.dropLocked()
+			return false
+		}
 		var session int64
 		err := h.conn.QueryRowContext(ctx, h.c.d.sessionIDSQL(), h.c.d.keepNoSnapshot()...).Scan(&session)
 		if err == nil && session == h.session {
@@ -72,7 +82,6 @@ func (h *laneLead) take(now time.Time) bool {
 		h.dropLocked() // the session, and with it the lock, is gone: another process may lead now
 		return false
 	}
-	q, inTx := h.c.d.leadLockSQL()
 	if q == "" {
 		return false
 	}
@@ -119,6 +128,33 @@ func (h *laneLead) take(now time.Time) bool {
 	}
 	h.c.leads[h] = true
 	h.c.leadsMu.Unlock()
+	return true
+}
+
+// renewLocked ends the lead's transaction and takes the lock again in a new one, so that the
+// transaction is never older than leadRetry: a transaction open for as long as the process runs
+// looks like a leak to the server's monitoring, and PostgreSQL 17's transaction_timeout would end
+// it. Another process that asks in the moment between the two may take the lead; this one then
+// gives it up, and either way one process leads. It reports whether this queue still leads.
+func (h *laneLead) renewLocked(ctx context.Context, q string) bool {
+	if _, err := h.conn.ExecContext(ctx, "commit"); err != nil {
+		return false
+	}
+	if _, err := h.conn.ExecContext(ctx, "begin"); err != nil {
+		return false
+	}
+	var got int
+	if err := h.conn.QueryRowContext(ctx, q, h.c.d.keepNoSnapshot(h.table)...).Scan(&got); err != nil || got != 1 {
+		return false
+	}
+	var session int64
+	if err := h.conn.QueryRowContext(ctx, h.c.d.sessionIDSQL(), h.c.d.keepNoSnapshot()...).Scan(&session); err != nil {
+		return false
+	}
+	if session != h.session {
+		h.c.sawPooled() // a new transaction reached another server session: the lock is held there now
+		h.session = session
+	}
 	return true
 }
 

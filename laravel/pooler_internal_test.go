@@ -75,6 +75,18 @@ func TestLanesLeadBehindTransactionPooler(t *testing.T) {
 				t.Errorf("%d advisory locks of the lanes' lead on the server while one process leads, want 1", n)
 			}
 			leadHoldsNoSnapshot(t, "leading", direct, a.lead.session)
+			for i := range 3 { // renewed in new transactions, wherever the pooler runs them
+				a.lead.mu.Lock()
+				a.lead.next = time.Time{}
+				a.lead.mu.Unlock()
+				if !a.lead.take(time.Now()) {
+					t.Fatalf("renewal %d: the lead was lost", i+1)
+				}
+				if n := locks(); n != 1 {
+					t.Errorf("renewal %d: %d advisory locks of the lead on the server, want 1", i+1, n)
+				}
+				leadHoldsNoSnapshot(t, "renewed", direct, a.lead.session)
+			}
 			a.AddSlots(-256) // too few jobs for lanes: the lead is given up
 			b.AddSlots(-256)
 			for deadline := time.Now().Add(10 * time.Second); locks() != 0; {
@@ -87,33 +99,95 @@ func TestLanesLeadBehindTransactionPooler(t *testing.T) {
 	}
 }
 
-// TestLanesLeadSessionChanged: a lead whose connection answers from another server session at its
-// check is dropped, and the Conn counts as pooled from then on; on PostgreSQL, whose lead is a lock of
-// a transaction that the pooler keeps with its client, the queue takes the lead again at its next try.
+// TestLanesLeadSessionChanged: a lead whose check finds itself on another server session than the one
+// that took the lock marks the Conn as pooled. On MySQL, whose lead is a session's lock, the lead is
+// given up and not asked for again (the lock may stay with a server connection other clients
+// share); on PostgreSQL, whose lead is renewed in a new transaction at each check, the lock is then
+// held on the new session and the queue keeps the lead.
 func TestLanesLeadSessionChanged(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		c, _ := openTables(t, db, "leadmoved", OpenParams{}, SchemaParams{})
+		a, _ := leadQueues(t, c, db)
+		a.AddSlots(256)
+		defer a.AddSlots(-256)
+		if n := a.LanesFor(256); n != 2 || a.lead.conn == nil {
+			t.Fatalf("LanesFor(256) = %d, lead held %v; want 2 lanes and the lead", n, a.lead.conn != nil)
+		}
+		a.lead.mu.Lock()
+		a.lead.session++ // as if the lock had been taken by another server session than the one answering now
+		a.lead.next = time.Time{}
+		a.lead.mu.Unlock()
+		want, lead := 1, false
+		if db.Dialect == "pgsql" {
+			want, lead = 2, true
+		}
+		if n := a.LanesFor(256); n != want || (a.lead.conn != nil) != lead {
+			t.Errorf("after the session changed: LanesFor(256) = %d, lead held %v; want %d lanes, lead %v", n, a.lead.conn != nil, want, lead)
+		}
+		if pooled, err := c.TransactionPooled(context.Background()); err != nil || !pooled {
+			t.Errorf("TransactionPooled after the session changed = %v, %v; want true", pooled, err)
+		}
+		a.lead.mu.Lock()
+		a.lead.next = time.Time{}
+		a.lead.mu.Unlock()
+		if n := a.LanesFor(256); n != want || (a.lead.conn != nil) != lead {
+			t.Errorf("asked again: LanesFor(256) = %d, lead held %v; want %d lanes, lead %v", n, a.lead.conn != nil, want, lead)
+		}
+		if lead {
+			leadHoldsNoSnapshot(t, "renewed on the session answering", c.db, a.lead.session)
+		}
+	})
+}
+
+// TestLanesLeadRenewed: on PostgreSQL each check of the lead ends its transaction and takes the lock
+// in a new one, so the transaction is never older than leadRetry; the lock stays held by exactly one
+// session throughout, and another queue on the table does not get it.
+func TestLanesLeadRenewed(t *testing.T) {
 	db := testenv.Postgres(t)
-	c, _ := openTables(t, db, "leadmoved", OpenParams{}, SchemaParams{})
-	a, _ := leadQueues(t, c, db)
+	c, _ := openTables(t, db, "leadrenewed", OpenParams{}, SchemaParams{})
+	a, b := leadQueues(t, c, db)
 	a.AddSlots(256)
+	b.AddSlots(256)
 	defer a.AddSlots(-256)
-	if n := a.LanesFor(256); n != 2 || a.lead.conn == nil {
-		t.Fatalf("LanesFor(256) = %d, lead held %v; want 2 lanes and the lead", n, a.lead.conn != nil)
+	defer b.AddSlots(-256)
+	ctx := context.Background()
+	started := func() (time.Time, int) {
+		t.Helper()
+		var at time.Time
+		var locks int
+		if err := c.db.QueryRowContext(ctx, `select xact_start, (select count(*) from pg_locks where locktype = 'advisory' and classid = 6383471 and granted
+			and database = (select oid from pg_database where datname = current_database())) from pg_stat_activity where pid = $1`, a.lead.session).Scan(&at, &locks); err != nil {
+			t.Fatal(err)
+		}
+		return at, locks
 	}
-	a.lead.mu.Lock()
-	a.lead.session++ // as if the lock had been taken by another server session than the one answering now
-	a.lead.next = time.Time{}
-	a.lead.mu.Unlock()
-	if n := a.LanesFor(256); n != 1 || a.lead.conn != nil {
-		t.Errorf("after the session changed: LanesFor(256) = %d, lead held %v; want 1 lane, no lead", n, a.lead.conn != nil)
+	first, locks := started()
+	if locks != 1 {
+		t.Fatalf("%d lead locks held, want 1", locks)
 	}
-	if pooled, err := c.TransactionPooled(context.Background()); err != nil || !pooled {
-		t.Errorf("TransactionPooled after the session changed = %v, %v; want true", pooled, err)
+	for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
+		if now, _ := started(); now.After(first) {
+			break // the server's clock has moved past the first transaction's start
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's transaction start time did not move in 5 s")
+		}
+		a.lead.mu.Lock()
+		a.lead.next = time.Time{}
+		a.lead.mu.Unlock()
+		if !a.lead.take(time.Now()) {
+			t.Fatal("the lead was lost at its renewal")
+		}
 	}
-	a.lead.mu.Lock()
-	a.lead.next = time.Time{}
-	a.lead.mu.Unlock()
-	if n := a.LanesFor(256); n != 2 || a.lead.conn == nil {
-		t.Errorf("asked again: LanesFor(256) = %d, lead held %v; want 2 lanes and the lead", n, a.lead.conn != nil)
+	if _, locks := started(); locks != 1 {
+		t.Errorf("%d lead locks held after the renewals, want 1", locks)
+	}
+	leadHoldsNoSnapshot(t, "renewed", c.db, a.lead.session)
+	b.lead.mu.Lock()
+	b.lead.next = time.Time{}
+	b.lead.mu.Unlock()
+	if got := [2]int{a.LanesFor(256), b.LanesFor(256)}; got != [2]int{2, 1} {
+		t.Errorf("lanes after the renewals: %v, want [2 1]", got)
 	}
 }
 
