@@ -48,6 +48,13 @@ type laneLead struct {
 	conn    *sql.Conn // the session holding the lock, while this queue leads
 	session int64     // its server session's id, checked with the lead
 	next    time.Time // when the lead is next checked (held) or tried again (not held)
+
+	// On PostgreSQL: when the lead's transaction began, and the timer that renews it while no claim
+	// checks the lead (the workers paused, or every slot's job running long); renewEvery is how
+	// often at most, leadRetry when 0.
+	begun      time.Time
+	keepAlive  *time.Timer
+	renewEvery time.Duration
 }
 
 // take makes the queue the lead if no other session holds the lock, checks at most every leadRetry that
@@ -66,6 +73,7 @@ func (h *laneLead) take(now time.Time) bool {
 	if h.conn != nil {
 		if inTx {
 			if h.renewLocked(ctx, q) {
+				h.begun = now
 				return true
 			}
 			h.dropLocked()
@@ -122,6 +130,10 @@ func (h *laneLead) take(now time.Time) bool {
 		return false
 	}
 	h.conn = conn
+	if inTx {
+		h.begun = now
+		h.keepAlive = time.AfterFunc(h.every(), h.renewIdle)
+	}
 	h.c.leadsMu.Lock()
 	if h.c.leads == nil {
 		h.c.leads = map[*laneLead]bool{}
@@ -158,6 +170,39 @@ func (h *laneLead) renewLocked(ctx context.Context, q string) bool {
 	return true
 }
 
+// every is how often the lead's transaction is renewed at most.
+func (h *laneLead) every() time.Duration {
+	if h.renewEvery > 0 {
+		return h.renewEvery
+	}
+	return leadRetry
+}
+
+// renewIdle renews the lead's transaction when no check has for renewEvery, and comes back when the
+// next renewal is due, for as long as the queue leads. A lead it cannot renew is given up, and the
+// next claim splits the slots again.
+func (h *laneLead) renewIdle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn == nil || h.keepAlive == nil {
+		return
+	}
+	if since := time.Since(h.begun); since < h.every() {
+		h.keepAlive.Reset(h.every() - since)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leadTimeout)
+	defer cancel()
+	q, _ := h.c.d.leadLockSQL()
+	if !h.renewLocked(ctx, q) {
+		h.dropLocked()
+		h.next = time.Time{}
+		return
+	}
+	h.begun = time.Now()
+	h.keepAlive.Reset(h.every())
+}
+
 // due says whether the lead is to be checked or tried again.
 func (h *laneLead) due(now time.Time) bool {
 	h.mu.Lock()
@@ -176,6 +221,10 @@ func (h *laneLead) release() {
 }
 
 func (h *laneLead) dropLocked() {
+	if h.keepAlive != nil {
+		h.keepAlive.Stop()
+		h.keepAlive = nil
+	}
 	if h.conn != nil {
 		discard(h.conn)
 		h.conn = nil

@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"runtime"
 	"slices"
 	"strings"
@@ -188,6 +189,49 @@ func TestLanesLeadRenewed(t *testing.T) {
 	b.lead.mu.Unlock()
 	if got := [2]int{a.LanesFor(256), b.LanesFor(256)}; got != [2]int{2, 1} {
 		t.Errorf("lanes after the renewals: %v, want [2 1]", got)
+	}
+}
+
+// TestLanesLeadRenewedWhileIdle: a queue that leads but claims nothing (its workers paused, or every
+// slot's job running long) still renews the lead's transaction on its own, and stops once it gives
+// the lead up.
+func TestLanesLeadRenewedWhileIdle(t *testing.T) {
+	db := testenv.Postgres(t)
+	c, _ := openTables(t, db, "leadidle", OpenParams{}, SchemaParams{})
+	a, _ := leadQueues(t, c, db)
+	a.lead.renewEvery = 50 * time.Millisecond
+	a.AddSlots(256)
+	if a.lead.conn == nil {
+		t.Fatal("the queue did not take the lead")
+	}
+	ctx := context.Background()
+	pid := a.lead.session
+	xactStart := func() time.Time {
+		t.Helper()
+		var at sql.NullTime // NULL in the moment between two transactions
+		if err := c.db.QueryRowContext(ctx, "select xact_start from pg_stat_activity where pid = $1", pid).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at.Time
+	}
+	first := xactStart()
+	renewals := 0
+	for last, deadline := first, time.Now().Add(10*time.Second); renewals < 3; runtime.Gosched() {
+		if now := xactStart(); now.After(last) {
+			renewals++
+			last = now
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d renewals of the idle lead's transaction in 10 s, want 3", renewals)
+		}
+	}
+	leadHoldsNoSnapshot(t, "renewed while idle", c.db, pid)
+	a.AddSlots(-256) // the lead given up: the renewals stop with it
+	a.lead.mu.Lock()
+	stopped := a.lead.keepAlive == nil && a.lead.conn == nil
+	a.lead.mu.Unlock()
+	if !stopped {
+		t.Error("the lead was given up, but its renewal timer or connection is still there")
 	}
 }
 
