@@ -475,3 +475,34 @@ func leadHoldsNoSnapshot(t *testing.T, when string, q interface {
 			when, state, xmin.String, xid.String)
 	}
 }
+
+// TestMigrateIndexBesideLead: queue:migrate-index builds PostgreSQL's indexes CONCURRENTLY, which
+// waits for every transaction holding a snapshot older than its own; the lead's transaction, open
+// beside it in a worker that keeps running, must not be one of them. (While the lead's statements
+// left their snapshot, the build waited for as long as the worker led; since the lead's transaction
+// is renewed, it would wait up to leadRetry.)
+func TestMigrateIndexBesideLead(t *testing.T) {
+	db := testenv.Postgres(t)
+	c, tables := openTables(t, db, "migratelead", OpenParams{}, SchemaParams{LegacyJobsIndex: true})
+	a, _ := leadQueues(t, c, db)
+	a.AddSlots(256)
+	defer a.AddSlots(-256)
+	if a.lead.conn == nil {
+		t.Fatal("the queue did not take the lead")
+	}
+	other, err := Open(context.Background(), OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	// Well within leadRetry, after which the lead's transaction is renewed anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), leadRetry/2)
+	defer cancel()
+	plan, err := MigrateIndex(ctx, other, MigrateParams{})
+	if err != nil {
+		t.Fatalf("migrate the index beside a worker that leads: %v", err)
+	}
+	if len(plan) == 0 {
+		t.Fatal("nothing to migrate on a table with the legacy index")
+	}
+}
