@@ -45,6 +45,9 @@ type dialect interface {
 	// transaction is open, and a session's lock would stay behind on a server connection that other
 	// clients share.
 	leadLockSQL() (q string, inTx bool)
+	// leadUnlockSQL gives the lock of leadLockSQL back at once, on the session holding it, with its
+	// arguments for the jobs table named; "" where the dialect has none.
+	leadUnlockSQL(table string) (string, []any)
 	// sessionIDSQL reads the id of the server session running the statement; "" where the dialect
 	// has none (see Conn.TransactionPooled).
 	sessionIDSQL() string

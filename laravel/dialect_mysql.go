@@ -60,7 +60,15 @@ func (mysqlDialect) xactStatus(string) (idSQL, statusSQL string) { return "", ""
 // leadLockSQL: GET_LOCK names are server-wide and at most 64 characters, so the database and table
 // are hashed into one; NULL (an error, or a Galera node refusing it) reads 0.
 func (mysqlDialect) leadLockSQL() (string, bool) {
-	return "select coalesce(get_lock(concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40)), 0), 0)", false
+	return "select coalesce(get_lock(" + leadLockName + ", 0), 0)", false
+}
+
+// leadLockName is the GET_LOCK name of a jobs table (?).
+const leadLockName = "concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40))"
+
+// leadUnlockSQL: RELEASE_LOCK of the same name.
+func (mysqlDialect) leadUnlockSQL(table string) (string, []any) {
+	return "do release_lock(" + leadLockName + ")", []any{table}
 }
 
 // sessionIDSQL: the connection (thread) id.

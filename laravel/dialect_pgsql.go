@@ -109,6 +109,9 @@ func (pgsqlDialect) leadLockSQL() (string, bool) {
 	return "select case when pg_try_advisory_xact_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end", true
 }
 
+// leadUnlockSQL: the lock is the transaction's, and goes with it.
+func (pgsqlDialect) leadUnlockSQL(string) (string, []any) { return "rollback", nil }
+
 // sessionIDSQL: the backend process's id.
 func (pgsqlDialect) sessionIDSQL() string { return "select pg_backend_pid()" }
 

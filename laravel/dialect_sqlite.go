@@ -104,6 +104,9 @@ func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "
 // leadLockSQL: none; SQLite claims never run in lanes.
 func (sqliteDialect) leadLockSQL() (string, bool) { return "", false }
 
+// leadUnlockSQL: none either.
+func (sqliteDialect) leadUnlockSQL(string) (string, []any) { return "", nil }
+
 // sessionIDSQL: none; the file has no server sessions.
 func (sqliteDialect) sessionIDSQL() string { return "" }
 

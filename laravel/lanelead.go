@@ -226,6 +226,13 @@ func (h *laneLead) dropLocked() {
 		h.keepAlive = nil
 	}
 	if h.conn != nil {
+		if q, args := h.c.d.leadUnlockSQL(h.table); q != "" {
+			// Given back at once: a closed session's locks go only once the server has noticed, and
+			// a process asking in the meantime would find the lead taken.
+			ctx, cancel := context.WithTimeout(context.Background(), leadTimeout/2)
+			_, _ = h.conn.ExecContext(ctx, q, args...)
+			cancel()
+		}
 		discard(h.conn)
 		h.conn = nil
 		h.c.leadsMu.Lock()
