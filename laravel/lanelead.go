@@ -36,10 +36,10 @@ const leadTimeout = 2 * time.Second
 // table, one of them runs a second lane. Every failure (no grant needed, but a server that refuses the
 // lock, or one that does not answer) means one lane. On PostgreSQL the lock is a transaction's, kept
 // open on that connection and renewed in a new one at every check, which a transaction pooler
-// (PgBouncer) keeps with its client; a session's
-// lock (MySQL's GET_LOCK) would stay there on a server connection that other clients go on using,
-// and take the lock again for any of them, so behind such a pooler (see Conn.TransactionPooled) it is
-// not asked for: one lane, unless QueueParams.Lanes asks for more.
+// (PgBouncer) keeps with its client; a session's lock (MySQL's GET_LOCK) would stay there on a server
+// connection that other clients go on using, and take the lock again for any of them, so behind such
+// a pooler (see Conn.TransactionPooled) it is not asked for: one lane, unless QueueParams.Lanes asks
+// for more.
 type laneLead struct {
 	c     *Conn
 	table string
