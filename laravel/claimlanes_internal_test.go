@@ -193,9 +193,7 @@ func TestLanesLeadOnePerTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("second queue claiming within leadRetry of its try", b, [2]int{256, 0})
-		b.lead.mu.Lock()
-		b.lead.next = time.Time{}
-		b.lead.mu.Unlock()
+		leadDue(b)
 		if _, err := b.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1}); err != nil {
 			t.Fatal(err)
 		}
@@ -254,9 +252,7 @@ func TestLanesLeadTakenWithJobsOut(t *testing.T) {
 			t.Fatalf("claimed %d jobs, %d out in the first lane; want 256 in one lane", len(out), len(q.lanes[0].out))
 		}
 		holder.AddSlots(-256)
-		q.lead.mu.Lock()
-		q.lead.next = time.Time{}
-		q.lead.mu.Unlock()
+		leadDue(q)
 		finish(out[:100])
 		out = out[100:]
 		buffered := len(q.lanes[0].buf["default"]) // claimed by the 100 deletes, for the slots they freed
@@ -364,9 +360,7 @@ func TestLanesLeadLostWithItsSession(t *testing.T) {
 		}
 		claim := func(q *laneQueue) {
 			t.Helper()
-			q.lead.mu.Lock()
-			q.lead.next = time.Time{}
-			q.lead.mu.Unlock()
+			leadDue(q)
 			if _, err := q.JobClaim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1}); err != nil {
 				t.Fatal(err)
 			}
@@ -410,6 +404,13 @@ func leadQueues(t *testing.T, c *Conn, db testenv.Database) (a, b *laneQueue) {
 	return qs[0], qs[1]
 }
 
+// leadDue makes q's lead due for its check (or its next try) at once, as if leadRetry had passed.
+func leadDue(q *laneQueue) {
+	q.lead.mu.Lock()
+	q.lead.next = time.Time{}
+	q.lead.mu.Unlock()
+}
+
 // reservedRows counts the rows of c's jobs table that a claim holds.
 func reservedRows(t *testing.T, c *Conn) int {
 	t.Helper()
@@ -448,9 +449,7 @@ func TestLanesLeadHoldsNoSnapshot(t *testing.T) {
 			t.Fatal("the queue did not take the lead")
 		}
 		leadHoldsNoSnapshot(t, "lead taken", c.db, a.lead.session)
-		a.lead.mu.Lock()
-		a.lead.next = time.Time{}
-		a.lead.mu.Unlock()
+		leadDue(a)
 		if !a.lead.take(time.Now()) {
 			t.Fatal("the lead was lost at its check")
 		}

@@ -77,9 +77,7 @@ func TestLanesLeadBehindTransactionPooler(t *testing.T) {
 			}
 			leadHoldsNoSnapshot(t, "leading", direct, a.lead.session)
 			for i := range 3 { // renewed in new transactions, wherever the pooler runs them
-				a.lead.mu.Lock()
-				a.lead.next = time.Time{}
-				a.lead.mu.Unlock()
+				leadDue(a)
 				if !a.lead.take(time.Now()) {
 					t.Fatalf("renewal %d: the lead was lost", i+1)
 				}
@@ -128,9 +126,7 @@ func TestLanesLeadSessionChanged(t *testing.T) {
 		if pooled, err := c.TransactionPooled(context.Background()); err != nil || !pooled {
 			t.Errorf("TransactionPooled after the session changed = %v, %v; want true", pooled, err)
 		}
-		a.lead.mu.Lock()
-		a.lead.next = time.Time{}
-		a.lead.mu.Unlock()
+		leadDue(a)
 		if n := a.LanesFor(256); n != want || (a.lead.conn != nil) != lead {
 			t.Errorf("asked again: LanesFor(256) = %d, lead held %v; want %d lanes, lead %v", n, a.lead.conn != nil, want, lead)
 		}
@@ -173,9 +169,7 @@ func TestLanesLeadRenewed(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the server's transaction start time did not move in 5 s")
 		}
-		a.lead.mu.Lock()
-		a.lead.next = time.Time{}
-		a.lead.mu.Unlock()
+		leadDue(a)
 		if !a.lead.take(time.Now()) {
 			t.Fatal("the lead was lost at its renewal")
 		}
@@ -184,9 +178,7 @@ func TestLanesLeadRenewed(t *testing.T) {
 		t.Errorf("%d lead locks held after the renewals, want 1", locks)
 	}
 	leadHoldsNoSnapshot(t, "renewed", c.db, a.lead.session)
-	b.lead.mu.Lock()
-	b.lead.next = time.Time{}
-	b.lead.mu.Unlock()
+	leadDue(b)
 	if got := [2]int{a.LanesFor(256), b.LanesFor(256)}; got != [2]int{2, 1} {
 		t.Errorf("lanes after the renewals: %v, want [2 1]", got)
 	}
