@@ -449,6 +449,16 @@ func TestLanesLeadHoldsNoSnapshot(t *testing.T) {
 			t.Fatal("the queue did not take the lead")
 		}
 		leadHoldsNoSnapshot(t, "lead taken", c.db, a.lead.session)
+		// Nor does queue:doctor name it among the transactions that hold vacuum back.
+		fs, err := Diagnose(context.Background(), c, DoctorParams{LongTransaction: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.Code == "long-transaction" {
+				t.Errorf("the doctor reports the lead's transaction: %s", f.Message)
+			}
+		}
 		leadDue(a)
 		if !a.lead.take(time.Now()) {
 			t.Fatal("the lead was lost at its check")

@@ -296,15 +296,16 @@ func (pgsqlDialect) batchReason(engine, version string) string {
 	return "PostgreSQL " + version + ": batched FOR UPDATE SKIP LOCKED claims with a moving id lower bound"
 }
 
-// cleanup reads the oldest open transaction of the database (other than this session's, and the
-// claim lanes' lead, which holds no snapshot: see leadLockSQL) and the jobs table's dead tuples,
-// which vacuum cannot remove while that transaction's snapshot may see them.
+// cleanup reads the oldest open transaction of the database (other than this session's) that holds
+// vacuum back, by a snapshot or a transaction id (the claim lanes' lead holds neither: see
+// leadLockSQL), and the jobs table's dead tuples, which vacuum cannot remove while that
+// transaction's snapshot may see them.
 func (pgsqlDialect) cleanup(ctx context.Context, c *Conn) (*CleanupStatus, error) {
 	s := &CleanupStatus{DeadRowsKind: "dead tuples in " + c.tables.Jobs}
 	var age float64
 	err := c.db.QueryRowContext(ctx, `select pid, extract(epoch from now() - xact_start), coalesce(state, '')
 		from pg_stat_activity where xact_start is not null and pid <> pg_backend_pid() and datname = current_database()
-		and pid not in (select pid from pg_locks where locktype = 'advisory' and classid = 6383471 and granted and pid is not null)
+		and (backend_xmin is not null or backend_xid is not null)
 		order by xact_start limit 1`).Scan(&s.OldestPID, &age, &s.OldestState)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
