@@ -404,6 +404,19 @@ func leadQueues(t *testing.T, c *Conn, db testenv.Database) (a, b *laneQueue) {
 	return qs[0], qs[1]
 }
 
+// leadingQueue returns a queue on c's jobs table that runs 256 jobs at once and has taken the lead,
+// until the test ends.
+func leadingQueue(t *testing.T, c *Conn, db testenv.Database) *laneQueue {
+	t.Helper()
+	a, _ := leadQueues(t, c, db)
+	a.AddSlots(256)
+	t.Cleanup(func() { a.AddSlots(-256) })
+	if a.lead.conn == nil {
+		t.Fatal("the queue did not take the lead")
+	}
+	return a
+}
+
 // leadDue makes q's lead due for its check (or its next try) at once, as if leadRetry had passed.
 func leadDue(q *laneQueue) {
 	q.lead.mu.Lock()
@@ -442,12 +455,7 @@ func TestLanesLeadHoldsNoSnapshot(t *testing.T) {
 			t.Skip("only PostgreSQL's lead keeps a transaction open")
 		}
 		c, _ := openTables(t, db, "leadsnapshot", OpenParams{}, SchemaParams{})
-		a, _ := leadQueues(t, c, db)
-		a.AddSlots(256)
-		defer a.AddSlots(-256)
-		if a.lead.conn == nil {
-			t.Fatal("the queue did not take the lead")
-		}
+		a := leadingQueue(t, c, db)
 		leadHoldsNoSnapshot(t, "lead taken", c.db, a.lead.session)
 		// Nor does queue:doctor name it among the transactions that hold vacuum back.
 		fs, err := Diagnose(context.Background(), c, DoctorParams{LongTransaction: time.Nanosecond})
@@ -493,12 +501,7 @@ func leadHoldsNoSnapshot(t *testing.T, when string, q interface {
 func TestMigrateIndexBesideLead(t *testing.T) {
 	db := testenv.Postgres(t)
 	c, tables := openTables(t, db, "migratelead", OpenParams{}, SchemaParams{LegacyJobsIndex: true})
-	a, _ := leadQueues(t, c, db)
-	a.AddSlots(256)
-	defer a.AddSlots(-256)
-	if a.lead.conn == nil {
-		t.Fatal("the queue did not take the lead")
-	}
+	leadingQueue(t, c, db)
 	other, err := Open(context.Background(), OpenParams{Dialect: Postgres, DSN: db.DSN, Tables: tables})
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,9 @@ type dialect interface {
 	// transaction is open, and a session's lock would stay behind on a server connection that other
 	// clients share.
 	leadLockSQL() (q string, inTx bool)
+	// idleTimeoutSQL reads, in milliseconds, the soonest the server ends a transaction left open
+	// (0: never), for the lead's transaction where leadLockSQL's inTx; "" where not needed.
+	idleTimeoutSQL() string
 	// leadUnlockSQL gives the lock of leadLockSQL back at once, on the session holding it, with its
 	// arguments for the jobs table named; "" where the dialect has none.
 	leadUnlockSQL(table string) (string, []any)

@@ -66,6 +66,9 @@ func (mysqlDialect) leadLockSQL() (string, bool) {
 // leadLockName is the GET_LOCK name of a jobs table (?).
 const leadLockName = "concat('artisan-go-lanes-', left(sha2(concat(database(), '.', ?), 256), 40))"
 
+// idleTimeoutSQL: none; the lead holds no transaction.
+func (mysqlDialect) idleTimeoutSQL() string { return "" }
+
 // leadUnlockSQL: RELEASE_LOCK of the same name.
 func (mysqlDialect) leadUnlockSQL(table string) (string, []any) {
 	return "do release_lock(" + leadLockName + ")", []any{table}

@@ -109,6 +109,12 @@ func (pgsqlDialect) leadLockSQL() (string, bool) {
 	return "select case when pg_try_advisory_xact_lock(6383471, hashtext(current_schema() || '.' || $1)) then 1 else 0 end", true
 }
 
+// idleTimeoutSQL: idle_in_transaction_session_timeout, and transaction_timeout from PostgreSQL 17,
+// whichever is set and shorter (pg_settings gives both in milliseconds).
+func (pgsqlDialect) idleTimeoutSQL() string {
+	return "select coalesce(min(nullif(setting, '0')::bigint), 0) from pg_settings where name in ('idle_in_transaction_session_timeout', 'transaction_timeout')"
+}
+
 // leadUnlockSQL: the lock is the transaction's, and goes with it.
 func (pgsqlDialect) leadUnlockSQL(string) (string, []any) { return "rollback", nil }
 

@@ -104,6 +104,9 @@ func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "
 // leadLockSQL: none; SQLite claims never run in lanes.
 func (sqliteDialect) leadLockSQL() (string, bool) { return "", false }
 
+// idleTimeoutSQL: none; no lead.
+func (sqliteDialect) idleTimeoutSQL() string { return "" }
+
 // leadUnlockSQL: none either.
 func (sqliteDialect) leadUnlockSQL(string) (string, []any) { return "", nil }
 

@@ -51,10 +51,12 @@ type laneLead struct {
 
 	// On PostgreSQL: when the lead's transaction began, and the timer that renews it while no claim
 	// checks the lead (the workers paused, or every slot's job running long); renewEvery is how
-	// often at most, leadRetry when 0.
+	// often at most, leadRetry when 0; ended, the soonest the server ends an idle transaction
+	// (idle_in_transaction_session_timeout, transaction_timeout), 0 for never.
 	begun      time.Time
 	keepAlive  *time.Timer
 	renewEvery time.Duration
+	ended      time.Duration
 }
 
 // take makes the queue the lead if no other session holds the lock, checks at most every leadRetry that
@@ -102,7 +104,16 @@ func (h *laneLead) take(now time.Time) bool {
 	if err != nil {
 		return false
 	}
+	var ended time.Duration
 	if inTx {
+		// The server may end a transaction left idle, or any transaction, after a while of its own:
+		// the lead is renewed within half of it (see renewIdle).
+		if q := h.c.d.idleTimeoutSQL(); q != "" {
+			var ms int64
+			if err := conn.QueryRowContext(ctx, q).Scan(&ms); err == nil && ms > 0 {
+				ended = time.Duration(ms) * time.Millisecond
+			}
+		}
 		// Begun as a statement: the transaction outlives this call, which database/sql's own would
 		// not (it ends with ctx). The driver does not hand the connection back to the pool while
 		// it is inside a transaction.
@@ -132,6 +143,7 @@ func (h *laneLead) take(now time.Time) bool {
 	h.conn = conn
 	if inTx {
 		h.begun = now
+		h.ended = ended
 		h.keepAlive = time.AfterFunc(h.every(), h.renewIdle)
 	}
 	h.c.leadsMu.Lock()
@@ -170,13 +182,21 @@ func (h *laneLead) renewLocked(ctx context.Context, q string) bool {
 	return true
 }
 
-// every is how often the lead's transaction is renewed at most.
+// every is how often the lead's transaction is renewed at most: every leadRetry, or within half the
+// time after which the server would end it.
 func (h *laneLead) every() time.Duration {
+	every := leadRetry
 	if h.renewEvery > 0 {
-		return h.renewEvery
+		every = h.renewEvery
 	}
-	return leadRetry
+	if h.ended > 0 {
+		every = min(every, max(h.ended/2, minRenewal))
+	}
+	return every
 }
+
+// minRenewal bounds how often the lead's transaction is renewed, whatever the server's timeouts.
+const minRenewal = 100 * time.Millisecond
 
 // renewIdle renews the lead's transaction when no check has for renewEvery, and comes back when the
 // next renewal is due, for as long as the queue leads. A lead it cannot renew is given up, and the

@@ -227,6 +227,42 @@ func TestLanesLeadRenewedWhileIdle(t *testing.T) {
 	}
 }
 
+// TestLanesLeadRenewedWithinServerTimeout: a server that ends a transaction left idle for a second
+// (idle_in_transaction_session_timeout, here set for the worker's sessions) does not end the lead's,
+// which is renewed within half of it, with no claim checking it; the same session keeps the lock.
+func TestLanesLeadRenewedWithinServerTimeout(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.DSN += "&idle_in_transaction_session_timeout=1000"
+	c, _ := openTables(t, db, "leadtimeout", OpenParams{}, SchemaParams{})
+	a := leadingQueue(t, c, db)
+	pid := a.lead.session
+	ctx := context.Background()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	state := func() (alive, locks int) {
+		t.Helper()
+		if err := c.db.QueryRowContext(ctx, `select count(*), (select count(*) from pg_locks where locktype = 'advisory' and classid = 6383471 and granted and pid = $1)
+			from pg_stat_activity where pid = $1`, pid).Scan(&alive, &locks); err != nil {
+			t.Fatal(err)
+		}
+		return alive, locks
+	}
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); <-tick.C {
+		if alive, _ := state(); alive != 1 {
+			t.Fatalf("the lead's session %d is gone: the server ended its idle transaction", pid)
+		}
+	}
+	// The lock is held but for the moment between two of the lead's transactions.
+	for end := time.Now().Add(time.Second); ; <-tick.C {
+		if _, locks := state(); locks == 1 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the lead's session %d holds no lead lock", pid)
+		}
+	}
+}
+
 // TestOpenThroughPoolerWithSchema: PgBouncer refuses search_path at connect; the error says to move
 // DB_SCHEMA to the role, not to check the host and password.
 func TestOpenThroughPoolerWithSchema(t *testing.T) {
