@@ -156,9 +156,9 @@ func (h *laneLead) take(now time.Time) bool {
 }
 
 // renewLocked ends the lead's transaction and takes the lock again in a new one, so that the
-// transaction is never older than leadRetry: a transaction open for as long as the process runs
-// looks like a leak to the server's monitoring, and PostgreSQL 17's transaction_timeout would end
-// it. Another process that asks in the moment between the two may take the lead; this one then
+// transaction is never much older than every() says: a transaction open for as long as the process
+// runs looks like a leak to the server's monitoring, and the server's idle or transaction timeout
+// would end it. Another process that asks in the moment between the two may take the lead; this one then
 // gives it up, and either way one process leads. It reports whether this queue still leads.
 func (h *laneLead) renewLocked(ctx context.Context, q string) bool {
 	if _, err := h.conn.ExecContext(ctx, "commit"); err != nil {
