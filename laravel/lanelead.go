@@ -104,16 +104,7 @@ func (h *laneLead) take(now time.Time) bool {
 	if err != nil {
 		return false
 	}
-	var ended time.Duration
 	if inTx {
-		// The server may end a transaction left idle, or any transaction, after a while of its own:
-		// the lead is renewed within half of it (see renewIdle).
-		if q := h.c.d.idleTimeoutSQL(); q != "" {
-			var ms int64
-			if err := conn.QueryRowContext(ctx, q).Scan(&ms); err == nil && ms > 0 {
-				ended = time.Duration(ms) * time.Millisecond
-			}
-		}
 		// Begun as a statement: the transaction outlives this call, which database/sql's own would
 		// not (it ends with ctx). The driver does not hand the connection back to the pool while
 		// it is inside a transaction.
@@ -142,8 +133,16 @@ func (h *laneLead) take(now time.Time) bool {
 	}
 	h.conn = conn
 	if inTx {
+		// The server may end a transaction left idle, or any transaction, after a while of its own:
+		// the lead is renewed within half of it (see renewIdle).
+		h.ended = 0
+		if q := h.c.d.idleTimeoutSQL(); q != "" {
+			var ms int64
+			if err := conn.QueryRowContext(ctx, q, h.c.d.keepNoSnapshot()...).Scan(&ms); err == nil && ms > 0 {
+				h.ended = time.Duration(ms) * time.Millisecond
+			}
+		}
 		h.begun = now
-		h.ended = ended
 		h.keepAlive = time.AfterFunc(h.every(), h.renewIdle)
 	}
 	h.c.leadsMu.Lock()
