@@ -157,6 +157,20 @@ func (d *drain) result(t *testing.T) faults.Result {
 	db := queuetest.DB(d.Conn)
 	db.SetMaxIdleConns(0)
 	db.SetMaxIdleConns(2)
+	// A pooler in front of a restarted server refuses new logins for a while after one failed
+	// (PgBouncer's server_login_retry, 15 s by default), though the worker's connections got through:
+	// the checks wait until a new connection answers.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); ; <-tick.C {
+		err := db.PingContext(bg)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the database does not answer new connections 30 s after the drain: %v", err)
+		}
+	}
 	var failed, left []string
 	for _, r := range d.FailedRows(t) {
 		failed = append(failed, r.UUID)
