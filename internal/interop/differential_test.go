@@ -121,7 +121,7 @@ var diffTables = []string{"jobs", "failed_jobs", "interop_log", "job_batches", "
 // server connections.
 const diffParallel = 6
 
-// TestDifferential runs every scenario on MariaDB and PostgreSQL and fails on any difference between
+// TestDifferential runs every scenario on MariaDB, PostgreSQL and SQLite and fails on any difference between
 // the tables PHP's worker leaves and those artisan-go leaves. ARTISAN_GO_DIFF selects scenarios by
 // name (a regular expression).
 func TestDifferential(t *testing.T) {
@@ -134,7 +134,7 @@ func TestDifferential(t *testing.T) {
 	for _, d := range []struct {
 		name string
 		make func(testing.TB) testenv.Database
-	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
+	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}, {"sqlite", testenv.SQLite}} {
 		pairs := &diffPairs{t: t, mk: d.make, free: make(chan *diffPair, len(diffScenarios))}
 		for _, sc := range diffScenarios {
 			if only != nil && !only.MatchString(sc.name) {
