@@ -200,6 +200,16 @@ func (l *Locks) commandAny(ctx context.Context, args ...string) (any, error) {
 	return v, err
 }
 
+// Command runs one command of any kind and returns its reply: a string for a simple, integer or bulk
+// reply, a []any for an array, nil for a nil reply. Tests read and copy a store's keys with it.
+func (l *Locks) Command(ctx context.Context, args ...string) (any, error) {
+	v, err := l.commandAny(ctx, args...)
+	if errors.Is(err, errNil) {
+		return nil, nil
+	}
+	return v, err
+}
+
 // Store is a Redis cache store's two connections: Locks on its lock connection's database, where
 // ShouldBeUnique jobs keep their locks, and Values on its cache connection's, where queue:restart,
 // maintenance mode, paused queues and exception counters live. Laravel's skeletons keep them apart;

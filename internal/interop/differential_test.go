@@ -134,8 +134,13 @@ func TestDifferential(t *testing.T) {
 	for _, d := range []struct {
 		name string
 		make func(testing.TB) testenv.Database
-	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}, {"sqlite", testenv.SQLite}} {
-		pairs := &diffPairs{t: t, mk: d.make, free: make(chan *diffPair, len(diffScenarios))}
+		opts []phpapp.Option
+	}{
+		{"mysql", testenv.MySQL, nil}, {"pgsql", testenv.Postgres, nil}, {"sqlite", testenv.SQLite, nil},
+		// Redis as the cache store, on one database: the store does not depend on it.
+		{"mysql-redis", testenv.MySQL, []phpapp.Option{phpapp.WithRedisCache()}},
+	} {
+		pairs := &diffPairs{t: t, mk: d.make, opts: d.opts, free: make(chan *diffPair, len(diffScenarios))}
 		for _, sc := range diffScenarios {
 			if only != nil && !only.MatchString(sc.name) {
 				continue
@@ -160,6 +165,7 @@ type diffPair struct{ php, gos *side }
 type diffPairs struct {
 	t    *testing.T // the suite's test, which owns the databases
 	mk   func(testing.TB) testenv.Database
+	opts []phpapp.Option // the apps' options (the cache store)
 	free chan *diffPair
 }
 
@@ -178,6 +184,7 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 				if err := os.Remove(filepath.Join(s.app.StoragePath(), "framework", "down")); err != nil && !os.IsNotExist(err) {
 					t.Fatal(err)
 				}
+				s.clearRedis(t, ctx)
 				s.goConfig = nil
 			}
 			return pr
@@ -190,7 +197,8 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 	}
 	// Both copies share APP_KEY (encrypted jobs) and the cache prefix (lock and counter keys).
 	env := phpapp.WithEnv(append([]string{"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX=" + testenv.Name("cache")}, sc.env...)...)
-	pr := &diffPair{php: newSide(p.t, p.mk(p.t), env), gos: newSide(p.t, p.mk(p.t), env)}
+	opts := append(slices.Clone(p.opts), env)
+	pr := &diffPair{php: newSide(p.t, p.mk(p.t), opts...), gos: newSide(p.t, p.mk(p.t), opts...)}
 	for _, s := range []*side{pr.php, pr.gos} {
 		// Pairs live until the suite ends, on database servers other tests share: they keep one idle
 		// connection each. Snapshots and copies read one table at a time.
@@ -228,6 +236,7 @@ func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
 		}
 		if !copied {
 			copyTables(t, ctx, php.app, gos.app)
+			copyRedis(t, ctx, php, gos)
 			copied = true
 		}
 		php.diffApply(t, ctx, st, false)
@@ -711,6 +720,9 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 		lines = append(lines, fmt.Sprintf("%s %s %s", cell(r["id"]), cell(r["name"]), cell(r["email"])))
 	}
 	emit("users", lines, false)
+	if s.locks != nil {
+		emit("redis", s.redisSnapshot(t, ctx, n), false)
+	}
 	return b.String()
 }
 
