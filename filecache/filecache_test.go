@@ -1,0 +1,141 @@
+package filecache
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clock is a settable time for the store.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newStore(t *testing.T) (*Store, *clock, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	s, err := Open(Params{Dir: dir, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, dir
+}
+
+// TestFileLayout writes a key where PHP's FileStore does, in its format: sha1("illuminate:queue:restart")
+// is ee2f842aa7bb1f53edf3a2ed2c09a1807ffa6c90.
+func TestFileLayout(t *testing.T) {
+	s, _, dir := newStore(t)
+	ctx := context.Background()
+	if err := s.CacheForever(ctx, "illuminate:queue:restart", "i:1800000000;"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ee", "2f", "ee2f842aa7bb1f53edf3a2ed2c09a1807ffa6c90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "9999999999i:1800000000;" {
+		t.Errorf("file holds %q", b)
+	}
+	if err := s.CachePut(ctx, "k", "i:7;", 90*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path(dir, "k")); string(b) != "1800000090i:7;" {
+		t.Errorf("a value for 90 s: file holds %q", b)
+	}
+}
+
+// TestExpiry reads a key until its time, then as absent with its file deleted, as PHP's getPayload
+// does; an increment keeps the time the key had left.
+func TestExpiry(t *testing.T) {
+	s, c, dir := newStore(t)
+	ctx := context.Background()
+	if err := s.CachePut(ctx, "n", "i:1;", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(5 * time.Second)
+	if n, err := s.CacheIncrement(ctx, "n", 2); err != nil || n != 3 {
+		t.Fatalf("increment: %d, %v", n, err)
+	}
+	if b, _ := os.ReadFile(path(dir, "n")); string(b) != "1800000010i:3;" {
+		t.Errorf("after the increment the file holds %q, want the same expiry", b)
+	}
+	c.t = c.t.Add(5 * time.Second)
+	if v, ok, err := s.CacheGet(ctx, "n"); ok || err != nil {
+		t.Errorf("at its expiry: %q %v %v, want absent", v, ok, err)
+	}
+	if _, err := os.Stat(path(dir, "n")); !os.IsNotExist(err) {
+		t.Errorf("the expired file is still there: %v", err)
+	}
+	if n, err := s.CacheIncrement(ctx, "fresh", 1); err != nil || n != 1 {
+		t.Fatalf("increment of an absent key: %d, %v", n, err)
+	}
+	if b, _ := os.ReadFile(path(dir, "fresh")); !strings.HasPrefix(string(b), "9999999999") {
+		t.Errorf("an absent key incremented: %q, want it kept forever", b)
+	}
+}
+
+// TestAddAndLocks adds only over nothing or an expired value, and releases a lock only for its owner.
+func TestAddAndLocks(t *testing.T) {
+	s, c, _ := newStore(t)
+	ctx := context.Background()
+	if ok, err := s.LockAcquire(ctx, "l", "owner-a", 60); !ok || err != nil {
+		t.Fatalf("first acquire: %v %v", ok, err)
+	}
+	if ok, _ := s.LockAcquire(ctx, "l", "owner-b", 60); ok {
+		t.Fatal("a held lock was acquired again")
+	}
+	if ok, _ := s.LockRelease(ctx, "l", "owner-b"); ok {
+		t.Fatal("released by another owner")
+	}
+	if v, _, ok, _ := s.read(s.lockDir, "l"); !ok || v != `s:7:"owner-a";` {
+		t.Fatalf("lock value %q %v", v, ok)
+	}
+	if ok, err := s.LockRelease(ctx, "l", "owner-a"); !ok || err != nil {
+		t.Fatalf("release by its owner: %v %v", ok, err)
+	}
+	if ok, _ := s.LockAcquire(ctx, "l", "owner-b", 60); !ok {
+		t.Fatal("a released lock could not be acquired")
+	}
+	if ok, _ := s.CacheAdd(ctx, "l", "i:1;", time.Minute); ok {
+		t.Fatal("added over a lock that has not expired")
+	}
+	c.t = c.t.Add(time.Minute)
+	if ok, _ := s.LockAcquire(ctx, "l", "owner-c", 60); !ok {
+		t.Fatal("an expired lock could not be acquired")
+	}
+	if err := s.ForceRelease(ctx, "l"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := s.read(s.lockDir, "l"); ok {
+		t.Fatal("force release left the lock")
+	}
+}
+
+// TestCount counts maxExceptions as Laravel's worker does: 0 put for the ttl, then incremented.
+func TestCount(t *testing.T) {
+	s, _, dir := newStore(t)
+	ctx := context.Background()
+	for want := int64(1); want <= 3; want++ {
+		if n, err := s.CacheCount(ctx, "job-exceptions:u", 24*time.Hour); err != nil || n != want {
+			t.Fatalf("count %d: %d, %v", want, n, err)
+		}
+	}
+	if b, _ := os.ReadFile(path(dir, "job-exceptions:u")); string(b) != "1800086400i:3;" {
+		t.Errorf("the counter's file holds %q", b)
+	}
+}
+
+// TestOpenNamesTheSetting refuses a directory that belongs to no application.
+func TestOpenNamesTheSetting(t *testing.T) {
+	_, err := Open(Params{Dir: filepath.Join(t.TempDir(), "no", "such", "data")})
+	if err == nil || !strings.Contains(err.Error(), "cache.file.path") {
+		t.Fatalf("Open of a missing directory: %v", err)
+	}
+	if _, err := Open(Params{}); err == nil || !strings.Contains(err.Error(), "cache.file.path") {
+		t.Fatalf("Open without a directory: %v", err)
+	}
+}
