@@ -24,30 +24,30 @@ const (
 	allPausedKey    = "illuminate:queues:paused" // queue:pause --all (13.25+)
 )
 
-// cacheStore is the default cache store as the signal commands write it.
-type cacheStore interface {
+// signalValues is the default cache store as the signal commands write it.
+type signalValues interface {
 	CacheForever(ctx context.Context, key, value string) error
 	CacheForget(ctx context.Context, key string) error
 }
 
 // signalStore opens the cache store PHP's workers read their signals from, and says how it keeps
-// numbers: the database store serializes every value; RedisStore keeps numbers as they are.
-func (a *adminRun) signalStore(ctx context.Context) (store cacheStore, rawNumbers bool, done func(), err error) {
-	switch a.cfg.Cache.Store {
-	case "database":
+// numbers: the database and file stores serialize every value; RedisStore keeps numbers as they are.
+func (a *adminRun) signalStore(ctx context.Context) (store signalValues, rawNumbers bool, done func(), err error) {
+	if a.cfg.Cache.Store == "database" {
 		conn, err := a.conn(ctx)
 		if err != nil {
 			return nil, false, nil, err
 		}
 		return conn, false, func() {}, nil
-	case "redis":
-		rc, err := openRedisCache(ctx, a.cfg)
-		if err != nil {
-			return nil, false, nil, err
-		}
-		return rc.Values, true, rc.Close, nil
 	}
-	return nil, false, nil, fmt.Errorf("the cache store %q (CACHE_DRIVER / CACHE_STORE) is not one artisan-go reaches: workers read their signals there, so use php artisan %s, or the database or redis store", a.cfg.Cache.Store, a.name)
+	cs, err := openCacheStore(ctx, a.cfg)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if cs == nil {
+		return nil, false, nil, fmt.Errorf("the cache store %q (CACHE_DRIVER / CACHE_STORE) is not one artisan-go reaches: workers read their signals there, so use php artisan %s, or the database, redis or file store", a.cfg.Cache.Store, a.name)
+	}
+	return cs.values, cs.rawNumbers, cs.Close, nil
 }
 
 func runQueueRestart(ctx context.Context, a *adminRun) int {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
+	"github.com/artisan-go/artisan-go/filecache"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
@@ -209,16 +210,16 @@ func poolSize(concurrency int) int { return min(max(concurrency, 1)+2, maxPoolSi
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 // ln serves the metrics when it is not nil.
 func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, ln net.Listener, events func(worker.RunEvent)) (int, error) {
-	rc, err := openRedisCache(ctx, cfg)
+	cs, err := openCacheStore(ctx, cfg)
 	if err != nil {
 		return 1, err
 	}
-	defer rc.Close()
+	defer cs.Close()
 	op, err := newOperating(ctx, cfg, conn, reg, log, ln)
 	if err != nil {
 		return 1, err
 	}
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, rc, op.observer(), events)
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, op.observer(), events)
 	if err != nil {
 		return 1, err
 	}
@@ -279,9 +280,9 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
-// the Redis cache store's connections when Redis is the cache store (rc, nil otherwise). queueFlag
+// the cache store when it is Redis or files (cs, nil for the database store). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, rc *redislock.Store, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
 	if err != nil {
 		return nil, nil, err
@@ -314,26 +315,60 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	}
 	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log, Observer: obs, Events: events}
 	switch {
-	case rc != nil:
-		p.Locks, p.Cache = rc.Locks, rc.Values
+	case cs != nil:
+		p.Locks, p.Cache = cs.locks, cs.values
 	case cfg.Cache.Store != "database":
-		log.Warn("the cache store is neither the database nor the Redis store: queue:restart signals, maxExceptions counters and unique locks are not seen",
+		log.Warn("the cache store is not the database, redis or file store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
 	w, err := worker.New(p)
 	return w, q, err
 }
 
-// openRedisCache connects to Redis when it is the cache store; nil otherwise.
-func openRedisCache(ctx context.Context, cfg *config.Config) (*redislock.Store, error) {
-	if cfg.Cache.Store != "redis" {
-		return nil, nil
+// cacheStore is the application's cache store when it is not the database: Redis (its lock and
+// cache connections) or files.
+type cacheStore struct {
+	locks  worker.LockReleaser // unique locks; also a worker.LockStore for job middleware
+	values cacheValues
+	// rawNumbers: the store keeps numbers as they are (RedisStore), not PHP-serialized.
+	rawNumbers bool
+	close      func()
+}
+
+// cacheValues is a cache store's values as the worker and the signal commands use them.
+type cacheValues interface {
+	worker.CacheStore
+	CacheForever(ctx context.Context, key, value string) error
+}
+
+// Close closes the store's connections; a nil store has none.
+func (c *cacheStore) Close() {
+	if c != nil {
+		c.close()
 	}
-	r := cfg.Cache.Redis
-	return redislock.OpenStore(ctx, redislock.Params{
-		Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
-		Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
-	}, r.LockDB, r.DB)
+}
+
+// openCacheStore opens the cache store when it is Redis or files; nil for any other.
+func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error) {
+	switch cfg.Cache.Store {
+	case "redis":
+		r := cfg.Cache.Redis
+		rc, err := redislock.OpenStore(ctx, redislock.Params{
+			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
+			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
+		}, r.LockDB, r.DB)
+		if err != nil {
+			return nil, err
+		}
+		return &cacheStore{locks: rc.Locks, values: rc.Values, rawNumbers: true, close: rc.Close}, nil
+	case "file":
+		fc, err := filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path, LockDir: cfg.Cache.File.LockPath})
+		if err != nil {
+			return nil, fmt.Errorf("cache.store file: %w", err)
+		}
+		return &cacheStore{locks: fc, values: fc, close: func() {}}, nil
+	}
+	return nil, nil
 }
 
 // addRoutes registers the configured exec, http and builtin routes.
@@ -371,7 +406,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
-	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis"
+	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis" || cfg.Cache.Store == "file"
 	wc.RateLimiters = map[string][]worker.RateLimit{}
 	for _, l := range cfg.RateLimiters {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})

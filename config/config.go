@@ -246,7 +246,7 @@ type App struct {
 // Cache is Laravel's default cache store.
 type Cache struct {
 	// Store is the store's driver. The worker reads restart signals and unique locks from the
-	// "database" and "redis" stores; with any other (such as "file") they cannot be seen (a warning).
+	// "database", "redis" and "file" stores; with any other they cannot be seen (a warning).
 	// CACHE_DRIVER before Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database"
 	// from 11 on.
 	Store string `mapstructure:"store"`
@@ -257,6 +257,19 @@ type Cache struct {
 	Prefix string `mapstructure:"prefix"`
 	// Redis is the Redis connection of the redis store.
 	Redis Redis `mapstructure:"redis"`
+	// File is where the file store keeps its files.
+	File FileStore `mapstructure:"file"`
+}
+
+// FileStore is where the file cache store keeps its files; the worker must run on a host that
+// reaches them (the application's own, or a shared volume).
+type FileStore struct {
+	// Path is config/cache.php's stores.file.path. Default storage/framework/cache/data beside the
+	// .env file; a relative path is relative to the file that sets it.
+	Path string `mapstructure:"path"`
+	// LockPath is stores.file.lock_path (Laravel 10.x on), where the store keeps its locks. Default
+	// "": the same directory, as every skeleton has it.
+	LockPath string `mapstructure:"lock_path"`
 }
 
 // Redis is the Redis connection the redis cache store uses.

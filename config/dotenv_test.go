@@ -192,6 +192,7 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	want.Cache.Prefix = "" // CACHE_PREFIX= sets it to empty, as Laravel's env() does
 	want.Cache.Redis.Prefix = "laravel_database_"
 	want.Worker.MaintenanceFile = filepath.Join(dir, "storage", "framework", "down") // beside the .env file
+	want.Cache.File.Path = filepath.Join(dir, "storage", "framework", "cache", "data")
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}

@@ -338,6 +338,15 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		// next to the .env file.
 		c.Worker.MaintenanceFile = filepath.Join(baseDir, "storage", "framework", "down")
 	}
+	if s, ok := set["cache.file.path"]; ok {
+		c.Cache.File.Path = relativeTo(c.Cache.File.Path, s.dir)
+	} else if baseDir != "" {
+		// config/cache.php's storage_path('framework/cache/data'), next to the .env file.
+		c.Cache.File.Path = filepath.Join(baseDir, "storage", "framework", "cache", "data")
+	}
+	if s, ok := set["cache.file.lock_path"]; ok {
+		c.Cache.File.LockPath = relativeTo(c.Cache.File.LockPath, s.dir)
+	}
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"
 	}
@@ -417,6 +426,20 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 
 // sqlitePath resolves a relative sqlite path against dir (the directory of the file that set it, or
 // the working directory), keeping ":memory:" and "file:" URIs as they are.
+// relativeTo resolves a relative path against dir (the working directory when dir is "").
+func relativeTo(p, dir string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if dir == "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
 func sqlitePath(p, dir string) string {
 	if p == "" || p == ":memory:" || strings.HasPrefix(p, "file:") || filepath.IsAbs(p) {
 		return p

@@ -298,6 +298,32 @@ func TestLoadDriverDefaults(t *testing.T) {
 	}
 }
 
+// TestLoadFileCachePaths puts the file cache store beside the .env file, and reads a path set in
+// YAML relative to the YAML file.
+func TestLoadFileCachePaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	envFile := writeFile(t, dir, ".env", "CACHE_DRIVER=file\n")
+	cfg, err := Load(LoadParams{EnvFile: envFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "storage", "framework", "cache", "data"); cfg.Cache.File.Path != want || cfg.Cache.File.LockPath != "" {
+		t.Errorf("default: %+v, want path %q", cfg.Cache.File, want)
+	}
+	sub := filepath.Join(dir, "conf")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	yamlFile := writeFile(t, sub, "c.yaml", "cache:\n  file:\n    path: cache\n    lock_path: /var/locks\n")
+	if cfg, err = Load(LoadParams{EnvFile: envFile, ConfigFile: yamlFile}); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(sub, "cache"); cfg.Cache.File.Path != want || cfg.Cache.File.LockPath != "/var/locks" {
+		t.Errorf("from YAML: %+v, want path %q", cfg.Cache.File, want)
+	}
+}
+
 func TestLoadSQLitePaths(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

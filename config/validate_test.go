@@ -177,7 +177,7 @@ func TestWarnings(t *testing.T) {
 		{"timeout equal to retry_after", func(c *Config) { c.Worker.Timeout = 90 * time.Second }, "not shorter than worker.retry_after"},
 		{"no timeout", func(c *Config) { c.Worker.Timeout = 0 }, "without a time limit"},
 		{"sync connection", func(c *Config) { c.Connection = "sync" }, `connection "sync"`},
-		{"file cache", func(c *Config) { c.Cache.Store = "file" }, "queue:restart"},
+		{"array cache", func(c *Config) { c.Cache.Store = "array" }, "queue:restart"},
 		{"command line as a program", func(c *Config) { c.Routes = []Route{{Class: "X", Exec: []string{"php artisan app:run"}}} }, "[sh, -c"},
 	}
 	for _, tt := range tests {

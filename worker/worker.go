@@ -142,11 +142,14 @@ type Params struct {
 	// Events receives each job's events (queue:work --json prints them); nil drops them. It is called
 	// from the jobs' goroutines, so it must be safe for concurrent use.
 	Events func(RunEvent)
-	// Locks releases unique-job locks kept outside the database cache store (e.g. redislock for a
-	// Redis cache store); nil uses the cache_locks table when CacheEnabled.
+	// Locks releases unique-job locks kept outside the database cache store (redislock for a Redis
+	// cache store, filecache for files); nil uses the cache_locks table when CacheEnabled. A Locks
+	// that is a LockStore keeps job middleware's locks too.
 	Locks LockReleaser
-	// Cache is the cache store when it is not the database store (e.g. redislock for a Redis cache
-	// store); nil uses the cache table when CacheEnabled.
+	// Cache is the cache store when it is not the database store (redislock, filecache); nil uses the
+	// cache table when CacheEnabled. A Cache that is a LimiterStore keeps job middleware's rate
+	// limiters; its SerializesValues() bool method, when it has one, says it keeps numbers
+	// PHP-serialized (FileStore) rather than as they are (RedisStore).
 	Cache CacheStore
 	// Observer is told about claims and jobs (metrics, traces, Pulse); nil observes nothing.
 	Observer Observer
@@ -344,14 +347,15 @@ func New(p Params) (*Worker, error) {
 	return w, nil
 }
 
-// middlewareStores picks the cache store job middleware use: the Redis store when Params.Locks and
-// Params.Cache reach one, else the database store (Params.Conn, when it has locks and values) when
+// middlewareStores picks the cache store job middleware use: the Redis or file store when
+// Params.Locks and Params.Cache reach one, else the database store (Params.Conn, when it has locks and values) when
 // the cache is enabled. Without one, jobs with middleware are left to PHP.
 func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
 	if p.Locks != nil || p.Cache != nil {
 		locks, _ := p.Locks.(LockStore)
 		values, _ := p.Cache.(LimiterStore)
-		return locks, values, false
+		s, ok := p.Cache.(interface{ SerializesValues() bool })
+		return locks, values, ok && s.SerializesValues()
 	}
 	locks, hasLocks := p.Conn.(DatabaseLocks)
 	values, hasValues := p.Conn.(LimiterStore)

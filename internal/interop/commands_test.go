@@ -169,17 +169,20 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 	})
 }
 
-// cacheStores runs fn on every database, with the app's cache store in the database and in Redis,
-// and artisan-go set to Laravel 12.40, which has queue:pause.
+// cacheStores runs fn on every database, with the app's cache store in the database, in Redis and
+// in files, and artisan-go set to Laravel 12.40, which has queue:pause.
 func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
-	for _, store := range []string{"database", "redis"} {
+	for _, store := range []string{"database", "redis", "file"} {
 		t.Run(store, func(t *testing.T) {
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
 				// Laravel 11+ names the cache store CACHE_STORE (the 8.83 app reads CACHE_DRIVER), and
 				// 12.20+ derives another Redis prefix than 8.83's: both are set for both versions.
 				opts := []phpapp.Option{phpapp.WithEnv("ARTISAN_GO_LARAVEL_VERSION=12.40", "CACHE_STORE="+store, "REDIS_PREFIX=laravel_database_")}
-				if store == "redis" {
+				switch store {
+				case "redis":
 					opts = append(opts, phpapp.WithRedisCache())
+				case "file":
+					opts = append(opts, phpapp.WithFileCache())
 				}
 				fn(t, newSide(t, db, opts...))
 			})
@@ -188,7 +191,7 @@ func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
 }
 
 // TestQueueRestartStopsPHPWorker stops PHP's queue:work with artisan-go queue:restart, with the
-// database and the Redis cache store; PHP then reads the signal as the number it wrote itself.
+// database, the Redis and the file cache store; PHP then reads the signal as the number it wrote itself.
 func TestQueueRestartStopsPHPWorker(t *testing.T) {
 	t.Parallel()
 	cacheStores(t, func(t *testing.T, s *side) {

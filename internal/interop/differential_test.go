@@ -137,8 +137,9 @@ func TestDifferential(t *testing.T) {
 		opts []phpapp.Option
 	}{
 		{"mysql", testenv.MySQL, nil}, {"pgsql", testenv.Postgres, nil}, {"sqlite", testenv.SQLite, nil},
-		// Redis as the cache store, on one database: the store does not depend on it.
+		// Redis and files as the cache store, on one database: the store does not depend on it.
 		{"mysql-redis", testenv.MySQL, []phpapp.Option{phpapp.WithRedisCache()}},
+		{"mysql-file", testenv.MySQL, []phpapp.Option{phpapp.WithFileCache()}},
 	} {
 		pairs := &diffPairs{t: t, mk: d.make, opts: d.opts, free: make(chan *diffPair, len(diffScenarios))}
 		for _, sc := range diffScenarios {
@@ -185,6 +186,7 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 					t.Fatal(err)
 				}
 				s.clearRedis(t, ctx)
+				s.clearFiles(t)
 				s.goConfig = nil
 			}
 			return pr
@@ -237,6 +239,9 @@ func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
 		if !copied {
 			copyTables(t, ctx, php.app, gos.app)
 			copyRedis(t, ctx, php, gos)
+			if php.files != nil {
+				copyFiles(t, php, gos)
+			}
 			copied = true
 		}
 		php.diffApply(t, ctx, st, false)
@@ -722,6 +727,9 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	emit("users", lines, false)
 	if s.locks != nil {
 		emit("redis", s.redisSnapshot(t, ctx, n), false)
+	}
+	if s.files != nil {
+		emit("cache files", s.fileSnapshot(t, n), false)
 	}
 	return b.String()
 }

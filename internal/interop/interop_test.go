@@ -16,6 +16,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/dispatch"
+	"github.com/artisan-go/artisan-go/filecache"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -38,6 +39,8 @@ type side struct {
 	// locks releases unique locks, and cache reads and counts cache values, when the app's cache
 	// store is Redis.
 	locks, cache *redislock.Locks
+	// files is the app's cache store when it is the file store.
+	files *filecache.Store
 	// goConfig changes the worker configuration of every differential work step (differential_test.go).
 	goConfig func(*worker.Config)
 }
@@ -83,6 +86,11 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 		t.Cleanup(store.Close)
 		s.locks, s.cache = store.Locks, store.Values
 	}
+	if cfg.Cache.Store == "file" {
+		if s.files, err = filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return s
 }
 
@@ -103,7 +111,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Timeout = 0
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
-	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis"
+	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis" || s.cfg.Cache.Store == "file"
 	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
@@ -111,6 +119,9 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	p := worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock}
 	if s.locks != nil {
 		p.Locks, p.Cache = s.locks, s.cache
+	}
+	if s.files != nil {
+		p.Locks, p.Cache = s.files, s.files
 	}
 	w, err := worker.New(p)
 	if err != nil {

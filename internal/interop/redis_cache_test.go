@@ -38,13 +38,20 @@ func (o *watchedOutput) String() string {
 	return o.buf.String()
 }
 
-// TestQueueRestartInRedisStopsGoWorker runs `artisan-go queue:work` on an app whose cache store is
-// Redis and stops it with PHP's own `php artisan queue:restart`, which writes the signal there.
-func TestQueueRestartInRedisStopsGoWorker(t *testing.T) {
+// TestPHPQueueRestartStopsGoWorker runs `artisan-go queue:work` on an app whose cache store is
+// Redis, or files, and stops it with PHP's own `php artisan queue:restart`, which writes the signal
+// there.
+func TestPHPQueueRestartStopsGoWorker(t *testing.T) {
 	t.Parallel()
+	for store, opt := range map[string]phpapp.Option{"redis": phpapp.WithRedisCache(), "file": phpapp.WithFileCache()} {
+		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opt) })
+	}
+}
+
+func restartStopsGoWorker(t *testing.T, opt phpapp.Option) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := testContext(t)
-		app := phpapp.New(t, db, phpapp.WithRedisCache())
+		app := phpapp.New(t, db, opt)
 		// A job no Go handler takes: once it is handed back, the worker has read the signal it starts from.
 		app.MustDispatch(ctx, "closure")
 		out := &watchedOutput{text: "Left for PHP", found: make(chan struct{})}
@@ -69,7 +76,7 @@ func TestQueueRestartInRedisStopsGoWorker(t *testing.T) {
 				t.Fatalf("queue:work exited with %d after queue:restart, want 0\n%s", code, out)
 			}
 		case <-time.After(time.Minute):
-			t.Fatalf("queue:work did not stop after queue:restart with the Redis cache store\n%s", out)
+			t.Fatalf("queue:work did not stop after queue:restart with this cache store\n%s", out)
 		}
 		if !strings.Contains(out.String(), "queue:restart signal received") {
 			t.Errorf("queue:work stopped without saying why\n%s", out)

@@ -65,6 +65,7 @@ type settings struct {
 	env      []string
 	noSchema bool
 	redis    bool
+	file     bool
 }
 
 // WithEnv sets extra environment variables ("KEY=value"), which override the defaults New chooses.
@@ -77,6 +78,13 @@ func WithEnv(kv ...string) Option {
 // ARTISAN_GO_REQUIRE_ALL) when no Redis server answers.
 func WithRedisCache() Option {
 	return func(s *settings) { s.redis = true }
+}
+
+// WithFileCache makes the file store (storage/framework/cache/data, as every skeleton has it) the
+// default cache store, and names its directory to artisan-go in the .env file, since the app's storage
+// is not beside its .env file here.
+func WithFileCache() Option {
+	return func(s *settings) { s.file = true }
 }
 
 // WithoutSchema leaves the database empty instead of running interop:schema.
@@ -194,7 +202,8 @@ func New(t testing.TB, db testenv.Database, opts ...Option) *App {
 	a := &App{t: t, db: db, php: p.php, base: appDir(), storage: filepath.Join(dir, "storage")}
 	a.envFile = filepath.Join(a.storage, ".env")
 	a.env = a.defaultEnv(s)
-	if err := os.MkdirAll(a.storage, 0o755); err != nil {
+	// The skeleton's storage directories: storage/framework/cache/data is the file cache store's.
+	if err := os.MkdirAll(a.FileCachePath(), 0o755); err != nil {
 		t.Fatalf("phpapp: %v", err)
 	}
 	if err := os.WriteFile(a.envFile, []byte(dotenv(a.env)), 0o644); err != nil {
@@ -238,6 +247,9 @@ func (a *App) defaultEnv(s settings) []string {
 		// A prefix of its own keeps the keys that have no cache prefix (the Redis facade's) apart
 		// from other tests'.
 		env = append(env, "CACHE_DRIVER=redis", "REDIS_PREFIX="+testenv.Name("redis")+"_")
+	}
+	if s.file {
+		env = append(env, "CACHE_DRIVER=file", "ARTISAN_GO_CACHE_FILE_PATH="+a.FileCachePath())
 	}
 	env = append(env, a.db.Env()...)
 	env = append(env, s.env...)
@@ -325,6 +337,9 @@ func (a *App) Dir() string { return a.base }
 
 // StoragePath returns the application's storage directory, private to this App.
 func (a *App) StoragePath() string { return a.storage }
+
+// FileCachePath returns the directory of the application's file cache store.
+func (a *App) FileCachePath() string { return filepath.Join(a.storage, "framework", "cache", "data") }
 
 // LaravelLog returns the path of Laravel's log file, where exceptions from jobs are reported.
 func (a *App) LaravelLog() string { return filepath.Join(a.storage, "logs", "laravel.log") }

@@ -18,6 +18,11 @@ return [
             'lock_connection' => null,
         ],
 
+        'file' => [
+            'driver' => 'file',
+            'path' => storage_path('framework/cache/data'),
+        ],
+
         'redis' => [
             'driver' => 'redis',
             'connection' => 'cache',
