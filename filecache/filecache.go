@@ -300,6 +300,20 @@ func (s *Store) LockRelease(_ context.Context, name, owner string) (bool, error)
 	return true, nil
 }
 
+// LockOwner returns the owner of the lock name, and whether it is held, as Lock::getCurrentOwner reads it.
+func (s *Store) LockOwner(_ context.Context, name string) (string, bool, error) {
+	v, _, ok, err := s.read(s.lockDir, name)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	owner, err := payload.Unserialize([]byte(v))
+	if err != nil {
+		return "", false, nil
+	}
+	o, _ := owner.(string)
+	return o, true, nil
+}
+
 // ForceRelease deletes the lock name whoever holds it, as Lock::forceRelease does.
 func (s *Store) ForceRelease(_ context.Context, name string) error {
 	if err := remove(path(s.lockDir, name)); err != nil {

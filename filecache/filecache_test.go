@@ -94,6 +94,9 @@ func TestAddAndLocks(t *testing.T) {
 	if v, _, ok, _ := s.read(s.lockDir, "l"); !ok || v != `s:7:"owner-a";` {
 		t.Fatalf("lock value %q %v", v, ok)
 	}
+	if o, held, err := s.LockOwner(ctx, "l"); o != "owner-a" || !held || err != nil {
+		t.Fatalf("LockOwner: %q %v %v", o, held, err)
+	}
 	if ok, err := s.LockRelease(ctx, "l", "owner-a"); !ok || err != nil {
 		t.Fatalf("release by its owner: %v %v", ok, err)
 	}

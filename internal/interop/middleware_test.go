@@ -23,9 +23,10 @@ var errFromGo = errors.New("guarded fails in Go")
 var stores = []struct {
 	name string
 	opts []phpapp.Option
-}{{"database", nil}, {"redis", []phpapp.Option{phpapp.WithRedisCache()}}}
+}{{"database", nil}, {"redis", []phpapp.Option{phpapp.WithRedisCache()}}, {"file", []phpapp.Option{phpapp.WithFileCache()}}}
 
-// eachStore runs test on every database with the app's cache store in the database and in Redis.
+// eachStore runs test on every database with the app's cache store in the database, in Redis and in
+// files.
 func eachStore(t *testing.T, test func(t *testing.T, ctx context.Context, s *side)) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
@@ -44,9 +45,12 @@ func (s *side) lockOwner(t *testing.T, ctx context.Context, name string) (string
 	var owner string
 	var held bool
 	var err error
-	if s.locks != nil {
+	switch {
+	case s.locks != nil:
 		owner, held, err = s.locks.LockOwner(ctx, name)
-	} else {
+	case s.files != nil:
+		owner, held, err = s.files.LockOwner(ctx, name)
+	default:
 		owner, held, err = s.conn.CacheLockOwner(ctx, name)
 	}
 	if err != nil {
@@ -59,9 +63,12 @@ func (s *side) lockOwner(t *testing.T, ctx context.Context, name string) (string
 func (s *side) putCache(t *testing.T, ctx context.Context, key string) {
 	t.Helper()
 	var err error
-	if s.cache != nil {
+	switch {
+	case s.cache != nil:
 		err = s.cache.CachePut(ctx, key, "1", time.Minute)
-	} else {
+	case s.files != nil:
+		err = s.files.CachePut(ctx, key, laravel.SerializeInt(1), time.Minute)
+	default:
 		err = s.conn.CachePut(ctx, key, laravel.SerializeInt(1), time.Minute)
 	}
 	if err != nil {

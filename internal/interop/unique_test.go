@@ -7,15 +7,12 @@ import (
 	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
-// TestGoReleasesUniqueLocks runs ShouldBeUnique jobs under Go with the lock in the database cache store
-// and in Redis: while a job is queued PHP refuses a second dispatch; after Go ran it (or failed it),
+// TestGoReleasesUniqueLocks runs ShouldBeUnique jobs under Go with the lock in the database cache store,
+// in Redis and in files: while a job is queued PHP refuses a second dispatch; after Go ran it (or failed it),
 // PHP accepts one again.
 func TestGoReleasesUniqueLocks(t *testing.T) {
 	t.Parallel()
-	for _, store := range []struct {
-		name string
-		opts []phpapp.Option
-	}{{"database", nil}, {"redis", []phpapp.Option{phpapp.WithRedisCache()}}} {
+	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
