@@ -31,7 +31,8 @@ type signalValues interface {
 }
 
 // signalStore opens the cache store PHP's workers read their signals from, and says how it keeps
-// numbers: the database and file stores serialize every value; RedisStore keeps numbers as they are.
+// numbers: the database, file and memcached stores serialize every value (memcached's extension keeps
+// types in flags, which the memcached package maps); RedisStore keeps numbers as they are.
 func (a *adminRun) signalStore(ctx context.Context) (store signalValues, rawNumbers bool, done func(), err error) {
 	if a.cfg.Cache.Store == "database" {
 		conn, err := a.conn(ctx)
@@ -45,7 +46,7 @@ func (a *adminRun) signalStore(ctx context.Context) (store signalValues, rawNumb
 		return nil, false, nil, err
 	}
 	if cs == nil {
-		return nil, false, nil, fmt.Errorf("the cache store %q (CACHE_DRIVER / CACHE_STORE) is not one artisan-go reaches: workers read their signals there, so use php artisan %s, or the database, redis or file store", a.cfg.Cache.Store, a.name)
+		return nil, false, nil, fmt.Errorf("the cache store %q (CACHE_DRIVER / CACHE_STORE) is not one artisan-go reaches: workers read their signals there, so use php artisan %s, or the database, redis, file or memcached store", a.cfg.Cache.Store, a.name)
 	}
 	return cs.values, cs.rawNumbers, cs.Close, nil
 }

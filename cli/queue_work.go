@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/artisan-go/artisan-go/filecache"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/memcached"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/artisan-go/artisan-go/worker"
@@ -318,7 +320,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	case cs != nil:
 		p.Locks, p.Cache = cs.locks, cs.values
 	case cfg.Cache.Store != "database":
-		log.Warn("the cache store is not the database, redis or file store: queue:restart signals, maxExceptions counters and unique locks are not seen",
+		log.Warn("the cache store is not the database, redis, file or memcached store: queue:restart signals, maxExceptions counters and unique locks are not seen",
 			"cache_store", cfg.Cache.Store)
 	}
 	w, err := worker.New(p)
@@ -326,7 +328,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 }
 
 // cacheStore is the application's cache store when it is not the database: Redis (its lock and
-// cache connections) or files.
+// cache connections), files or memcached.
 type cacheStore struct {
 	locks  worker.LockReleaser // unique locks; also a worker.LockStore for job middleware
 	values cacheValues
@@ -348,7 +350,7 @@ func (c *cacheStore) Close() {
 	}
 }
 
-// openCacheStore opens the cache store when it is Redis or files; nil for any other.
+// openCacheStore opens the cache store when it is Redis, files or memcached; nil for any other.
 func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error) {
 	switch cfg.Cache.Store {
 	case "redis":
@@ -367,6 +369,16 @@ func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error
 			return nil, fmt.Errorf("cache.store file: %w", err)
 		}
 		return &cacheStore{locks: fc, values: fc, close: func() {}}, nil
+	case "memcached":
+		m := cfg.Cache.Memcached
+		if m.Username != "" {
+			return nil, errors.New("cache.store memcached: MEMCACHED_USERNAME is set, and SASL authentication needs memcached's binary protocol, which artisan-go does not speak; unset it, or use the database or redis cache store")
+		}
+		mc, err := memcached.Open(ctx, memcached.Params{Addr: net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), Prefix: cfg.Cache.Prefix})
+		if err != nil {
+			return nil, fmt.Errorf("cache.store memcached: %w", err)
+		}
+		return &cacheStore{locks: mc, values: mc, close: func() { mc.Close() }}, nil
 	}
 	return nil, nil
 }
@@ -406,7 +418,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
-	wc.CacheEnabled = cfg.Cache.Store == "database" || cfg.Cache.Store == "redis" || cfg.Cache.Store == "file"
+	wc.CacheEnabled = slices.Contains([]string{"database", "redis", "file", "memcached"}, cfg.Cache.Store)
 	wc.RateLimiters = map[string][]worker.RateLimit{}
 	for _, l := range cfg.RateLimiters {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})

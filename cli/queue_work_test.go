@@ -303,3 +303,38 @@ func writeConfig(t *testing.T, env, yaml string) string {
 	}
 	return cfg
 }
+
+// TestQueueWorkCacheStoreUnreachable stops the worker before it claims anything when the cache store
+// it must share with PHP cannot be reached, naming the setting to fix: a file store's directory that
+// does not exist, a memcached server that does not answer, memcached with SASL.
+func TestQueueWorkCacheStoreUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, env := newSQLiteApp(t, "welcome")
+	base, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		env  string
+		want string
+	}{
+		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + filepath.Join(t.TempDir(), "no", "such", "data"), "cache.file.path"},
+		{"CACHE_DRIVER=memcached\nMEMCACHED_PORT=1", "MEMCACHED_PORT"},
+		{"CACHE_DRIVER=memcached\nMEMCACHED_USERNAME=app", "MEMCACHED_USERNAME"},
+	} {
+		file := filepath.Join(filepath.Dir(env), fmt.Sprintf("cache-%d.env", i))
+		if err := os.WriteFile(file, append(append(base, '\n'), tc.env+"\n"...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := Do(ctx, []string{"queue:work", "--env-file", file, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%q: exit status %d, stderr without %q:\n%s", tc.env, code, tc.want, errb.String())
+		}
+	}
+	var attempts int
+	if err := queuetest.DB(conn).QueryRow("select attempts from jobs").Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("the job's attempts %d (%v), want it untouched", attempts, err)
+	}
+}

@@ -246,7 +246,8 @@ type App struct {
 // Cache is Laravel's default cache store.
 type Cache struct {
 	// Store is the store's driver. The worker reads restart signals and unique locks from the
-	// "database", "redis" and "file" stores; with any other they cannot be seen (a warning).
+	// "database", "redis", "file" and "memcached" stores; with any other they cannot be seen (a
+	// warning).
 	// CACHE_DRIVER before Laravel 11, CACHE_STORE from 11 on. Default "file" before 11, "database"
 	// from 11 on.
 	Store string `mapstructure:"store"`
@@ -259,6 +260,20 @@ type Cache struct {
 	Redis Redis `mapstructure:"redis"`
 	// File is where the file store keeps its files.
 	File FileStore `mapstructure:"file"`
+	// Memcached is the memcached store's server.
+	Memcached Memcached `mapstructure:"memcached"`
+}
+
+// Memcached is the server of the memcached cache store: the skeleton's one server. SASL
+// authentication (MEMCACHED_USERNAME) needs memcached's binary protocol, which artisan-go does not
+// speak: the worker refuses to start with it.
+type Memcached struct {
+	// Host is MEMCACHED_HOST. Default "127.0.0.1".
+	Host string `mapstructure:"host"`
+	// Port is MEMCACHED_PORT. Default 11211.
+	Port int `mapstructure:"port"`
+	// Username is MEMCACHED_USERNAME (SASL). Default "" (none).
+	Username string `mapstructure:"username"`
 }
 
 // FileStore is where the file cache store keeps its files; the worker must run on a host that
@@ -444,8 +459,9 @@ func Default() Config {
 			Env:      "production",
 		},
 		Cache: Cache{
-			Store:  "file",
-			Prefix: "laravel_cache",
+			Store:     "file",
+			Prefix:    "laravel_cache",
+			Memcached: Memcached{Host: "127.0.0.1", Port: 11211},
 			Redis: Redis{
 				Host:   "127.0.0.1",
 				Port:   6379,

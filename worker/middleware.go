@@ -111,7 +111,7 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 		out = append(out, m)
 	}
 	if (w.mwLocks == nil || w.mwValues == nil) && len(out) > 0 {
-		return nil, "its middleware needs the cache store, which artisan-go cannot reach (cache store not database, redis or file)"
+		return nil, "its middleware needs the cache store, which artisan-go cannot reach (cache store not database, redis, file or memcached)"
 	}
 	return out, ""
 }

@@ -169,10 +169,10 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 	})
 }
 
-// cacheStores runs fn on every database, with the app's cache store in the database, in Redis and
-// in files, and artisan-go set to Laravel 12.40, which has queue:pause.
+// cacheStores runs fn on every database, with the app's cache store in the database, in Redis, in
+// files and in memcached, and artisan-go set to Laravel 12.40, which has queue:pause.
 func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
-	for _, store := range []string{"database", "redis", "file"} {
+	for _, store := range []string{"database", "redis", "file", "memcached"} {
 		t.Run(store, func(t *testing.T) {
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
 				// Laravel 11+ names the cache store CACHE_STORE (the 8.83 app reads CACHE_DRIVER), and
@@ -183,6 +183,8 @@ func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
 					opts = append(opts, phpapp.WithRedisCache())
 				case "file":
 					opts = append(opts, phpapp.WithFileCache())
+				case "memcached":
+					opts = append(opts, phpapp.WithMemcachedCache())
 				}
 				fn(t, newSide(t, db, opts...))
 			})

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/memcached"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/redislock"
 	"github.com/artisan-go/artisan-go/worker"
@@ -39,8 +41,9 @@ type side struct {
 	// locks releases unique locks, and cache reads and counts cache values, when the app's cache
 	// store is Redis.
 	locks, cache *redislock.Locks
-	// files is the app's cache store when it is the file store.
+	// files is the app's cache store when it is the file store, mc when it is memcached.
 	files *filecache.Store
+	mc    *memcached.Store
 	// goConfig changes the worker configuration of every differential work step (differential_test.go).
 	goConfig func(*worker.Config)
 }
@@ -86,10 +89,17 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 		t.Cleanup(store.Close)
 		s.locks, s.cache = store.Locks, store.Values
 	}
-	if cfg.Cache.Store == "file" {
+	switch cfg.Cache.Store {
+	case "file":
 		if s.files, err = filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path}); err != nil {
 			t.Fatal(err)
 		}
+	case "memcached":
+		m := cfg.Cache.Memcached
+		if s.mc, err = memcached.Open(context.Background(), memcached.Params{Addr: net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), Prefix: cfg.Cache.Prefix}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.mc.Close() })
 	}
 	return s
 }
@@ -111,7 +121,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Timeout = 0
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
-	c.CacheEnabled = s.cfg.Cache.Store == "database" || s.cfg.Cache.Store == "redis" || s.cfg.Cache.Store == "file"
+	c.CacheEnabled = slices.Contains([]string{"database", "redis", "file", "memcached"}, s.cfg.Cache.Store)
 	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
@@ -122,6 +132,9 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	}
 	if s.files != nil {
 		p.Locks, p.Cache = s.files, s.files
+	}
+	if s.mc != nil {
+		p.Locks, p.Cache = s.mc, s.mc
 	}
 	w, err := worker.New(p)
 	if err != nil {

@@ -23,10 +23,13 @@ var errFromGo = errors.New("guarded fails in Go")
 var stores = []struct {
 	name string
 	opts []phpapp.Option
-}{{"database", nil}, {"redis", []phpapp.Option{phpapp.WithRedisCache()}}, {"file", []phpapp.Option{phpapp.WithFileCache()}}}
+}{
+	{"database", nil}, {"redis", []phpapp.Option{phpapp.WithRedisCache()}}, {"file", []phpapp.Option{phpapp.WithFileCache()}},
+	{"memcached", []phpapp.Option{phpapp.WithMemcachedCache()}},
+}
 
-// eachStore runs test on every database with the app's cache store in the database, in Redis and in
-// files.
+// eachStore runs test on every database with the app's cache store in the database, in Redis, in
+// files and in memcached.
 func eachStore(t *testing.T, test func(t *testing.T, ctx context.Context, s *side)) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
@@ -50,6 +53,8 @@ func (s *side) lockOwner(t *testing.T, ctx context.Context, name string) (string
 		owner, held, err = s.locks.LockOwner(ctx, name)
 	case s.files != nil:
 		owner, held, err = s.files.LockOwner(ctx, name)
+	case s.mc != nil:
+		owner, held, err = s.mc.LockOwner(ctx, name)
 	default:
 		owner, held, err = s.conn.CacheLockOwner(ctx, name)
 	}
@@ -68,6 +73,8 @@ func (s *side) putCache(t *testing.T, ctx context.Context, key string) {
 		err = s.cache.CachePut(ctx, key, "1", time.Minute)
 	case s.files != nil:
 		err = s.files.CachePut(ctx, key, laravel.SerializeInt(1), time.Minute)
+	case s.mc != nil:
+		err = s.mc.CachePut(ctx, key, laravel.SerializeInt(1), time.Minute)
 	default:
 		err = s.conn.CachePut(ctx, key, laravel.SerializeInt(1), time.Minute)
 	}

@@ -39,11 +39,11 @@ func (o *watchedOutput) String() string {
 }
 
 // TestPHPQueueRestartStopsGoWorker runs `artisan-go queue:work` on an app whose cache store is
-// Redis, or files, and stops it with PHP's own `php artisan queue:restart`, which writes the signal
+// Redis, files or memcached, and stops it with PHP's own `php artisan queue:restart`, which writes the signal
 // there.
 func TestPHPQueueRestartStopsGoWorker(t *testing.T) {
 	t.Parallel()
-	for store, opt := range map[string]phpapp.Option{"redis": phpapp.WithRedisCache(), "file": phpapp.WithFileCache()} {
+	for store, opt := range map[string]phpapp.Option{"redis": phpapp.WithRedisCache(), "file": phpapp.WithFileCache(), "memcached": phpapp.WithMemcachedCache()} {
 		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opt) })
 	}
 }

@@ -62,10 +62,11 @@ type App struct {
 type Option func(*settings)
 
 type settings struct {
-	env      []string
-	noSchema bool
-	redis    bool
-	file     bool
+	env       []string
+	noSchema  bool
+	redis     bool
+	file      bool
+	memcached bool
 }
 
 // WithEnv sets extra environment variables ("KEY=value"), which override the defaults New chooses.
@@ -85,6 +86,28 @@ func WithRedisCache() Option {
 // is not beside its .env file here.
 func WithFileCache() Option {
 	return func(s *settings) { s.file = true }
+}
+
+// requireCacheServer skips the test (or fails it under ARTISAN_GO_REQUIRE_ALL) unless PHP loads the
+// extension ext and a server answers at the app's <env>_HOST and <env>_PORT.
+func requireCacheServer(t testing.TB, p probe, ext, name, env, port, pkg string) {
+	t.Helper()
+	if !p.modules[ext] {
+		testenv.Missing(t, "the PHP extension %s is not loaded: apt-get install php-%s", ext, ext)
+	}
+	addr := net.JoinHostPort(envOr(env+"_HOST", "127.0.0.1"), envOr(env+"_PORT", port))
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		testenv.Missing(t, "%s is not reachable at %s (%v): apt-get install %s (or run .ci/services)", name, addr, err, pkg)
+	}
+	c.Close()
+}
+
+// WithMemcachedCache makes memcached (MEMCACHED_HOST, default 127.0.0.1:11211) the default cache
+// store; the app's own cache prefix keeps its keys apart from other tests'. The test is skipped (or
+// fails under ARTISAN_GO_REQUIRE_ALL) when PHP's memcached extension or the server is missing.
+func WithMemcachedCache() Option {
+	return func(s *settings) { s.memcached = true }
 }
 
 // WithoutSchema leaves the database empty instead of running interop:schema.
@@ -186,16 +209,11 @@ func New(t testing.TB, db testenv.Database, opts ...Option) *App {
 	if ext := pdoDriver[db.Dialect]; !p.modules[ext] {
 		testenv.Missing(t, "%s (the PHP extension %s is not loaded)", MissingMessage, ext)
 	}
+	if s.memcached {
+		requireCacheServer(t, p, "memcached", "memcached", "MEMCACHED", "11211", "memcached")
+	}
 	if s.redis {
-		if !p.modules["redis"] {
-			testenv.Missing(t, "the PHP extension redis is not loaded: apt-get install php-redis")
-		}
-		addr := net.JoinHostPort(envOr("REDIS_HOST", "127.0.0.1"), envOr("REDIS_PORT", "6379"))
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err != nil {
-			testenv.Missing(t, "Redis is not reachable at %s (%v): apt-get install redis-server (or run .ci/services)", addr, err)
-		}
-		c.Close()
+		requireCacheServer(t, p, "redis", "Redis", "REDIS", "6379", "redis-server")
 	}
 
 	dir := t.TempDir()
@@ -250,6 +268,9 @@ func (a *App) defaultEnv(s settings) []string {
 	}
 	if s.file {
 		env = append(env, "CACHE_DRIVER=file", "ARTISAN_GO_CACHE_FILE_PATH="+a.FileCachePath())
+	}
+	if s.memcached {
+		env = append(env, "CACHE_DRIVER=memcached")
 	}
 	env = append(env, a.db.Env()...)
 	env = append(env, s.env...)
