@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,7 +281,7 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
-// the cache store when it is Redis or files (cs, nil for the database store). queueFlag
+// the cache store when it is Redis, files or memcached (cs, nil for the database store). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
 func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
@@ -418,7 +417,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
-	wc.CacheEnabled = slices.Contains([]string{"database", "redis", "file", "memcached"}, cfg.Cache.Store)
+	wc.CacheEnabled = cfg.Cache.Reached()
 	wc.RateLimiters = map[string][]worker.RateLimit{}
 	for _, l := range cfg.RateLimiters {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})

@@ -22,6 +22,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -275,6 +276,12 @@ type Memcached struct {
 	// Username is MEMCACHED_USERNAME (SASL). Default "" (none).
 	Username string `mapstructure:"username"`
 }
+
+// ReachedStores are the cache store drivers artisan-go reads and writes as PHP does.
+var ReachedStores = []string{"database", "redis", "file", "memcached"}
+
+// Reached reports whether artisan-go reads and writes the store (see ReachedStores).
+func (c Cache) Reached() bool { return slices.Contains(ReachedStores, c.Store) }
 
 // FileStore is where the file cache store keeps its files; the worker must run on a host that
 // reaches them (the application's own, or a shared volume).

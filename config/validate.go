@@ -385,7 +385,7 @@ func (c *Config) Warnings() []string {
 			out = append(out, fmt.Sprintf("routes[%d].exec %q is one program name with spaces in it, run without a shell; if it is a command line, write it as a list ([program, arg, ...]) or as [sh, -c, \"...\"]", i, r.Exec[0]))
 		}
 	}
-	if !oneOf(c.Cache.Store, []string{"database", "redis", "file", "memcached"}) {
+	if !c.Cache.Reached() {
 		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go, which reads the database, redis, file and memcached cache stores: `php artisan queue:restart` cannot stop this worker, maxExceptions is not counted, unique-job locks are not released and jobs with middleware are left for PHP", c.Cache.Store))
 	}
 	return out

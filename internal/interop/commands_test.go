@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artisan-go/artisan-go/cli"
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -172,7 +173,7 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 // cacheStores runs fn on every database, with the app's cache store in the database, in Redis, in
 // files and in memcached, and artisan-go set to Laravel 12.40, which has queue:pause.
 func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
-	for _, store := range []string{"database", "redis", "file", "memcached"} {
+	for _, store := range config.ReachedStores {
 		t.Run(store, func(t *testing.T) {
 			testenv.Each(t, func(t *testing.T, db testenv.Database) {
 				// Laravel 11+ names the cache store CACHE_STORE (the 8.83 app reads CACHE_DRIVER), and

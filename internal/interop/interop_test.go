@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -121,7 +120,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Timeout = 0
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
-	c.CacheEnabled = slices.Contains([]string{"database", "redis", "file", "memcached"}, s.cfg.Cache.Store)
+	c.CacheEnabled = s.cfg.Cache.Reached()
 	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
