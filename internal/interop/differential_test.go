@@ -135,13 +135,16 @@ func TestDifferential(t *testing.T) {
 		name string
 		make func(testing.TB) testenv.Database
 		opts []phpapp.Option
+		// ownPrefix gives each copy a cache prefix of its own, where nothing else keeps them apart.
+		ownPrefix bool
 	}{
-		{"mysql", testenv.MySQL, nil}, {"pgsql", testenv.Postgres, nil}, {"sqlite", testenv.SQLite, nil},
-		// Redis and files as the cache store, on one database: the store does not depend on it.
-		{"mysql-redis", testenv.MySQL, []phpapp.Option{phpapp.WithRedisCache()}},
-		{"mysql-file", testenv.MySQL, []phpapp.Option{phpapp.WithFileCache()}},
+		{"mysql", testenv.MySQL, nil, false}, {"pgsql", testenv.Postgres, nil, false}, {"sqlite", testenv.SQLite, nil, false},
+		// Redis, files and memcached as the cache store, on one database: the store does not depend on it.
+		{"mysql-redis", testenv.MySQL, []phpapp.Option{phpapp.WithRedisCache()}, false},
+		{"mysql-file", testenv.MySQL, []phpapp.Option{phpapp.WithFileCache()}, false},
+		{"mysql-memcached", testenv.MySQL, []phpapp.Option{phpapp.WithMemcachedCache()}, true},
 	} {
-		pairs := &diffPairs{t: t, mk: d.make, opts: d.opts, free: make(chan *diffPair, len(diffScenarios))}
+		pairs := &diffPairs{t: t, mk: d.make, opts: d.opts, ownPrefix: d.ownPrefix, free: make(chan *diffPair, len(diffScenarios))}
 		for _, sc := range diffScenarios {
 			if only != nil && !only.MatchString(sc.name) {
 				continue
@@ -164,10 +167,11 @@ type diffPair struct{ php, gos *side }
 // diffPairs hands out pairs of copies of one database kind. Creating the tables costs seconds on
 // MariaDB, so a pair is emptied and used again by the next scenario.
 type diffPairs struct {
-	t    *testing.T // the suite's test, which owns the databases
-	mk   func(testing.TB) testenv.Database
-	opts []phpapp.Option // the apps' options (the cache store)
-	free chan *diffPair
+	t         *testing.T // the suite's test, which owns the databases
+	mk        func(testing.TB) testenv.Database
+	opts      []phpapp.Option // the apps' options (the cache store)
+	ownPrefix bool            // each copy has a cache prefix of its own
+	free      chan *diffPair
 }
 
 // get returns an empty pair: a used one when there is one (and the scenario sets no environment of
@@ -187,6 +191,9 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 				}
 				s.clearRedis(t, ctx)
 				s.clearFiles(t)
+				if s.mc != nil {
+					s.clearMemcached(t)
+				}
 				s.goConfig = nil
 			}
 			return pr
@@ -197,10 +204,19 @@ func (p *diffPairs) get(t *testing.T, ctx context.Context, sc diffScenario) *dif
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
-	// Both copies share APP_KEY (encrypted jobs) and the cache prefix (lock and counter keys).
-	env := phpapp.WithEnv(append([]string{"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:]), "CACHE_PREFIX=" + testenv.Name("cache")}, sc.env...)...)
-	opts := append(slices.Clone(p.opts), env)
-	pr := &diffPair{php: newSide(p.t, p.mk(p.t), opts...), gos: newSide(p.t, p.mk(p.t), opts...)}
+	// Both copies share APP_KEY (encrypted jobs) and the cache prefix (lock and counter keys), unless
+	// the prefix is what keeps their keys apart.
+	key := "APP_KEY=base64:" + base64.StdEncoding.EncodeToString(k[:])
+	shared := "CACHE_PREFIX=" + testenv.Name("cache")
+	newCopy := func() *side {
+		prefix := shared
+		if p.ownPrefix {
+			prefix = "CACHE_PREFIX=" + testenv.Name("cache")
+		}
+		env := phpapp.WithEnv(append([]string{key, prefix}, sc.env...)...)
+		return newSide(p.t, p.mk(p.t), append(slices.Clone(p.opts), env)...)
+	}
+	pr := &diffPair{php: newCopy(), gos: newCopy()}
 	for _, s := range []*side{pr.php, pr.gos} {
 		// Pairs live until the suite ends, on database servers other tests share: they keep one idle
 		// connection each. Snapshots and copies read one table at a time.
@@ -241,6 +257,9 @@ func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
 			copyRedis(t, ctx, php, gos)
 			if php.files != nil {
 				copyFiles(t, php, gos)
+			}
+			if php.mc != nil {
+				copyMemcached(t, php, gos)
 			}
 			copied = true
 		}
@@ -730,6 +749,9 @@ func snapshot(t *testing.T, ctx context.Context, s *side) string {
 	}
 	if s.files != nil {
 		emit("cache files", s.fileSnapshot(t, n), false)
+	}
+	if s.mc != nil {
+		emit("memcached", s.memcachedSnapshot(t, n), false)
 	}
 	return b.String()
 }
