@@ -424,9 +424,8 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	}
 }
 
-// sqlitePath resolves a relative sqlite path against dir (the directory of the file that set it, or
-// the working directory), keeping ":memory:" and "file:" URIs as they are.
-// relativeTo resolves a relative path against dir (the working directory when dir is "").
+// relativeTo resolves a relative path against dir (the directory of the file that set it; the working
+// directory when dir is "").
 func relativeTo(p, dir string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
@@ -440,15 +439,11 @@ func relativeTo(p, dir string) string {
 	return filepath.Join(dir, p)
 }
 
+// sqlitePath resolves a relative sqlite path as relativeTo does, keeping ":memory:" and "file:" URIs
+// as they are.
 func sqlitePath(p, dir string) string {
-	if p == "" || p == ":memory:" || strings.HasPrefix(p, "file:") || filepath.IsAbs(p) {
+	if p == ":memory:" || strings.HasPrefix(p, "file:") {
 		return p
 	}
-	if dir == "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs
-		}
-		return p
-	}
-	return filepath.Join(dir, p)
+	return relativeTo(p, dir)
 }
