@@ -249,7 +249,7 @@ func (s *Store) CacheIncrement(_ context.Context, key string, by int64) (int64, 
 	}
 	n := by
 	if ok {
-		n += intCast(v)
+		n += payload.IntCast(unserialized(v))
 	} else {
 		expiry = never
 	}
@@ -266,7 +266,7 @@ func (s *Store) CacheCount(ctx context.Context, key string, ttl time.Duration) (
 	if err != nil {
 		return 0, err
 	}
-	if !ok || intCast(v) == 0 {
+	if !ok || payload.IntCast(unserialized(v)) == 0 {
 		if err := s.CachePut(ctx, key, serialize(int64(0)), ttl); err != nil {
 			return 0, err
 		}
@@ -325,36 +325,14 @@ func (s *Store) ForceRelease(_ context.Context, name string) error {
 // SerializesValues reports that the store keeps values PHP-serialized, numbers included.
 func (s *Store) SerializesValues() bool { return true }
 
+// unserialized is a serialized value read back (nil when it does not unserialize).
+func unserialized(v string) payload.Value {
+	val, _ := payload.Unserialize([]byte(v))
+	return val
+}
+
 // serialize is PHP's serialize() of an int or a string.
 func serialize(v payload.Value) string {
 	b, _ := payload.Serialize(v)
 	return string(b)
-}
-
-// intCast is PHP's (int) of a serialized value: integers, floats and numeric strings as PHP casts
-// them, true as 1, anything else 0.
-func intCast(v string) int64 {
-	val, err := payload.Unserialize([]byte(v))
-	if err != nil {
-		return 0
-	}
-	switch x := val.(type) {
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	case bool:
-		if x {
-			return 1
-		}
-	case string:
-		num := strings.TrimLeft(x, " \t\n\r\v\f")
-		end := 0
-		for end < len(num) && (num[end] >= '0' && num[end] <= '9' || end == 0 && (num[end] == '-' || num[end] == '+')) {
-			end++
-		}
-		n, _ := strconv.ParseInt(num[:end], 10, 64)
-		return n
-	}
-	return 0
 }

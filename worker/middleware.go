@@ -181,7 +181,7 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 		return nil, fmt.Sprintf("WithoutOverlapping releaseAfter is a %T", ra)
 	}
 	exp, _ := o.Get("expiresAfter")
-	m.expiresAfter = phpIntValue(exp)
+	m.expiresAfter = payload.IntCast(exp)
 	return m, ""
 }
 
@@ -253,13 +253,13 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis 
 		sum := md5.Sum([]byte(r.class))
 		m.key = phpString(prefix) + hex.EncodeToString(sum[:])
 	}
-	m.maxAttempts = phpIntValue(get("maxAttempts"))
+	m.maxAttempts = payload.IntCast(get("maxAttempts"))
 	if v, ok := o.Get("decaySeconds"); ok { // 11.0+
-		m.decay = phpIntValue(v)
+		m.decay = payload.IntCast(v)
 	} else {
-		m.decay = phpIntValue(get("decayMinutes")) * 60
+		m.decay = payload.IntCast(get("decayMinutes")) * 60
 	}
-	m.retryAfter = phpIntValue(get("retryAfterMinutes")) * 60
+	m.retryAfter = payload.IntCast(get("retryAfterMinutes")) * 60
 	return m, ""
 }
 
@@ -341,7 +341,7 @@ func (w *Worker) newRateLimited(r *jobRun, o *payload.Object, withRedis bool) (m
 		m.shouldRelease = !phpFalsy(v)
 	}
 	ra, _ := o.Get("releaseAfter")
-	m.releaseAfter = phpIntValue(ra)
+	m.releaseAfter = payload.IntCast(ra)
 	for _, l := range limits {
 		sum := md5.Sum([]byte(name + limitKey(l.By, r.cmd)))
 		m.keys = append(m.keys, hex.EncodeToString(sum[:]))
@@ -513,21 +513,4 @@ func lockOwner() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b[:])
-}
-
-// phpIntValue converts a scalar as PHP's (int) does; anything else is 0.
-func phpIntValue(v payload.Value) int64 {
-	switch v := v.(type) {
-	case int64:
-		return v
-	case float64:
-		return int64(v)
-	case bool:
-		if v {
-			return 1
-		}
-	case string:
-		return int64(phpInt(v))
-	}
-	return 0
 }

@@ -3,6 +3,8 @@ package worker
 import (
 	"strconv"
 	"strings"
+
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // Version is a Laravel framework version such as 8.83 or 12.54. Worker semantics differ by version
@@ -82,7 +84,7 @@ func BackoffDelay(jobBackoff string, hasJobBackoff bool, workerBackoff []int, at
 	var list []int
 	if hasJobBackoff {
 		for _, f := range strings.Split(jobBackoff, ",") {
-			list = append(list, phpInt(f))
+			list = append(list, int(payload.IntCast(f)))
 		}
 	} else {
 		list = workerBackoff
@@ -101,27 +103,6 @@ func BackoffDelay(jobBackoff string, hasJobBackoff bool, workerBackoff []int, at
 		return 0
 	}
 	return list[i]
-}
-
-// phpInt converts a string as PHP's (int) cast does: optional whitespace and sign, then digits.
-func phpInt(s string) int {
-	s = strings.TrimLeft(s, " \t\n\r\v\f")
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	n := 0
-	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		n = n*10 + int(s[i]-'0')
-		if n > 1<<31 {
-			break
-		}
-	}
-	if neg {
-		return -n
-	}
-	return n
 }
 
 // Limits are the retry limits of one job: the payload's values, falling back to the worker's options.
