@@ -82,6 +82,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)
 		return 2
 	}
+	findings = append(findings, cacheStoreFindings(ctx, cfg)...)
 	if *format == "json" {
 		if findings == nil {
 			findings = []laravel.Finding{}
@@ -102,4 +103,22 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		return 1
 	}
 	return 0
+}
+
+// cacheStoreFindings checks the cache store the workers share with PHP (queue:restart, unique locks,
+// job middleware): one queue:work cannot open stops before it claims anything, and one it does not
+// read leaves those unseen.
+func cacheStoreFindings(ctx context.Context, cfg *config.Config) []laravel.Finding {
+	if !cfg.Cache.Reached() {
+		return []laravel.Finding{{Code: "cache-store-unread", Severity: laravel.SeverityWarning,
+			Message: fmt.Sprintf("the cache store %q is not one artisan-go reads: php artisan queue:restart does not stop its workers, maxExceptions is not counted, unique locks are not released after their jobs (PHP drops the next dispatches until they expire) and jobs with middleware are left for PHP", cfg.Cache.Store),
+			Fix:     "use the " + strings.Join(config.ReachedStores, ", ") + " store (CACHE_DRIVER, CACHE_STORE from Laravel 11)"}}
+	}
+	cs, err := openCacheStore(ctx, cfg)
+	if err != nil {
+		return []laravel.Finding{{Code: "cache-store", Severity: laravel.SeverityError, Message: err.Error(),
+			Fix: "queue:work does not start until the cache store opens: correct the setting the message names"}}
+	}
+	cs.Close()
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,4 +60,34 @@ func TestDoctorAndMigrateCommands(t *testing.T) {
 			t.Fatalf("doctor with a timeout above retry_after: status %d\n%s", status, out)
 		}
 	})
+}
+
+// TestDoctorChecksCacheStore reports a cache store queue:work cannot open (an error, with the setting
+// named) and one it does not read (a warning); a store it opens adds nothing.
+func TestDoctorChecksCacheStore(t *testing.T) {
+	t.Parallel()
+	_, env := newSQLiteApp(t, "welcome")
+	base, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		env    string
+		status int
+		want   string
+	}{
+		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + filepath.Join(t.TempDir(), "no", "such", "data"), 1, "ERROR [cache-store] cache.store file:"},
+		{"CACHE_DRIVER=array", 1, "WARNING [cache-store-unread]"},
+		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + t.TempDir(), 0, "ok: nothing to fix"},
+	} {
+		file := filepath.Join(filepath.Dir(env), "doctor-"+strconv.Itoa(i)+".env")
+		if err := os.WriteFile(file, append(append(base, '\n'), tc.env+"\n"...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		status := Do(context.Background(), []string{"queue:doctor", "--env-file", file}, nil, &out, &errb)
+		if status != tc.status || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%q: status %d, want %d with %q:\n%s%s", tc.env, status, tc.status, tc.want, out.String(), errb.String())
+		}
+	}
 }
