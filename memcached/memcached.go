@@ -39,6 +39,9 @@ const (
 // ErrMiss is an increment of a key the server does not hold.
 var ErrMiss = errors.New("memcached: no such key")
 
+// ErrServer is wrapped by every error the server answers (ERROR, CLIENT_ERROR, SERVER_ERROR).
+var ErrServer = errors.New("memcached error")
+
 // Params says where the store is.
 type Params struct {
 	// Addr is host:port (MEMCACHED_HOST, MEMCACHED_PORT).
@@ -94,7 +97,8 @@ func (s *Store) drop() {
 }
 
 // roundTrip sends one request and reads its reply: the lines up to the one that ends it (END for a
-// get, one line otherwise), redialling a broken connection once.
+// get, one line otherwise), redialling a broken connection once; an error the server answers is not
+// sent again.
 func (s *Store) roundTrip(ctx context.Context, req string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,8 +114,8 @@ func (s *Store) roundTrip(ctx context.Context, req string) ([]string, error) {
 			s.conn, s.r = c, bufio.NewReader(c)
 		}
 		var lines []string
-		if lines, err = s.exchange(ctx, req); err == nil {
-			return lines, nil
+		if lines, err = s.exchange(ctx, req); err == nil || errors.Is(err, ErrServer) {
+			return lines, err // the server's answer, even an error, leaves the connection in step
 		}
 		s.drop()
 	}
@@ -153,7 +157,7 @@ func (s *Store) exchange(ctx context.Context, req string) ([]string, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "ERROR") || strings.HasPrefix(line, "CLIENT_ERROR") || strings.HasPrefix(line, "SERVER_ERROR") {
-			return nil, fmt.Errorf("memcached: %s", line)
+			return nil, fmt.Errorf("%w: %s", ErrServer, line)
 		}
 		return append(lines, line), nil
 	}

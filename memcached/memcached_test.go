@@ -1,6 +1,16 @@
 package memcached
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+)
 
 // TestValueFlags maps PHP-serialized values to the flags and data PHP's memcached extension stores
 // (checked with php-memcached 3.2: an int is flag 1 "1732000000", true flag 3 "1", a string flag 0, an
@@ -33,5 +43,39 @@ func TestValueFlags(t *testing.T) {
 	}
 	if _, err := serialized(5, "x"); err == nil {
 		t.Error("an igbinary value was read")
+	}
+}
+
+// TestServerErrorKeepsConnection sends a request the server refuses and then a good one on the same
+// store: the refusal is ErrServer, sent once, and the connection stays usable.
+func TestServerErrorKeepsConnection(t *testing.T) {
+	addr := os.Getenv("MEMCACHED_HOST")
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	s, err := Open(context.Background(), Params{Addr: net.JoinHostPort(addr, "11211"), Prefix: "artisan_go_test_" + strconv.FormatInt(time.Now().UnixNano(), 10)})
+	if err != nil {
+		testenv.Missing(t, "memcached is not reachable: %v (apt-get install memcached, or run .ci/services)", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	conn := s.conn
+	if _, err := s.roundTrip(ctx, "no_such_command\r\n"); !errors.Is(err, ErrServer) {
+		t.Fatalf("an unknown command: %v, want ErrServer", err)
+	}
+	if s.conn != conn {
+		t.Fatal("the server's refusal dropped the connection (and sent the command again)")
+	}
+	if err := s.CachePut(ctx, "k", "i:41;", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CacheIncrement(ctx, "k", 1); err != nil || n != 42 {
+		t.Fatalf("increment after the refusal: %d, %v", n, err)
+	}
+	if v, ok, err := s.CacheGet(ctx, "k"); err != nil || !ok || v != "i:42;" {
+		t.Fatalf("get: %q %v %v", v, ok, err)
+	}
+	if _, err := s.CacheIncrement(ctx, "absent", 1); !errors.Is(err, ErrMiss) {
+		t.Fatalf("increment of an absent key: %v, want ErrMiss", err)
 	}
 }
