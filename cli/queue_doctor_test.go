@@ -67,10 +67,6 @@ func TestDoctorAndMigrateCommands(t *testing.T) {
 func TestDoctorChecksCacheStore(t *testing.T) {
 	t.Parallel()
 	_, env := newSQLiteApp(t, "welcome")
-	base, err := os.ReadFile(env)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, tc := range []struct {
 		env    string
 		status int
@@ -80,10 +76,7 @@ func TestDoctorChecksCacheStore(t *testing.T) {
 		{"CACHE_DRIVER=array", 1, "WARNING [cache-store-unread]"},
 		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + t.TempDir(), 0, "ok: nothing to fix"},
 	} {
-		file := filepath.Join(filepath.Dir(env), "doctor-"+strconv.Itoa(i)+".env")
-		if err := os.WriteFile(file, append(append(base, '\n'), tc.env+"\n"...), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		file := envWith(t, env, "doctor-"+strconv.Itoa(i)+".env", tc.env)
 		var out, errb bytes.Buffer
 		status := Do(context.Background(), []string{"queue:doctor", "--env-file", file}, nil, &out, &errb)
 		if status != tc.status || !strings.Contains(out.String(), tc.want) {

@@ -304,6 +304,21 @@ func writeConfig(t *testing.T, env, yaml string) string {
 	return cfg
 }
 
+// envWith writes a copy of the .env file env, named name beside it, with lines added, and returns its
+// path.
+func envWith(t *testing.T, env, name, lines string) string {
+	t.Helper()
+	base, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(filepath.Dir(env), name)
+	if err := os.WriteFile(file, append(append(base, '\n'), lines+"\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestQueueWorkCacheStoreUnreachable stops the worker before it claims anything when the cache store
 // it must share with PHP cannot be reached, naming the setting to fix: a file store's directory that
 // does not exist, a memcached server that does not answer, memcached with SASL.
@@ -311,10 +326,6 @@ func TestQueueWorkCacheStoreUnreachable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	conn, env := newSQLiteApp(t, "welcome")
-	base, err := os.ReadFile(env)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, tc := range []struct {
 		env  string
 		want string
@@ -323,10 +334,7 @@ func TestQueueWorkCacheStoreUnreachable(t *testing.T) {
 		{"CACHE_DRIVER=memcached\nMEMCACHED_PORT=1", "MEMCACHED_PORT"},
 		{"CACHE_DRIVER=memcached\nMEMCACHED_USERNAME=app", "MEMCACHED_USERNAME"},
 	} {
-		file := filepath.Join(filepath.Dir(env), fmt.Sprintf("cache-%d.env", i))
-		if err := os.WriteFile(file, append(append(base, '\n'), tc.env+"\n"...), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		file := envWith(t, env, fmt.Sprintf("cache-%d.env", i), tc.env)
 		var out, errb bytes.Buffer
 		code := Do(ctx, []string{"queue:work", "--env-file", file, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
 		if code != 1 || !strings.Contains(errb.String(), tc.want) {
