@@ -3,6 +3,8 @@ package interop
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"maps"
 	"net"
 	"net/url"
 	"sort"
@@ -15,29 +17,37 @@ import (
 
 // The differential suite's memcached rows: the app's cache store is memcached. Each copy has a cache
 // prefix of its own (memcached has no other way to keep two apps apart); the keys under it are listed
-// with memcached's lru_crawler metadump, copied with their type flags and expiry, and compared as the
-// tables are.
+// with memcached's lru_crawler metadump, read with the meta command mg, copied with their type flags
+// and time left, and compared as the tables are.
 
 // mcRaw is one memcached item as the server holds it.
 type mcRaw struct {
 	flags string
 	data  string
-	exp   int64 // Unix time; -1 for none
+	ttl   int64 // seconds left; -1 for none
 }
 
-// mcRequest sends one request to the tests' memcached server and returns the reply's lines, data
-// blocks included, up to the one that ends it.
-func mcRequest(t *testing.T, s *side, req string, end func(line string) bool) []string {
+// mcDial connects to the tests' memcached server, for one request.
+func mcDial(t *testing.T, s *side) net.Conn {
 	t.Helper()
 	m := s.cfg.Cache.Memcached
 	c, err := net.DialTimeout("tcp", net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		c.Close()
 		t.Fatal(err)
 	}
+	return c
+}
+
+// mcRequest sends one request to the tests' memcached server and returns the reply's lines, data
+// blocks included, up to the one that ends it.
+func mcRequest(t *testing.T, s *side, req string, end func(line string) bool) []string {
+	t.Helper()
+	c := mcDial(t, s)
+	defer c.Close()
 	if _, err := c.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
@@ -80,30 +90,72 @@ func metadump(t *testing.T, s *side) []string {
 	}
 }
 
-// mcItems returns the side's items by key, the side's prefix cut off.
+// mcItems returns the side's items by key, the side's prefix cut off: those the server's metadump
+// lists and those the pair has seen before, each read by name.
 func (s *side) mcItems(t *testing.T) map[string]mcRaw {
 	t.Helper()
 	prefix := s.cfg.Cache.Prefix + ":"
-	out := map[string]mcRaw{}
-	for _, line := range metadump(t, s) {
-		fields := map[string]string{}
+	if s.mcSeen == nil {
+		s.mcSeen = map[string]bool{}
+	}
+	keys := maps.Clone(s.mcSeen)
+	// The crawler skips an item whose lock another client holds (another key's, too: the locks are
+	// striped), so a dump misses keys while workers read theirs: seen 7 times in 500 dumps. Two dumps
+	// and the keys seen before make a miss unlikely.
+	for _, line := range append(metadump(t, s), metadump(t, s)...) {
 		for _, f := range strings.Fields(line) {
-			k, v, _ := strings.Cut(f, "=")
-			fields[k] = v
+			if v, ok := strings.CutPrefix(f, "key="); ok {
+				if key, err := url.QueryUnescape(v); err == nil && strings.HasPrefix(key, prefix) {
+					keys[strings.TrimPrefix(key, prefix)] = true
+				}
+			}
 		}
-		key, err := url.QueryUnescape(fields["key"])
-		if err != nil || !strings.HasPrefix(key, prefix) {
-			continue
+	}
+	out := map[string]mcRaw{}
+	for key := range keys {
+		if it, ok := mcGet(t, s, prefix+key); ok {
+			s.mcSeen[key] = true
+			out[key] = it
 		}
-		exp, _ := strconv.ParseInt(fields["exp"], 10, 64)
-		reply := mcRequest(t, s, "get "+key+"\r\n", isEnd)
-		if len(reply) != 3 {
-			continue // gone since the dump (expired or deleted)
-		}
-		head := strings.Fields(reply[0]) // VALUE key flags bytes
-		out[strings.TrimPrefix(key, prefix)] = mcRaw{flags: head[2], data: reply[1], exp: exp}
 	}
 	return out
+}
+
+// mcGet reads one item with the meta command mg: its value, type flags and seconds left.
+func mcGet(t *testing.T, s *side, key string) (mcRaw, bool) {
+	t.Helper()
+	c := mcDial(t, s)
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "mg %s v f t\r\n", key); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("memcached mg %s: %v", key, err)
+	}
+	fields := strings.Fields(head) // VA <bytes> f<flags> t<ttl>, or EN
+	if len(fields) == 0 || fields[0] != "VA" {
+		if strings.TrimSpace(head) != "EN" {
+			t.Fatalf("memcached mg %s: %q", key, head)
+		}
+		return mcRaw{}, false
+	}
+	n, _ := strconv.Atoi(fields[1])
+	data := make([]byte, n+2)
+	if _, err := io.ReadFull(r, data); err != nil {
+		t.Fatalf("memcached mg %s: %v", key, err)
+	}
+	it := mcRaw{data: string(data[:n])}
+	for _, f := range fields[2:] {
+		switch f[0] {
+		case 'f':
+			it.flags = f[1:]
+		case 't':
+			it.ttl, _ = strconv.ParseInt(f[1:], 10, 64)
+		}
+	}
+	return it, true
 }
 
 // clearMemcached deletes the side's items.
@@ -119,7 +171,13 @@ func copyMemcached(t *testing.T, from, to *side) {
 	t.Helper()
 	to.clearMemcached(t)
 	for key, it := range from.mcItems(t) {
-		exp := max(it.exp, 0)
+		exp := max(it.ttl, 1)
+		switch {
+		case it.ttl < 0:
+			exp = 0 // kept until deleted
+		case exp > 30*24*3600:
+			exp = time.Now().Unix() + exp // memcached reads a longer time as a Unix time
+		}
 		req := fmt.Sprintf("set %s:%s %s %d %d\r\n%s\r\n", to.cfg.Cache.Prefix, key, it.flags, exp, len(it.data), it.data)
 		if got := mcRequest(t, to, req, func(string) bool { return true }); got[0] != "STORED" {
 			t.Fatalf("copy memcached key %s: %v", key, got)
@@ -150,7 +208,7 @@ func (s *side) memcachedSnapshot(t *testing.T, n *normalizer) []string {
 			}
 		}
 		expires := "forever"
-		if it.exp >= 0 {
+		if it.ttl >= 0 {
 			expires = "expires"
 		}
 		lines = append(lines, fmt.Sprintf("%s = %s:%s (%s)", n.text(k), it.flags, value, expires))

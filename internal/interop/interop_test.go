@@ -43,6 +43,10 @@ type side struct {
 	// files is the app's cache store when it is the file store, mc when it is memcached.
 	files *filecache.Store
 	mc    *memcached.Store
+	// mcSeen is every key (prefix cut off) either copy of a differential pair has listed in memcached:
+	// an lru_crawler metadump can miss an item that clients read meanwhile, so the keys once seen
+	// are read by name as well.
+	mcSeen map[string]bool
 	// goConfig changes the worker configuration of every differential work step (differential_test.go).
 	goConfig func(*worker.Config)
 }
