@@ -363,7 +363,7 @@ func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error
 		}
 		return &cacheStore{locks: rc.Locks, values: rc.Values, rawNumbers: true, close: rc.Close}, nil
 	case "file":
-		fc, err := filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path, LockDir: cfg.Cache.File.LockPath})
+		fc, err := filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path, LockDir: cfg.Cache.File.LockPath, Permission: cfg.Cache.File.Mode()})
 		if err != nil {
 			return nil, fmt.Errorf("cache.store file: %w", err)
 		}

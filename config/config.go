@@ -292,6 +292,10 @@ type FileStore struct {
 	// LockPath is stores.file.lock_path (Laravel 10.x on), where the store keeps its locks. Default
 	// "": the same directory, as every skeleton has it.
 	LockPath string `mapstructure:"lock_path"`
+	// Permission is stores.file.permission, in octal ("0664"): the mode PHP gives each cache file it
+	// writes and each directory it creates, which the worker gives them too. Default "": as the
+	// umask makes them.
+	Permission string `mapstructure:"permission"`
 }
 
 // Redis is the Redis connection the redis cache store uses.

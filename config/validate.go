@@ -4,9 +4,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	// The time zone database is embedded so that app.timezone validates and converts the same way on
@@ -281,6 +283,9 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 			v.add("cache.redis.host", "is empty", "set the Redis host")
 		}
 	}
+	if _, err := parseMode(c.Cache.File.Permission); err != nil {
+		v.add("cache.file.permission", err.Error(), `write the mode config/cache.php's stores.file.permission gives, in octal, e.g. "0664"`)
+	}
 	if c.Cache.Redis.DB < 0 {
 		v.add("cache.redis.db", fmt.Sprintf("%d is negative", c.Cache.Redis.DB), "use a Redis database number of 0 or more")
 	}
@@ -429,4 +434,34 @@ func (c *Config) knownConnection(name string) bool {
 		return true
 	}
 	return false
+}
+
+// Mode is Permission as a file mode (0 when it is not set or not an octal mode up to 07777).
+func (f FileStore) Mode() fs.FileMode {
+	m, err := parseMode(f.Permission)
+	if err != nil {
+		return 0
+	}
+	return m
+}
+
+// parseMode reads an octal mode up to 07777, as PHP's chmod takes it, into a Go file mode.
+func parseMode(s string) (fs.FileMode, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0o"), "0O"), 8, 32)
+	if err != nil || n > 0o7777 {
+		return 0, fmt.Errorf("%q is not an octal file mode", s)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%q leaves no one able to read the cache files", s)
+	}
+	m := fs.FileMode(n & 0o777)
+	for bit, mode := range map[uint64]fs.FileMode{0o4000: fs.ModeSetuid, 0o2000: fs.ModeSetgid, 0o1000: fs.ModeSticky} {
+		if n&bit != 0 {
+			m |= mode
+		}
+	}
+	return m, nil
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,9 @@ func TestValidateErrors(t *testing.T) {
 		{"redis port", func(c *Config) { c.Cache.Store, c.Cache.Redis.Port = "redis", 0 }, "cache.redis.port", []string{"REDIS_PORT"}},
 		{"redis host", func(c *Config) { c.Cache.Store, c.Cache.Redis.Host = "redis", "" }, "cache.redis.host", []string{"REDIS_HOST"}},
 		{"redis db", func(c *Config) { c.Cache.Redis.DB = -1 }, "cache.redis.db", []string{"REDIS_CACHE_DB"}},
+		{"file permission not octal", func(c *Config) { c.Cache.File.Permission = "0986" }, "cache.file.permission", []string{`"0986" is not an octal file mode`}},
+		{"file permission too wide", func(c *Config) { c.Cache.File.Permission = "17777" }, "cache.file.permission", []string{"not an octal file mode"}},
+		{"file permission none", func(c *Config) { c.Cache.File.Permission = "0" }, "cache.file.permission", []string{"no one"}},
 		{"unsupported failed driver", func(c *Config) { c.Failed.Driver = "dynamodb" }, "failed.driver", []string{"not supported"}},
 		{"unknown failed driver", func(c *Config) { c.Failed.Driver = "db" }, "failed.driver", []string{"unknown failed-job driver"}},
 		{"unknown unhandled policy", func(c *Config) { c.Unhandled = "drop" }, "unhandled", []string{`"drop" is not a policy`}},
@@ -149,6 +153,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"search path", func(c *Config) { c.DB.Schema = `"$user", public` }},
 		{"versions", func(c *Config) { c.LaravelVersion = "v12.54.1" }},
 		{"timeout at retry_after is a warning only", func(c *Config) { c.Worker.Timeout = c.Worker.RetryAfter }},
+		{"file permission", func(c *Config) { c.Cache.File.Permission = "0o2775" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +191,16 @@ func TestWarnings(t *testing.T) {
 		tt.mutate(&c)
 		if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, tt.want) {
 			t.Errorf("%s: warnings %q do not contain %q", tt.name, w, tt.want)
+		}
+	}
+}
+
+// TestFileModes reads stores.file.permission as PHP's chmod takes it: octal, up to 07777.
+func TestFileModes(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]fs.FileMode{"": 0, "0664": 0o664, "664": 0o664, "0o770": 0o770, "2775": fs.ModeSetgid | 0o775, "07777": fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky | 0o777} {
+		if got := (FileStore{Permission: in}).Mode(); got != want {
+			t.Errorf("Mode(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

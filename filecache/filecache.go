@@ -36,6 +36,9 @@ type Params struct {
 	// LockDir is where its locks live: stores.file.lock_path (Laravel 10.x on); "" is Dir, where
 	// every skeleton keeps them.
 	LockDir string
+	// Permission is stores.file.permission: the mode FileStore gives each file it writes and the
+	// two directory levels it creates. 0 leaves them as the process's umask makes them.
+	Permission fs.FileMode
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -43,6 +46,7 @@ type Params struct {
 // Store is a file cache store. It is safe for concurrent use.
 type Store struct {
 	dir, lockDir string
+	perm         fs.FileMode
 	now          func() time.Time
 }
 
@@ -66,7 +70,10 @@ func Open(p Params) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{dir: p.Dir, lockDir: p.LockDir, now: p.Now}, nil
+	if p.Permission&^(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+		return nil, fmt.Errorf("the file cache store's permission %v is not a file mode; set cache.file.permission to an octal mode such as 0664", p.Permission)
+	}
+	return &Store{dir: p.Dir, lockDir: p.LockDir, perm: p.Permission, now: p.Now}, nil
 }
 
 // checkDir accepts a directory that exists, or one whose parent does.
@@ -137,10 +144,42 @@ func (s *Store) read(dir, key string) (value string, expiry int64, ok bool, err 
 	return string(b[10:]), expiry, true, nil
 }
 
+// makeDirs is FileStore::ensureCacheDirectoryExists: the file's two directory levels created when
+// its own is missing, and given the store's permission.
+func (s *Store) makeDirs(p string) error {
+	dir := filepath.Dir(p)
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	if err := s.settle(dir); err != nil {
+		return err
+	}
+	return s.settle(filepath.Dir(dir))
+}
+
+// settle is FileStore::ensurePermissionsAreCorrect: the store's permission given to a file or
+// directory that has another.
+func (s *Store) settle(p string) error {
+	if s.perm == 0 {
+		return nil
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == s.perm {
+		return nil
+	}
+	return os.Chmod(p, s.perm)
+}
+
 // write is FileStore::put's file_put_contents with LOCK_EX: the file opened without truncating,
-// locked, then emptied and written.
-func write(p string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+// locked, then emptied and written, then given the store's permission.
+func (s *Store) write(p string, b []byte) error {
+	if err := s.makeDirs(p); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o666)
@@ -157,7 +196,10 @@ func write(p string, b []byte) error {
 	if _, err := f.WriteAt(b, 0); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return s.settle(p)
 }
 
 // readShared is Filesystem::sharedGet: the whole file under a shared lock.
@@ -185,7 +227,7 @@ func remove(p string) error {
 // another process holds is not added to); written only when it is new, empty or expired.
 func (s *Store) add(dir, key, value string, ttl time.Duration) (bool, error) {
 	p := path(dir, key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+	if err := s.makeDirs(p); err != nil {
 		return false, fmt.Errorf("add file cache key %s: %w", key, err)
 	}
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
@@ -213,7 +255,13 @@ func (s *Store) add(dir, key, value string, ttl time.Duration) (bool, error) {
 	if _, err := f.WriteAt(contents(s.expiry(ttl), value), 0); err != nil {
 		return false, fmt.Errorf("add file cache key %s: %w", key, err)
 	}
-	return true, f.Close()
+	if err := f.Close(); err != nil {
+		return false, fmt.Errorf("add file cache key %s: %w", key, err)
+	}
+	if err := s.settle(p); err != nil {
+		return false, fmt.Errorf("add file cache key %s: %w", key, err)
+	}
+	return true, nil
 }
 
 // CacheGet returns key's value as the file keeps it (PHP-serialized), and whether it is there.
@@ -224,7 +272,7 @@ func (s *Store) CacheGet(_ context.Context, key string) (string, bool, error) {
 
 // CachePut writes a value (PHP-serialized) for ttl; 0 keeps it forever.
 func (s *Store) CachePut(_ context.Context, key, value string, ttl time.Duration) error {
-	if err := write(path(s.dir, key), contents(s.expiry(ttl), value)); err != nil {
+	if err := s.write(path(s.dir, key), contents(s.expiry(ttl), value)); err != nil {
 		return fmt.Errorf("put file cache key %s: %w", key, err)
 	}
 	return nil
@@ -253,7 +301,7 @@ func (s *Store) CacheIncrement(_ context.Context, key string, by int64) (int64, 
 	} else {
 		expiry = never
 	}
-	if err := write(path(s.dir, key), contents(expiry, serialize(n))); err != nil {
+	if err := s.write(path(s.dir, key), contents(expiry, serialize(n))); err != nil {
 		return 0, fmt.Errorf("increment file cache key %s: %w", key, err)
 	}
 	return n, nil

@@ -2,6 +2,7 @@ package filecache
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,63 @@ func TestOpenNamesTheSetting(t *testing.T) {
 	}
 	if _, err := Open(Params{}); err == nil || !strings.Contains(err.Error(), "cache.file.path") {
 		t.Fatalf("Open without a directory: %v", err)
+	}
+}
+
+// TestPermission gives the files it writes and the directories it creates stores.file.permission,
+// as FileStore's ensurePermissionsAreCorrect does, and leaves a directory it did not create alone.
+func TestPermission(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	s, err := Open(Params{Dir: dir, Permission: 0o770})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mode := func(p string) fs.FileMode {
+		t.Helper()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	if err := s.CacheForever(ctx, "put", "i:1;"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.LockAcquire(ctx, "added", "o", 60); !ok || err != nil {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	for _, key := range []string{"put", "added"} {
+		p := path(dir, key)
+		for _, q := range []string{p, filepath.Dir(p), filepath.Dir(filepath.Dir(p))} {
+			if m := mode(q); m != 0o770 {
+				t.Errorf("%s: %s has mode %04o, want 0770", key, q, m)
+			}
+		}
+	}
+	// A file another process left with another mode gets the store's at the next write.
+	p := path(dir, "put")
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CacheIncrement(ctx, "put", 1); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(p); m != 0o770 {
+		t.Errorf("after an increment the file has mode %04o, want 0770", m)
+	}
+	// Without a permission, the umask decides, as for PHP.
+	plain, _ := Open(Params{Dir: dir})
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.CacheForever(ctx, "put", "i:1;"); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(p); m != 0o600 {
+		t.Errorf("without a permission the file's mode became %04o, want it left at 0600", m)
+	}
+	if _, err := Open(Params{Dir: dir, Permission: fs.ModeDir | 0o755}); err == nil {
+		t.Error("Open took a directory mode as a file permission")
 	}
 }

@@ -17,11 +17,18 @@ import (
 // storage/framework/cache/data, named by the SHA-1 of their keys. Each copy has its own storage; the
 // files are copied and compared as the tables are.
 
+// cacheFile is one cache file: its contents, its mode and its two directories' modes.
+type cacheFile struct {
+	data []byte
+	mode fs.FileMode
+	dirs [2]fs.FileMode // <sha1>[0:2], <sha1>[0:2]/<sha1>[2:4]
+}
+
 // fileEntries returns the side's cache files by their path under the store's directory.
-func (s *side) fileEntries(t *testing.T) map[string][]byte {
+func (s *side) fileEntries(t *testing.T) map[string]cacheFile {
 	t.Helper()
 	dir := s.app.FileCachePath()
-	out := map[string][]byte{}
+	out := map[string]cacheFile{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			if os.IsNotExist(err) {
@@ -29,12 +36,23 @@ func (s *side) fileEntries(t *testing.T) map[string][]byte {
 			}
 			return err
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
+		var f cacheFile
+		if f.data, err = os.ReadFile(p); err != nil {
 			return err
 		}
+		for i, q := range []string{filepath.Dir(filepath.Dir(p)), filepath.Dir(p), p} {
+			st, err := os.Stat(q)
+			if err != nil {
+				return err
+			}
+			if i < 2 {
+				f.dirs[i] = st.Mode().Perm()
+			} else {
+				f.mode = st.Mode().Perm()
+			}
+		}
 		rel, _ := filepath.Rel(dir, p)
-		out[rel] = b
+		out[rel] = f
 		return nil
 	})
 	if err != nil && !os.IsNotExist(err) {
@@ -51,17 +69,22 @@ func (s *side) clearFiles(t *testing.T) {
 	}
 }
 
-// copyFiles replaces the cache files of to with those of from.
+// copyFiles replaces the cache files of to with those of from, modes alike.
 func copyFiles(t *testing.T, from, to *side) {
 	t.Helper()
 	to.clearFiles(t)
-	for rel, b := range from.fileEntries(t) {
+	for rel, f := range from.fileEntries(t) {
 		p := filepath.Join(to.app.FileCachePath(), rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, b, 0o666); err != nil {
+		if err := os.WriteFile(p, f.data, 0o666); err != nil {
 			t.Fatal(err)
+		}
+		for q, mode := range map[string]fs.FileMode{filepath.Dir(filepath.Dir(p)): f.dirs[0], filepath.Dir(p): f.dirs[1], p: f.mode} {
+			if err := os.Chmod(q, mode); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -74,7 +97,7 @@ var lockOwner = regexp.MustCompile(`^s:16:"[A-Za-z0-9]{16}";$`)
 var unixTime = regexp.MustCompile(`^i:(\d{10});$`)
 
 // fileSnapshot renders the side's cache files, normalized: each by its key's hash, its value with
-// lock owners and times left out, and whether it expires.
+// lock owners and times left out, whether it expires, and its and its directories' modes.
 func (s *side) fileSnapshot(t *testing.T, n *normalizer) []string {
 	t.Helper()
 	entries := s.fileEntries(t)
@@ -85,7 +108,8 @@ func (s *side) fileSnapshot(t *testing.T, n *normalizer) []string {
 	sort.Strings(names)
 	var lines []string
 	for _, rel := range names {
-		b := entries[rel]
+		f := entries[rel]
+		b := f.data
 		if len(b) < 10 {
 			lines = append(lines, fmt.Sprintf("%s malformed %q", filepath.Base(rel), b))
 			continue
@@ -103,7 +127,7 @@ func (s *side) fileSnapshot(t *testing.T, n *normalizer) []string {
 				value = "time"
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%s = %s (%s)", filepath.Base(rel), value, expires))
+		lines = append(lines, fmt.Sprintf("%s = %s (%s) mode %04o in %04o/%04o", filepath.Base(rel), value, expires, f.mode, f.dirs[0], f.dirs[1]))
 	}
 	return lines
 }

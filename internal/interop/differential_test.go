@@ -141,7 +141,10 @@ func TestDifferential(t *testing.T) {
 		{"mysql", testenv.MySQL, nil, false}, {"pgsql", testenv.Postgres, nil, false}, {"sqlite", testenv.SQLite, nil, false},
 		// Redis, files and memcached as the cache store, on one database: the store does not depend on it.
 		{"mysql-redis", testenv.MySQL, []phpapp.Option{phpapp.WithRedisCache()}, false},
-		{"mysql-file", testenv.MySQL, []phpapp.Option{phpapp.WithFileCache()}, false},
+		// The file store with stores.file.permission set, so that the files' and directories' modes
+		// are compared too.
+		{"mysql-file", testenv.MySQL, []phpapp.Option{phpapp.WithFileCache(), phpapp.WithEnv(
+			"CACHE_FILE_PERMISSION=0770", "ARTISAN_GO_CACHE_FILE_PERMISSION=0770")}, false},
 		{"mysql-memcached", testenv.MySQL, []phpapp.Option{phpapp.WithMemcachedCache()}, true},
 	} {
 		pairs := &diffPairs{t: t, mk: d.make, opts: d.opts, ownPrefix: d.ownPrefix, free: make(chan *diffPair, len(diffScenarios))}

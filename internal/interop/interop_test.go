@@ -94,7 +94,7 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 	}
 	switch cfg.Cache.Store {
 	case "file":
-		if s.files, err = filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path}); err != nil {
+		if s.files, err = filecache.Open(filecache.Params{Dir: cfg.Cache.File.Path, Permission: cfg.Cache.File.Mode()}); err != nil {
 			t.Fatal(err)
 		}
 	case "memcached":

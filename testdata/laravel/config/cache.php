@@ -21,6 +21,8 @@ return [
         'file' => [
             'driver' => 'file',
             'path' => storage_path('framework/cache/data'),
+            // Octal, as config/cache.php writes it (0664): the tests set it to check the worker's files.
+            'permission' => env('CACHE_FILE_PERMISSION') ? octdec(env('CACHE_FILE_PERMISSION')) : null,
         ],
 
         'memcached' => [
