@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ const (
 	// The *WithRedis variants count in a Redis DurationLimiter on the Redis facade's connection.
 	throttlesExceptionsRedisClass = `Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis`
 	rateLimitedRedisClass         = `Illuminate\Queue\Middleware\RateLimitedWithRedis`
+	// Skip (11.23+) and SkipIfBatchCancelled (9.49+) need no cache store.
+	skipClass                 = `Illuminate\Queue\Middleware\Skip`
+	skipIfBatchCancelledClass = `Illuminate\Queue\Middleware\SkipIfBatchCancelled`
 )
 
 // DurationLimiter is Laravel's Redis DurationLimiter on the Redis facade's default connection, which
@@ -85,8 +89,9 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 		return nil, ""
 	}
 	var out []middleware
+	cached := false // a middleware that keeps its state in the cache store
 	if d := w.newDebounce(r); d != nil {
-		out = append(out, d)
+		out, cached = append(out, d), true
 	}
 	v, _ := r.cmd.Get("middleware")
 	list, _ := v.(*payload.Array)
@@ -109,8 +114,9 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 			return nil, why
 		}
 		out = append(out, m)
+		cached = cached || (o.Class != skipClass && o.Class != skipIfBatchCancelledClass)
 	}
-	if (w.mwLocks == nil || w.mwValues == nil) && len(out) > 0 {
+	if (w.mwLocks == nil || w.mwValues == nil) && cached {
 		return nil, "its middleware needs the cache store, which artisan-go cannot reach (cache store not database, redis, file or memcached)"
 	}
 	return out, ""
@@ -120,6 +126,7 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 var knownMiddleware = map[string]bool{
 	withoutOverlappingClass: true, throttlesExceptionsClass: true, rateLimitedClass: true,
 	throttlesExceptionsRedisClass: true, rateLimitedRedisClass: true,
+	skipClass: true, skipIfBatchCancelledClass: true,
 }
 
 // newMiddleware builds one known middleware from its serialized object, or says why it cannot run here.
@@ -129,8 +136,14 @@ func (w *Worker) newMiddleware(r *jobRun, o *payload.Object) (middleware, string
 			return nil, fmt.Sprintf("middleware %s holds a PHP closure or object (%s %s)", o.Class, p.Name, c.Class)
 		}
 	}
-	if o.Class == withoutOverlappingClass {
+	switch o.Class {
+	case withoutOverlappingClass:
 		return w.newWithoutOverlapping(r, o)
+	case skipClass:
+		v, _ := o.Get("skip")
+		return skip{skip: !phpFalsy(v)}, ""
+	case skipIfBatchCancelledClass:
+		return skipIfBatchCancelled{}, ""
 	}
 	withRedis := o.Class == throttlesExceptionsRedisClass || o.Class == rateLimitedRedisClass
 	if withRedis {
@@ -207,6 +220,48 @@ func (m *withoutOverlapping) after(ctx context.Context, w *Worker, r *jobRun, he
 			w.log.Error("release overlap lock", "lock", m.name, "error", err)
 		}
 	}
+	return herr
+}
+
+// skip is Laravel's Skip (11.23+): Skip::when or Skip::unless decided at dispatch whether the job
+// runs, and kept the answer in the middleware. A skipped job succeeds without running, as any job
+// whose middleware does not call the next one: its chain goes on, its batch counts it, it is deleted.
+type skip struct{ skip bool }
+
+func (m skip) before(_ context.Context, w *Worker, r *jobRun) (bool, error) {
+	if m.skip {
+		w.log.Info("Skipped job not run", "class", r.displayName, "id", r.rj.job.ID)
+	}
+	return m.skip, nil
+}
+
+func (skip) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error { return herr }
+
+// skipIfBatchCancelled is Laravel's SkipIfBatchCancelled (9.49+): a job whose batch was cancelled
+// succeeds without running, as skip does. A job in no batch, or whose batch is gone, runs; an error
+// reading the batch is the job's exception, as PHP's query throwing is.
+type skipIfBatchCancelled struct{}
+
+func (skipIfBatchCancelled) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	id := batchID(r)
+	if id == "" {
+		return false, nil
+	}
+	b, err := w.conn.BatchFind(ctx, id)
+	if errors.Is(err, laravel.ErrBatchNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	if b.CancelledAt == nil {
+		return false, nil
+	}
+	w.log.Info("Job of a cancelled batch not run", "class", r.displayName, "id", r.rj.job.ID, "batch", id)
+	return true, nil
+}
+
+func (skipIfBatchCancelled) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {
 	return herr
 }
 

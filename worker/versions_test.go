@@ -246,6 +246,63 @@ func TestMiddleware13(t *testing.T) {
 	})
 }
 
+// TestSkipMiddleware applies Skip (11.23+) and SkipIfBatchCancelled (9.49+) as PHP's pipeline does: a
+// job they stop succeeds without running (deleted, its batch counting it), one they let through runs.
+func TestSkipMiddleware(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var synced, imported atomic.Int32
+		f.reg.Register(`App\Jobs\SyncAccount`, ok(&synced))
+		f.reg.Register(`App\Jobs\ImportRow`, ok(&imported))
+		w := f.worker(t, func(c *Config) { c.LaravelVersion = "13.24" })
+
+		f.push(t, "default", versionFixture(t, "13.24-skip"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if synced.Load() != 0 {
+			t.Fatal("Skip::when(true) ran the job")
+		}
+		f.push(t, "default", versionFixture(t, "13.24-skip-not"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if synced.Load() != 1 {
+			t.Fatal("Skip::unless(true) did not run the job")
+		}
+
+		const batch = "9f3c2a10-5b7e-4d21-8c4a-2e6f1d0b7a55"
+		f.insertBatch(t, batch, 3, "a:0:{}")
+		f.push(t, "default", versionFixture(t, "13.24-skip-batch-cancelled"))
+		runOnce(t, w)
+		if imported.Load() != 1 {
+			t.Fatal("the job of a batch not cancelled did not run")
+		}
+		if err := f.Conn.BatchCancel(bg, batch, f.clock.Unix()); err != nil {
+			t.Fatal(err)
+		}
+		f.push(t, "default", versionFixture(t, "13.24-skip-batch-cancelled"))
+		runOnce(t, w)
+		f.wantRows(t, 0, 0)
+		if imported.Load() != 1 {
+			t.Fatal("the job of a cancelled batch ran")
+		}
+		b, err := f.Conn.BatchFind(bg, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.PendingJobs != 1 || b.FailedJobs != 0 {
+			t.Fatalf("batch %+v: want the skipped job counted as done (pending 1, failed 0)", b)
+		}
+		// A batch that is gone lets the job run, as batch() returning null does.
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().JobBatches))
+		f.push(t, "default", versionFixture(t, "13.24-skip-batch-cancelled"))
+		runOnce(t, w)
+		if imported.Load() != 2 || w.Stats().LeftForPHP != 0 {
+			t.Fatalf("%d runs, stats %+v: want the job of a missing batch run", imported.Load(), w.Stats())
+		}
+	})
+}
+
 // TestDontRetry: from 13.17 an exception whose class the application lists with dontRetry fails the
 // job on its first attempt; before, it is retried as any other.
 func TestDontRetry(t *testing.T) {

@@ -60,6 +60,19 @@ namespace Illuminate\Queue\Middleware {
             return ['limiterName', 'releaseAfter', 'shouldRelease'];
         }
     }
+
+    // v13.24.0 Skip (11.23+): whether to skip, decided at dispatch (Skip::when / Skip::unless).
+    class Skip
+    {
+        public function __construct(protected bool $skip = false)
+        {
+        }
+    }
+
+    // v13.24.0 SkipIfBatchCancelled (9.49+): no properties.
+    class SkipIfBatchCancelled
+    {
+    }
 }
 
 namespace App\Jobs {
@@ -136,6 +149,23 @@ namespace App\Jobs {
         public function __construct($id) { $this->debounceId = $id; }
     }
 
+    // v13.24.0's Bus/Batchable.php: batchId, then the private fakeBatch.
+    trait Batchable13
+    {
+        public $batchId;
+        private $fakeBatch;
+    }
+
+    class ImportRow
+    {
+        use Batchable13, Queueable13;
+
+        public $job;
+        public $row;
+
+        public function __construct($row) { $this->row = $row; }
+    }
+
     class SyncAccount
     {
         use Queueable13;
@@ -154,7 +184,10 @@ namespace {
     use App\Jobs\SearchIndex;
     use App\Jobs\SyncAccount;
     use App\Jobs\WeeklyReport;
+    use App\Jobs\ImportRow;
     use Illuminate\Queue\Middleware\RateLimited;
+    use Illuminate\Queue\Middleware\Skip;
+    use Illuminate\Queue\Middleware\SkipIfBatchCancelled;
     use Illuminate\Queue\Middleware\ThrottlesExceptions;
     use Illuminate\Queue\Middleware\WithoutOverlapping;
 
@@ -171,7 +204,7 @@ namespace {
         if ($v13) {
             $p['deleteWhenMissingModels'] = false;
         }
-        $p['data'] = ['commandName' => get_class($job), 'command' => serialize(clone $job), 'batchId' => null];
+        $p['data'] = ['commandName' => get_class($job), 'command' => serialize(clone $job), 'batchId' => $job->batchId ?? null];
         $p['createdAt'] = 1790000000;
         $p['delay'] = null;
         if ($context !== null) {
@@ -221,4 +254,21 @@ namespace {
     $job->middleware = [new RateLimited('accounts', 11)];
     $name = '13.24-rate-limited';
     envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e06', true);
+
+    // Skip::when(true) and Skip::unless(true), and a batched job with SkipIfBatchCancelled.
+    $job = new SyncAccount(9);
+    $job->middleware = [new Skip(true)];
+    $name = '13.24-skip';
+    envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e07', true);
+
+    $job = new SyncAccount(9);
+    $job->middleware = [new Skip(false)];
+    $name = '13.24-skip-not';
+    envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e08', true);
+
+    $job = new ImportRow(7);
+    $job->batchId = '9f3c2a10-5b7e-4d21-8c4a-2e6f1d0b7a55';
+    $job->middleware = [new SkipIfBatchCancelled];
+    $name = '13.24-skip-batch-cancelled';
+    envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e09', true);
 }
