@@ -214,7 +214,7 @@ type Worker struct {
 	// Default "": those hooks do not run.
 	FailedCompanion string `mapstructure:"failed_companion"`
 	// RunUnknownMiddleware lists job classes that run here even though their middleware property holds
-	// job middleware artisan-go does not apply (FailOnException, Release, the application's own);
+	// job middleware artisan-go does not apply (FailOnException, the application's own);
 	// those are then skipped. Default none: such jobs are left to PHP workers.
 	RunUnknownMiddleware []string `mapstructure:"run_unknown_middleware"`
 	// DontRetry lists the PHP exception classes the application's exception handler names with

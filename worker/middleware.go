@@ -28,10 +28,14 @@ const (
 	// The *WithRedis variants count in a Redis DurationLimiter on the Redis facade's connection.
 	throttlesExceptionsRedisClass = `Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis`
 	rateLimitedRedisClass         = `Illuminate\Queue\Middleware\RateLimitedWithRedis`
-	// Skip (11.23+) and SkipIfBatchCancelled (9.49+) need no cache store.
+	// Skip (11.23+), SkipIfBatchCancelled (9.49+) and Release (13.18.1+) need no cache store.
 	skipClass                 = `Illuminate\Queue\Middleware\Skip`
 	skipIfBatchCancelledClass = `Illuminate\Queue\Middleware\SkipIfBatchCancelled`
+	releaseClass              = `Illuminate\Queue\Middleware\Release`
 )
+
+// uncached are the middleware that keep nothing in the cache store.
+var uncached = map[string]bool{skipClass: true, skipIfBatchCancelledClass: true, releaseClass: true}
 
 // DurationLimiter is Laravel's Redis DurationLimiter on the Redis facade's default connection, which
 // ThrottlesExceptionsWithRedis and RateLimitedWithRedis use; redislock is one.
@@ -114,7 +118,7 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 			return nil, why
 		}
 		out = append(out, m)
-		cached = cached || (o.Class != skipClass && o.Class != skipIfBatchCancelledClass)
+		cached = cached || !uncached[o.Class]
 	}
 	if (w.mwLocks == nil || w.mwValues == nil) && cached {
 		return nil, "its middleware needs the cache store, which artisan-go cannot reach (cache store not database, redis, file or memcached)"
@@ -126,7 +130,7 @@ func (w *Worker) readMiddleware(r *jobRun) ([]middleware, string) {
 var knownMiddleware = map[string]bool{
 	withoutOverlappingClass: true, throttlesExceptionsClass: true, rateLimitedClass: true,
 	throttlesExceptionsRedisClass: true, rateLimitedRedisClass: true,
-	skipClass: true, skipIfBatchCancelledClass: true,
+	skipClass: true, skipIfBatchCancelledClass: true, releaseClass: true,
 }
 
 // newMiddleware builds one known middleware from its serialized object, or says why it cannot run here.
@@ -144,6 +148,10 @@ func (w *Worker) newMiddleware(r *jobRun, o *payload.Object) (middleware, string
 		return skip{skip: !phpFalsy(v)}, ""
 	case skipIfBatchCancelledClass:
 		return skipIfBatchCancelled{}, ""
+	case releaseClass:
+		v, _ := o.Get("release")
+		after, _ := o.Get("releaseAfter")
+		return release{release: !phpFalsy(v), delay: payload.IntCast(after)}, ""
 	}
 	withRedis := o.Class == throttlesExceptionsRedisClass || o.Class == rateLimitedRedisClass
 	if withRedis {
@@ -236,6 +244,25 @@ func (m skip) before(_ context.Context, w *Worker, r *jobRun) (bool, error) {
 }
 
 func (skip) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error { return herr }
+
+// release is Laravel's Release (13.18.1+): Release::when or Release::unless decided at dispatch
+// whether the job goes back on its queue, after releaseAfter seconds, instead of running; the attempt
+// counts, as for any release.
+type release struct {
+	release bool
+	delay   int64 // releaseAfter
+}
+
+func (m release) before(_ context.Context, w *Worker, r *jobRun) (bool, error) {
+	if !m.release {
+		return false, nil
+	}
+	r.hj.Release(time.Duration(m.delay) * time.Second)
+	w.log.Info("Job released by its middleware", "class", r.displayName, "id", r.rj.job.ID, "delay", m.delay)
+	return true, nil
+}
+
+func (release) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error { return herr }
 
 // skipIfBatchCancelled is Laravel's SkipIfBatchCancelled (9.49+): a job whose batch was cancelled
 // succeeds without running, as skip does. A job in no batch, or whose batch is gone, runs; an error

@@ -246,8 +246,9 @@ func TestMiddleware13(t *testing.T) {
 	})
 }
 
-// TestSkipMiddleware applies Skip (11.23+) and SkipIfBatchCancelled (9.49+) as PHP's pipeline does: a
-// job they stop succeeds without running (deleted, its batch counting it), one they let through runs.
+// TestSkipMiddleware applies Skip (11.23+), Release (13.18.1+) and SkipIfBatchCancelled (9.49+) as PHP's
+// pipeline does: a job Skip or SkipIfBatchCancelled stops succeeds without running (deleted, its batch
+// counting it), one Release stops goes back on its queue, one they let through runs.
 func TestSkipMiddleware(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
@@ -257,17 +258,27 @@ func TestSkipMiddleware(t *testing.T) {
 		f.reg.Register(`App\Jobs\ImportRow`, ok(&imported))
 		w := f.worker(t, func(c *Config) { c.LaravelVersion = "13.24" })
 
-		f.push(t, "default", versionFixture(t, "13.24-skip"))
-		runOnce(t, w)
-		f.wantRows(t, 0, 0)
-		if synced.Load() != 0 {
-			t.Fatal("Skip::when(true) ran the job")
-		}
-		f.push(t, "default", versionFixture(t, "13.24-skip-not"))
-		runOnce(t, w)
-		f.wantRows(t, 0, 0)
-		if synced.Load() != 1 {
-			t.Fatal("Skip::unless(true) did not run the job")
+		// Skip::when(true) completes the job unrun, Release::when(true, 15) puts it back for 15 s with its
+		// attempt counted; Skip::unless(true) and Release::unless(true) let it run.
+		for _, c := range []struct {
+			fixture  string
+			runs     int32
+			released bool
+		}{{"13.24-skip", 0, false}, {"13.24-skip-not", 1, false}, {"13.24-release", 0, true}, {"13.24-release-not", 1, false}} {
+			before := synced.Load()
+			f.push(t, "default", versionFixture(t, c.fixture))
+			runOnce(t, w)
+			if got := synced.Load() - before; got != c.runs {
+				t.Fatalf("%s: %d runs, want %d", c.fixture, got, c.runs)
+			}
+			if !c.released {
+				f.wantRows(t, 0, 0)
+				continue
+			}
+			if row := f.onlyRow(t); row.Attempts != 1 || row.ReservedAt != nil || row.AvailableAt != f.clock.Unix()+15 {
+				t.Fatalf("%s: row %+v; want it released for 15 s after 1 attempt", c.fixture, row)
+			}
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		}
 
 		const batch = "9f3c2a10-5b7e-4d21-8c4a-2e6f1d0b7a55"

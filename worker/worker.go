@@ -100,7 +100,7 @@ type Config struct {
 	// left to PHP workers.
 	RateLimiters map[string][]RateLimit
 	// RunUnknownMiddleware lists job classes that run here even though their middleware property
-	// holds middleware the worker does not apply (FailOnException, Release, the application's own);
+	// holds middleware the worker does not apply (FailOnException, the application's own);
 	// those middleware are then not applied. Jobs of other classes with such middleware are left to
 	// PHP workers.
 	RunUnknownMiddleware map[string]bool

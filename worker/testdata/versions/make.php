@@ -73,6 +73,14 @@ namespace Illuminate\Queue\Middleware {
     class SkipIfBatchCancelled
     {
     }
+
+    // v13.24.0 Release (13.18.1+): whether to release, decided at dispatch, and the delay.
+    class Release
+    {
+        public function __construct(protected bool $release = false, protected int $releaseAfter = 0)
+        {
+        }
+    }
 }
 
 namespace App\Jobs {
@@ -186,6 +194,7 @@ namespace {
     use App\Jobs\WeeklyReport;
     use App\Jobs\ImportRow;
     use Illuminate\Queue\Middleware\RateLimited;
+    use Illuminate\Queue\Middleware\Release;
     use Illuminate\Queue\Middleware\Skip;
     use Illuminate\Queue\Middleware\SkipIfBatchCancelled;
     use Illuminate\Queue\Middleware\ThrottlesExceptions;
@@ -265,6 +274,17 @@ namespace {
     $job->middleware = [new Skip(false)];
     $name = '13.24-skip-not';
     envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e08', true);
+
+    // Release::when(true, 15) and Release::unless(true, 15).
+    $job = new SyncAccount(9);
+    $job->middleware = [new Release(true, 15)];
+    $name = '13.24-release';
+    envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e10', true);
+
+    $job = new SyncAccount(9);
+    $job->middleware = [new Release(false, 15)];
+    $name = '13.24-release-not';
+    envelope($job, '3f1f0c1e-8d6a-4c3e-9a51-6b0d2f7c9e11', true);
 
     $job = new ImportRow(7);
     $job->batchId = '9f3c2a10-5b7e-4d21-8c4a-2e6f1d0b7a55';
