@@ -87,6 +87,9 @@ type Job struct {
 	// Data is the `data` value of a raw job as raw JSON (possibly `""`); nil for object jobs.
 	Data json.RawMessage
 
+	batchID string  // the batch's id, "" when the job is in no batch
+	batches Batches // where the batch is read (batch.go)
+
 	mu     sync.Mutex
 	action Action
 	delay  time.Duration

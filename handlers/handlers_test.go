@@ -253,3 +253,20 @@ func TestTypedBindFailureFails(t *testing.T) {
 		t.Errorf("action %v, error %v", a, ferr)
 	}
 }
+
+// TestBatchWithoutStore: a job in no batch has none; one built by hand without the worker's store
+// says so rather than reading as outside a batch.
+func TestBatchWithoutStore(t *testing.T) {
+	ctx := context.Background()
+	j := &Job{}
+	if b, err := j.Batch(ctx); b != nil || err != nil || j.CancelBatch(ctx) != nil {
+		t.Fatalf("a job in no batch: %v, %v", b, err)
+	}
+	j.SetBatch("b1", nil)
+	if _, err := j.Batch(ctx); !errors.Is(err, ErrNoBatches) {
+		t.Fatalf("Batch without a store: %v", err)
+	}
+	if err := j.CancelBatch(ctx); !errors.Is(err, ErrNoBatches) {
+		t.Fatalf("CancelBatch without a store: %v", err)
+	}
+}

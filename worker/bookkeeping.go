@@ -148,6 +148,36 @@ func batchID(r *jobRun) string {
 	return ""
 }
 
+// batchStore is the worker's handlers.Batches: the job_batches rows on its database.
+type batchStore struct{ w *Worker }
+
+// Find reads a batch; nil when it is gone.
+func (b batchStore) Find(ctx context.Context, id string) (*handlers.Batch, error) {
+	row, err := b.w.conn.BatchFind(ctx, id)
+	if errors.Is(err, laravel.ErrBatchNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	at := func(t *int64) *time.Time {
+		if t == nil {
+			return nil
+		}
+		u := time.Unix(*t, 0)
+		return &u
+	}
+	return &handlers.Batch{
+		ID: row.ID, Name: row.Name, TotalJobs: row.TotalJobs, PendingJobs: row.PendingJobs, FailedJobs: row.FailedJobs,
+		CreatedAt: time.Unix(row.CreatedAt, 0), CancelledAt: at(row.CancelledAt), FinishedAt: at(row.FinishedAt),
+	}, nil
+}
+
+// Cancel cancels a batch as Batch::cancel() does: cancelled_at and finished_at set to now.
+func (b batchStore) Cancel(ctx context.Context, id string) error {
+	return b.w.conn.BatchCancel(ctx, id, b.w.clock().Unix())
+}
+
 // batchCallbackKeys are the options of a batch that hold PHP closures run when its jobs finish or fail.
 var batchCallbackKeys = []string{"then", "catch", "finally", "progress", "failure"}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -107,6 +108,49 @@ func TestBatchSuccessFinishes(t *testing.T) {
 		}
 		if b.PendingJobs != 0 || b.FailedJobs != 0 || b.FinishedAt == nil || b.CancelledAt != nil {
 			t.Fatalf("batch %+v, want pending 0 and finished", b)
+		}
+	})
+}
+
+// TestHandlerReadsAndCancelsBatch gives a handler its job's batch, as $this->batch() does, and lets
+// it cancel the batch as $this->batch()->cancel() does.
+func TestHandlerReadsAndCancelsBatch(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var seen []*handlers.Batch
+		f.reg.Register(`App\Jobs\BatchPart`, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+			b, err := job.Batch(ctx)
+			if err != nil {
+				return err
+			}
+			seen = append(seen, b)
+			if b != nil && !b.Cancelled() {
+				return job.CancelBatch(ctx)
+			}
+			return nil
+		}))
+		f.insertBatch(t, fixtureBatchID, 3, "a:0:{}")
+		w := f.worker(t, nil)
+		for range 2 {
+			f.push(t, "default", fixture883(t, "batch"))
+			runOnce(t, w)
+		}
+		if len(seen) != 2 || seen[0] == nil || seen[1] == nil {
+			t.Fatalf("the handler saw batches %v, want the batch twice", seen)
+		}
+		if b := seen[0]; b.ID != fixtureBatchID || b.Name != "demo" || b.TotalJobs != 3 || b.PendingJobs != 3 || b.Cancelled() || b.Finished() || b.CreatedAt.Unix() != f.clock.Unix() {
+			t.Errorf("first run saw %+v, want the new batch", b)
+		}
+		if b := seen[1]; !b.Cancelled() || !b.Finished() || b.CancelledAt.Unix() != f.clock.Unix() || b.PendingJobs != 2 {
+			t.Errorf("second run saw %+v, want it cancelled by the first (and finished, as Batch::cancel sets both), one job counted", b)
+		}
+		// A batch that is gone reads as none.
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().JobBatches))
+		f.push(t, "default", fixture883(t, "batch"))
+		runOnce(t, w)
+		if len(seen) != 3 || seen[2] != nil {
+			t.Fatalf("with the batch pruned the handler saw %v, want nil", seen[len(seen)-1])
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -274,14 +273,11 @@ func (skipIfBatchCancelled) before(ctx context.Context, w *Worker, r *jobRun) (b
 	if id == "" {
 		return false, nil
 	}
-	b, err := w.conn.BatchFind(ctx, id)
-	if errors.Is(err, laravel.ErrBatchNotFound) {
-		return false, nil
-	}
+	b, err := batchStore{w}.Find(ctx, id)
 	if err != nil {
 		return true, err
 	}
-	if b.CancelledAt == nil {
+	if b == nil || !b.Cancelled() {
 		return false, nil
 	}
 	w.log.Info("Job of a cancelled batch not run", "class", r.displayName, "id", r.rj.job.ID, "batch", id)

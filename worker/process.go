@@ -108,6 +108,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		hj.Data = env.Data
 	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil {
 		hj.Command = r.cmd
+		hj.SetBatch(batchID(r), batchStore{w})
 		if w.batchNeedsPHP(ctx, r) {
 			w.leave(r, "its batch has PHP callbacks")
 			return
