@@ -132,6 +132,11 @@ var diffScenarios = []diffScenario{
 	{name: "batch-all-failed-allowed", steps: []diffStep{
 		{dispatch: &scenarioSpec{Mode: "batch", AllowFailures: true, Jobs: []sjob{job("a", "fail"), job("b", "throw")}}}, work(diffWork{}),
 	}},
+	// A member cancels the batch ($this->batch()->cancel()); the next ones see it cancelled and return.
+	{name: "batch-cancelled-by-member", steps: []diffStep{
+		{dispatch: &scenarioSpec{Mode: "batch", Jobs: []sjob{job("a", "cancel-batch"), job("b", "cancelled-or-throw"), job("c", "cancelled-or-throw")}}},
+		work(diffWork{}),
+	}},
 	{name: "batch-callbacks", steps: []diffStep{
 		{dispatch: &scenarioSpec{Mode: "batch", Callbacks: true, Jobs: []sjob{job("a"), job("b")}}}, work(diffWork{phpFinishes: true}),
 	}},

@@ -466,6 +466,13 @@ func (h scenarioHandler) Handle(ctx context.Context, job *handlers.Job) error {
 	case "delete-throw":
 		job.Delete()
 		return errors.New(message + " after deleting")
+	case "cancel-batch":
+		return job.CancelBatch(ctx)
+	case "cancelled-or-throw":
+		if b, err := job.Batch(ctx); err != nil || (b != nil && b.Cancelled()) {
+			return err
+		}
+		return errors.New(message + " in a batch not cancelled")
 	case "sleep":
 		select {
 		case <-time.After(time.Duration(secs) * time.Second):

@@ -16,7 +16,9 @@ use RuntimeException;
  * registered for the same class reads the same plan and does the same, so the two workers can be
  * compared on identical tables.
  *
- * Plan entries: ok, throw, release:<seconds>, fail, fail-throw, delete, delete-throw, sleep:<seconds>.
+ * Plan entries: ok, throw, release:<seconds>, fail, fail-throw, delete, delete-throw, sleep:<seconds>,
+ * cancel-batch ($this->batch()->cancel()), cancelled-or-throw (return once the batch is cancelled,
+ * throw otherwise).
  */
 class Scenario implements ShouldQueue
 {
@@ -67,6 +69,14 @@ class Scenario implements ShouldQueue
             case 'sleep':
                 sleep((int) $arg);
                 return;
+            case 'cancel-batch':
+                $this->batch()->cancel();
+                return;
+            case 'cancelled-or-throw':
+                if ($this->batch() && $this->batch()->cancelled()) {
+                    return;
+                }
+                throw new RuntimeException($message.' in a batch not cancelled');
         }
         throw new RuntimeException('unknown plan step '.$step);
     }
