@@ -65,3 +65,42 @@ func ExampleJob_Release() {
 	fmt.Println(action, delay)
 	// Output: release 30s
 }
+
+// memBatches is a stand-in for the worker's batch store, which reads job_batches.
+type memBatches map[string]*handlers.Batch
+
+func (m memBatches) Find(_ context.Context, id string) (*handlers.Batch, error) { return m[id], nil }
+
+func (m memBatches) Cancel(_ context.Context, id string) error {
+	now := time.Unix(1_800_000_000, 0)
+	m[id].CancelledAt, m[id].FinishedAt = &now, &now
+	return nil
+}
+
+// A Batchable job's handler returns early once its batch is cancelled, as PHP's handle() does with
+// `if ($this->batch()->cancelled()) return;`, and cancels the batch when its row cannot be imported.
+func ExampleJob_Batch() {
+	h := handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+		b, err := job.Batch(ctx)
+		if err != nil {
+			return err
+		}
+		if b != nil && b.Cancelled() {
+			fmt.Println("batch cancelled; nothing to do")
+			return nil
+		}
+		fmt.Println("importing; cancelling the batch")
+		return job.CancelBatch(ctx)
+	})
+	store := memBatches{"b1": {ID: "b1", TotalJobs: 2, PendingJobs: 2}}
+	for range 2 {
+		job := &handlers.Job{Class: `App\Jobs\ImportRow`}
+		job.SetBatch("b1", store) // the worker does this for every job of a batch
+		if err := h.Handle(context.Background(), job); err != nil {
+			fmt.Println(err)
+		}
+	}
+	// Output:
+	// importing; cancelling the batch
+	// batch cancelled; nothing to do
+}
