@@ -9,7 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -61,7 +60,7 @@ func StartMariaDB(t testing.TB) *Server {
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	s := &Server{Dialect: "mysql", Port: freePort(t), dir: dir, log: filepath.Join(dir, "server.log")}
+	s := &Server{Dialect: "mysql", Port: testenv.FreePort(t), dir: dir, log: filepath.Join(dir, "server.log")}
 	s.args = []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--port=" + strconv.Itoa(s.Port),
 		"--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "sock"), "--pid-file=" + filepath.Join(dir, "pid"),
 		"--user=root", "--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=32M",
@@ -98,7 +97,7 @@ func StartPostgres(t testing.TB) *Server {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	s := &Server{Dialect: "pgsql", Port: freePort(t), dir: dir, cred: cred, log: filepath.Join(dir, "server.log")}
+	s := &Server{Dialect: "pgsql", Port: testenv.FreePort(t), dir: dir, cred: cred, log: filepath.Join(dir, "server.log")}
 	s.args = []string{filepath.Join(pgBin, "postgres"), "-D", data, "-p", strconv.Itoa(s.Port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"}
 	s.Start(t)
@@ -209,15 +208,4 @@ func tempDir(t testing.TB, owner string) string {
 		}
 	}
 	return dir
-}
-
-// freePort returns a TCP port nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -277,4 +278,15 @@ func splitHostPort(addr string, def int) (string, int) {
 		host = "127.0.0.1"
 	}
 	return host, port
+}
+
+// FreePort returns a TCP port on 127.0.0.1 nothing listens on now, for a server a test starts.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
