@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -349,13 +351,38 @@ func (c *cacheStore) Close() {
 	}
 }
 
+// redisTLS is the TLS configuration of a Redis connection over TLS (nil for a plain one): the
+// server's name checked against REDIS_HOST, by the system's authorities or those of
+// cache.redis.ca_file.
+func redisTLS(r config.Redis) (*tls.Config, error) {
+	if !r.TLS {
+		return nil, nil
+	}
+	c := &tls.Config{ServerName: r.Host, MinVersion: tls.VersionTLS12}
+	if r.CAFile != "" {
+		pem, err := os.ReadFile(r.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("cache.redis.ca_file: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("cache.redis.ca_file %s holds no PEM certificate", r.CAFile)
+		}
+	}
+	return c, nil
+}
+
 // openCacheStore opens the cache store when it is Redis, files or memcached; nil for any other.
 func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error) {
 	switch cfg.Cache.Store {
 	case "redis":
 		r := cfg.Cache.Redis
+		tlsConfig, err := redisTLS(r)
+		if err != nil {
+			return nil, err
+		}
 		rc, err := redislock.OpenStore(ctx, redislock.Params{
-			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Password: r.Password,
+			Addr: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Username: r.Username, Password: r.Password, TLS: tlsConfig,
 			Prefix: redislock.LockPrefix(r.Prefix, cfg.Cache.Prefix), ClientPrefix: r.Prefix,
 		}, r.LockDB, r.DB)
 		if err != nil {

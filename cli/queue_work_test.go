@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
@@ -344,5 +345,27 @@ func TestQueueWorkCacheStoreUnreachable(t *testing.T) {
 	var attempts int
 	if err := queuetest.DB(conn).QueryRow("select attempts from jobs").Scan(&attempts); err != nil || attempts != 0 {
 		t.Fatalf("the job's attempts %d (%v), want it untouched", attempts, err)
+	}
+}
+
+// TestRedisTLS builds the TLS configuration of a Redis connection: none for a plain one, the
+// server's name from REDIS_HOST, and a ca_file that cannot be read or holds no certificate named.
+func TestRedisTLS(t *testing.T) {
+	t.Parallel()
+	if c, err := redisTLS(config.Redis{Host: "h"}); c != nil || err != nil {
+		t.Fatalf("plain: %v, %v", c, err)
+	}
+	c, err := redisTLS(config.Redis{Host: "cache.example.com", TLS: true})
+	if err != nil || c.ServerName != "cache.example.com" || c.RootCAs != nil {
+		t.Fatalf("TLS with the system's authorities: %+v, %v", c, err)
+	}
+	empty := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{empty, filepath.Join(t.TempDir(), "missing.pem")} {
+		if _, err := redisTLS(config.Redis{Host: "h", TLS: true, CAFile: f}); err == nil || !strings.Contains(err.Error(), "cache.redis.ca_file") {
+			t.Errorf("ca_file %s: %v, want an error naming cache.redis.ca_file", f, err)
+		}
 	}
 }

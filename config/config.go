@@ -304,8 +304,21 @@ type Redis struct {
 	Host string `mapstructure:"host"`
 	// Port is REDIS_PORT. Default 6379.
 	Port int `mapstructure:"port"`
+	// Username is REDIS_USERNAME (Redis 6+ ACL users; the skeleton's since Laravel 9). Default "":
+	// AUTH with the password alone.
+	Username string `mapstructure:"username"`
 	// Password is REDIS_PASSWORD. Default "" (none).
 	Password string `mapstructure:"password"`
+	// URL is REDIS_URL, which both of the skeleton's Redis connections read: what it gives (scheme,
+	// user, password, host, port, /database) replaces the settings above, as Laravel's
+	// ConfigurationUrlParser does; rediss:// (or tls://) connects over TLS. Default "".
+	URL string `mapstructure:"url"`
+	// TLS connects over TLS, as a connection whose scheme is tls does (rediss:// in REDIS_URL sets
+	// it). Default false.
+	TLS bool `mapstructure:"tls"`
+	// CAFile is a PEM file of the certificate authorities that sign the server's certificate over
+	// TLS (phpredis's context cafile); "" trusts the system's. Default "".
+	CAFile string `mapstructure:"ca_file"`
 	// DB is the database number of the cache connection: REDIS_CACHE_DB, default 1 (Laravel 5.7 on);
 	// REDIS_DB, default 0, before.
 	DB int `mapstructure:"db"`

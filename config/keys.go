@@ -122,6 +122,8 @@ func laravelNames(v version) map[string][]string {
 		"cache.redis.host":         {"REDIS_HOST"},
 		"cache.redis.port":         {"REDIS_PORT"},
 		"cache.redis.password":     {"REDIS_PASSWORD"},
+		"cache.redis.username":     {"REDIS_USERNAME"},
+		"cache.redis.url":          {"REDIS_URL"},
 		"cache.redis.db":           {"REDIS_CACHE_DB"},
 		"cache.redis.lock_db":      {"REDIS_DB"},
 		"cache.redis.prefix":       {"REDIS_PREFIX"},

@@ -406,6 +406,9 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if unset("cache.redis.lock_db") && !ver.atLeast(8, 0) {
 		c.Cache.Redis.LockDB = c.Cache.Redis.DB
 	}
+	if u, err := parseRedisURL(c.Cache.Redis.URL); err == nil && u != nil {
+		u.apply(&c.Cache.Redis)
+	}
 	if unset("cache.redis.prefix") {
 		switch {
 		case hyphens:

@@ -549,3 +549,38 @@ func TestExampleFile(t *testing.T) {
 		t.Errorf("models %+v", cfg.Models)
 	}
 }
+
+// TestLoadRedisURL reads REDIS_URL as Laravel's ConfigurationUrlParser does: the parts it gives
+// replace REDIS_HOST, REDIS_PORT, REDIS_USERNAME, REDIS_PASSWORD and both connections' databases;
+// rediss:// connects over TLS; what it leaves out is kept.
+func TestLoadRedisURL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	envFile := writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_HOST=old\nREDIS_PASSWORD=old\nREDIS_USERNAME=old\n"+
+		"REDIS_URL=rediss://app:p%40ss@cache.example.com:6380/3\n")
+	cfg, err := Load(LoadParams{EnvFile: envFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Cache.Redis
+	if r.Host != "cache.example.com" || r.Port != 6380 || r.Username != "app" || r.Password != "p@ss" || !r.TLS || r.DB != 3 || r.LockDB != 3 {
+		t.Errorf("from a full URL: %+v", r)
+	}
+	envFile = writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_PASSWORD=secret\nREDIS_CACHE_DB=5\nREDIS_URL=redis://cache.internal\n")
+	if cfg, err = Load(LoadParams{EnvFile: envFile}); err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Cache.Redis; r.Host != "cache.internal" || r.Port != 6379 || r.Password != "secret" || r.TLS || r.DB != 5 || r.LockDB != 0 {
+		t.Errorf("from a URL with the host alone: %+v", r)
+	}
+	for _, bad := range []string{"ftp://cache.internal", "redis://", "redis://h:99999", "redis://h/db"} {
+		envFile = writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_URL="+bad+"\n")
+		cfg, err := Load(LoadParams{EnvFile: envFile})
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), "cache.redis.url") || !strings.Contains(err.Error(), "REDIS_URL") {
+			t.Errorf("REDIS_URL=%s: %v, want an error naming cache.redis.url and REDIS_URL", bad, err)
+		}
+	}
+}

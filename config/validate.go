@@ -286,6 +286,9 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 	if _, err := parseMode(c.Cache.File.Permission); err != nil {
 		v.add("cache.file.permission", err.Error(), `write the mode config/cache.php's stores.file.permission gives, in octal, e.g. "0664"`)
 	}
+	if _, err := parseRedisURL(c.Cache.Redis.URL); err != nil {
+		v.add("cache.redis.url", err.Error(), "write it as Laravel reads it: redis://[user:password@]host[:port][/database], or rediss:// for TLS")
+	}
 	if c.Cache.Redis.DB < 0 {
 		v.add("cache.redis.db", fmt.Sprintf("%d is negative", c.Cache.Redis.DB), "use a Redis database number of 0 or more")
 	}

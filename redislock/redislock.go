@@ -12,6 +12,7 @@ package redislock
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ type Params struct {
 	Addr string
 	// Password is REDIS_PASSWORD; "" sends no AUTH.
 	Password string
+	// Username is REDIS_USERNAME, an ACL user (Redis 6+): AUTH then sends it with the password.
+	Username string
+	// TLS, when set, connects over TLS with it (a tls scheme, rediss:// in REDIS_URL).
+	TLS *tls.Config
 	// DB is the database of the store's lock connection: Laravel 8+ skeletons lock on the "default"
 	// connection (REDIS_DB, 0), not on the cache connection (REDIS_CACHE_DB).
 	DB int
@@ -86,11 +91,26 @@ func (l *Locks) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect to Redis at %s: %w; check REDIS_HOST and REDIS_PORT", l.p.Addr, err)
 	}
+	if l.p.TLS != nil {
+		tc := tls.Client(c, l.p.TLS)
+		hctx, cancel := context.WithTimeout(ctx, l.p.DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("connect to Redis at %s over TLS: %w; check that the server speaks TLS on that port (rediss:// in REDIS_URL) and cache.redis.ca_file", l.p.Addr, err)
+		}
+		c = tc
+	}
 	l.conn, l.r = c, bufio.NewReader(c)
-	if l.p.Password != "" {
-		if _, err := l.do(ctx, "AUTH", l.p.Password); err != nil {
+	if l.p.Password != "" || l.p.Username != "" {
+		args := []string{"AUTH", l.p.Password}
+		if l.p.Username != "" {
+			args = []string{"AUTH", l.p.Username, l.p.Password}
+		}
+		if _, err := l.do(ctx, args...); err != nil {
 			l.drop()
-			return fmt.Errorf("authenticate to Redis at %s: %w; check REDIS_PASSWORD", l.p.Addr, err)
+			return fmt.Errorf("authenticate to Redis at %s: %w; check REDIS_USERNAME and REDIS_PASSWORD", l.p.Addr, err)
 		}
 	}
 	if l.p.DB != 0 {

@@ -3,6 +3,8 @@ package interop
 import (
 	"bytes"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -40,18 +42,29 @@ func (o *watchedOutput) String() string {
 
 // TestPHPQueueRestartStopsGoWorker runs `artisan-go queue:work` on an app whose cache store is
 // Redis, files or memcached, and stops it with PHP's own `php artisan queue:restart`, which writes the signal
-// there.
+// there. With REDIS_URL naming a database, both of PHP's Redis connections use it, and so must the worker.
 func TestPHPQueueRestartStopsGoWorker(t *testing.T) {
 	t.Parallel()
-	for store, opt := range map[string]phpapp.Option{"redis": phpapp.WithRedisCache(), "file": phpapp.WithFileCache(), "memcached": phpapp.WithMemcachedCache()} {
-		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opt) })
+	redisURL := "REDIS_URL=redis://" + net.JoinHostPort(envOr("REDIS_HOST", "127.0.0.1"), envOr("REDIS_PORT", "6379")) + "/3"
+	for store, opts := range map[string][]phpapp.Option{
+		"redis": {phpapp.WithRedisCache()}, "redis-url": {phpapp.WithRedisCache(), phpapp.WithEnv(redisURL)},
+		"file": {phpapp.WithFileCache()}, "memcached": {phpapp.WithMemcachedCache()},
+	} {
+		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opts...) })
 	}
 }
 
-func restartStopsGoWorker(t *testing.T, opt phpapp.Option) {
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func restartStopsGoWorker(t *testing.T, opts ...phpapp.Option) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := testContext(t)
-		app := phpapp.New(t, db, opt)
+		app := phpapp.New(t, db, opts...)
 		// A job no Go handler takes: once it is handed back, the worker has read the signal it starts from.
 		app.MustDispatch(ctx, "closure")
 		out := &watchedOutput{text: "Left for PHP", found: make(chan struct{})}

@@ -1,0 +1,81 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// redisURL is what Laravel's ConfigurationUrlParser takes from a Redis connection's url (REDIS_URL):
+// each part it gives replaces the connection's own setting.
+type redisURL struct {
+	tls                bool
+	host               string
+	port               int // 0: not given
+	username, password *string
+	db                 *int
+}
+
+// parseRedisURL reads REDIS_URL: redis:// or tcp:// for a plain connection, rediss:// or tls:// for
+// TLS, then user and password, host, port and /database. "" gives nil.
+func parseRedisURL(s string) (*redisURL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %v", s, err)
+	}
+	var out redisURL
+	switch u.Scheme {
+	case "redis", "tcp":
+	case "rediss", "tls":
+		out.tls = true
+	default:
+		return nil, fmt.Errorf("%q: the scheme %q is not one artisan-go connects with (redis://, rediss://, tcp:// or tls://)", s, u.Scheme)
+	}
+	if out.host = u.Hostname(); out.host == "" {
+		return nil, fmt.Errorf("%q names no host", s)
+	}
+	if p := u.Port(); p != "" {
+		if out.port, err = strconv.Atoi(p); err != nil || out.port < 1 || out.port > 65535 {
+			return nil, fmt.Errorf("%q: %q is not a TCP port", s, p)
+		}
+	}
+	if u.User != nil {
+		if name := u.User.Username(); name != "" {
+			out.username = &name
+		}
+		if pw, ok := u.User.Password(); ok {
+			out.password = &pw
+		}
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: the path %q is not a Redis database number", s, u.Path)
+		}
+		out.db = &n
+	}
+	return &out, nil
+}
+
+// apply puts what the URL gives in place of the connection's settings. The database in the URL is
+// both the cache connection's and the lock connection's: the skeleton gives both the same url.
+func (u *redisURL) apply(r *Redis) {
+	r.TLS = r.TLS || u.tls
+	r.Host = u.host
+	if u.port != 0 {
+		r.Port = u.port
+	}
+	if u.username != nil {
+		r.Username = *u.username
+	}
+	if u.password != nil {
+		r.Password = *u.password
+	}
+	if u.db != nil {
+		r.DB, r.LockDB = *u.db, *u.db
+	}
+}
