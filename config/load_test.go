@@ -583,4 +583,12 @@ func TestLoadRedisURL(t *testing.T) {
 			t.Errorf("REDIS_URL=%s: %v, want an error naming cache.redis.url and REDIS_URL", bad, err)
 		}
 	}
+	// The URL's password is not repeated in the message.
+	envFile = writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_URL=ftp://u:hunter2@h\n")
+	if cfg, err = Load(LoadParams{EnvFile: envFile}); err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a bad REDIS_URL with a password: %v, want an error without the password", err)
+	}
 }

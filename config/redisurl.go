@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -23,9 +24,14 @@ func parseRedisURL(s string) (*redisURL, error) {
 	if s == "" {
 		return nil, nil
 	}
+	// The messages leave the URL out: it may hold the password.
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a URL: %v", s, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("is not a URL: %v", err)
 	}
 	var out redisURL
 	switch u.Scheme {
@@ -33,14 +39,14 @@ func parseRedisURL(s string) (*redisURL, error) {
 	case "rediss", "tls":
 		out.tls = true
 	default:
-		return nil, fmt.Errorf("%q: the scheme %q is not one artisan-go connects with (redis://, rediss://, tcp:// or tls://)", s, u.Scheme)
+		return nil, fmt.Errorf("the scheme %q is not one artisan-go connects with (redis://, rediss://, tcp:// or tls://)", u.Scheme)
 	}
 	if out.host = u.Hostname(); out.host == "" {
-		return nil, fmt.Errorf("%q names no host", s)
+		return nil, errors.New("names no host")
 	}
 	if p := u.Port(); p != "" {
 		if out.port, err = strconv.Atoi(p); err != nil || out.port < 1 || out.port > 65535 {
-			return nil, fmt.Errorf("%q: %q is not a TCP port", s, p)
+			return nil, fmt.Errorf("the port %q is not a TCP port", p)
 		}
 	}
 	if u.User != nil {
@@ -54,7 +60,7 @@ func parseRedisURL(s string) (*redisURL, error) {
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		n, err := strconv.Atoi(db)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%q: the path %q is not a Redis database number", s, u.Path)
+			return nil, fmt.Errorf("the path %q is not a Redis database number", u.Path)
 		}
 		out.db = &n
 	}
