@@ -166,4 +166,3 @@ func writeCerts(t *testing.T, dir string) *x509.CertPool {
 	pool.AddCert(caCert)
 	return pool
 }
-
