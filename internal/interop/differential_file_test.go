@@ -3,10 +3,11 @@ package interop
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -92,6 +93,13 @@ func copyFiles(t *testing.T, from, to *side) {
 // lockOwner matches a lock's value: its owner, Str::random(16), which two runs draw differently.
 var lockOwner = regexp.MustCompile(`^s:16:"[A-Za-z0-9]{16}";$`)
 
+// recentTime reports whether digits read as a Unix time within a day of now: a value two runs write
+// differently.
+func recentTime(digits string) bool {
+	ts, err := strconv.ParseInt(digits, 10, 64)
+	return err == nil && time.Since(time.Unix(ts, 0)).Abs() < 24*time.Hour
+}
+
 // unixTime matches a serialized integer that reads as a time of these days (queue:restart's signal,
 // a rate limiter's timer).
 var unixTime = regexp.MustCompile(`^i:(\d{10});$`)
@@ -101,13 +109,8 @@ var unixTime = regexp.MustCompile(`^i:(\d{10});$`)
 func (s *side) fileSnapshot(t *testing.T, n *normalizer) []string {
 	t.Helper()
 	entries := s.fileEntries(t)
-	names := make([]string, 0, len(entries))
-	for rel := range entries {
-		names = append(names, rel)
-	}
-	sort.Strings(names)
 	var lines []string
-	for _, rel := range names {
+	for _, rel := range slices.Sorted(maps.Keys(entries)) {
 		f := entries[rel]
 		b := f.data
 		if len(b) < 10 {
@@ -123,7 +126,7 @@ func (s *side) fileSnapshot(t *testing.T, n *normalizer) []string {
 			value = "owner"
 		}
 		if m := unixTime.FindStringSubmatch(value); m != nil {
-			if ts, _ := strconv.ParseInt(m[1], 10, 64); time.Since(time.Unix(ts, 0)).Abs() < 24*time.Hour {
+			if recentTime(m[1]) {
 				value = "time"
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,20 +190,15 @@ func copyMemcached(t *testing.T, from, to *side) {
 func (s *side) memcachedSnapshot(t *testing.T, n *normalizer) []string {
 	t.Helper()
 	items := s.mcItems(t)
-	keys := make([]string, 0, len(items))
-	for k := range items {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var lines []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(items)) {
 		it := items[k]
 		value := n.text(it.data)
 		switch {
 		case it.flags == "0" && lockOwner.MatchString(fmt.Sprintf("s:%d:%q;", len(it.data), it.data)):
 			value = "owner"
 		case it.flags == "1" && len(it.data) == 10:
-			if ts, _ := strconv.ParseInt(it.data, 10, 64); time.Since(time.Unix(ts, 0)).Abs() < 24*time.Hour {
+			if recentTime(it.data) {
 				value = "time"
 			}
 		}
