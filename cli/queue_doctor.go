@@ -119,6 +119,11 @@ func cacheStoreFindings(ctx context.Context, cfg *config.Config) []laravel.Findi
 		return []laravel.Finding{{Code: "cache-store", Severity: laravel.SeverityError, Message: err.Error(),
 			Fix: "queue:work does not start until the cache store opens: correct the setting the message names"}}
 	}
-	cs.Close()
-	return nil
+	defer cs.Close()
+	var out []laravel.Finding
+	for _, d := range cs.Down() {
+		out = append(out, laravel.Finding{Code: "cache-server-down", Severity: laravel.SeverityWarning, Message: d + ": queue:work starts with the pool's other servers, but the keys PHP keeps on this one (queue:restart's signal, paused queues, locks) go unseen",
+			Fix: "start the server, or take it out of config/cache.php's servers and cache.memcached.servers together"})
+	}
+	return out
 }

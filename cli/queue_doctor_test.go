@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,8 @@ func TestDoctorChecksCacheStore(t *testing.T) {
 		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + filepath.Join(t.TempDir(), "no", "such", "data"), 1, "ERROR [cache-store] cache.store file:"},
 		{"CACHE_DRIVER=array", 1, "WARNING [cache-store-unread]"},
 		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + t.TempDir(), 0, "ok: nothing to fix"},
+		{fmt.Sprintf("CACHE_DRIVER=memcached\nARTISAN_GO_CACHE_MEMCACHED_SERVERS=127.0.0.1:%d:100,127.0.0.1:%d:100", testenv.StartMemcached(t), testenv.FreePort(t)), 1, "WARNING [cache-server-down] memcached at 127.0.0.1:"},
+		{"CACHE_DRIVER=memcached\nARTISAN_GO_CACHE_MEMCACHED_SERVERS=127.0.0.1:" + strconv.Itoa(testenv.FreePort(t)), 1, "ERROR [cache-store] cache.store memcached:"},
 	} {
 		file := envWith(t, env, "doctor-"+strconv.Itoa(i)+".env", tc.env)
 		var out, errb bytes.Buffer

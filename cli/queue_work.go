@@ -218,6 +218,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	defer cs.Close()
+	for _, d := range cs.Down() {
+		log.Warn("a cache server does not answer; the keys PHP keeps there (queue:restart, paused queues, locks) cannot be read until it does", "error", d)
+	}
 	op, err := newOperating(ctx, cfg, conn, reg, log, ln)
 	if err != nil {
 		return 1, err
@@ -336,12 +339,22 @@ type cacheStore struct {
 	// rawNumbers: the store keeps numbers as they are (RedisStore), not PHP-serialized.
 	rawNumbers bool
 	close      func()
+	// down lists the servers of a pool that did not answer at start-up (memcached), each with its error.
+	down []string
 }
 
 // cacheValues is a cache store's values as the worker and the signal commands use them.
 type cacheValues interface {
 	worker.CacheStore
 	CacheForever(ctx context.Context, key, value string) error
+}
+
+// Down lists the servers that did not answer when the store opened; a nil store has none.
+func (c *cacheStore) Down() []string {
+	if c == nil {
+		return nil
+	}
+	return c.down
 }
 
 // Close closes the store's connections; a nil store has none.
@@ -400,13 +413,22 @@ func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error
 		if m.Username != "" {
 			return nil, errors.New("cache.store memcached: MEMCACHED_USERNAME is set, and SASL authentication needs memcached's binary protocol, which artisan-go does not speak; unset it, or use the database or redis cache store")
 		}
-		mc, err := memcached.Open(ctx, memcached.Params{Addr: net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), Prefix: cfg.Cache.Prefix})
+		mc, err := memcached.Open(ctx, memcachedParams(cfg))
 		if err != nil {
 			return nil, fmt.Errorf("cache.store memcached: %w", err)
 		}
-		return &cacheStore{locks: mc, values: mc, close: func() { mc.Close() }}, nil
+		return &cacheStore{locks: mc, values: mc, close: func() { mc.Close() }, down: mc.Down()}, nil
 	}
 	return nil, nil
+}
+
+// memcachedParams is the memcached store's pool as the configuration gives it.
+func memcachedParams(cfg *config.Config) memcached.Params {
+	p := memcached.Params{Prefix: cfg.Cache.Prefix, Distribution: memcached.Distribution(cfg.Cache.Memcached.Distribution)}
+	for _, s := range cfg.Cache.Memcached.Pool() {
+		p.Servers = append(p.Servers, memcached.Server{Host: s.Host, Port: s.Port, Weight: s.Weight})
+	}
+	return p
 }
 
 // addRoutes registers the configured exec, http and builtin routes.

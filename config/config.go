@@ -261,13 +261,14 @@ type Cache struct {
 	Redis Redis `mapstructure:"redis"`
 	// File is where the file store keeps its files.
 	File FileStore `mapstructure:"file"`
-	// Memcached is the memcached store's server.
+	// Memcached is the memcached store's servers.
 	Memcached Memcached `mapstructure:"memcached"`
 }
 
-// Memcached is the server of the memcached cache store: the skeleton's one server. SASL
-// authentication (MEMCACHED_USERNAME) needs memcached's binary protocol, which artisan-go does not
-// speak: the worker refuses to start with it.
+// Memcached is the memcached cache store's servers: the skeleton's one (MEMCACHED_HOST,
+// MEMCACHED_PORT), or the pool of config/cache.php's servers list. SASL authentication
+// (MEMCACHED_USERNAME) needs memcached's binary protocol, which artisan-go does not speak: the worker
+// refuses to start with it.
 type Memcached struct {
 	// Host is MEMCACHED_HOST. Default "127.0.0.1".
 	Host string `mapstructure:"host"`
@@ -275,6 +276,39 @@ type Memcached struct {
 	Port int `mapstructure:"port"`
 	// Username is MEMCACHED_USERNAME (SASL). Default "" (none).
 	Username string `mapstructure:"username"`
+	// Servers is config/cache.php's servers list when it names more than the skeleton's one server:
+	// "host:port:weight" each ("[::1]:11211:100" for IPv6; the weight, 100 when left out, counts only
+	// with consistent hashing), in the file's order, which decides where each key goes. Set, it
+	// replaces host and port. Default none.
+	Servers []string `mapstructure:"servers"`
+	// Distribution is how PHP's memcached extension spreads keys over the servers, from
+	// config/cache.php's options: "modula" (the extension's default), "consistent"
+	// (Memcached::OPT_DISTRIBUTION => Memcached::DISTRIBUTION_CONSISTENT, or the ini setting
+	// memcached.default_consistent_hash) or "ketama" (Memcached::OPT_LIBKETAMA_COMPATIBLE => true).
+	// It matters only with several servers. Default "modula".
+	Distribution string `mapstructure:"distribution"`
+}
+
+// MemcachedServer is one server of the memcached store's pool.
+type MemcachedServer struct {
+	Host   string
+	Port   int
+	Weight int
+}
+
+// Pool is the memcached store's servers: Servers when set, otherwise Host and Port with the
+// skeleton's weight. An entry that does not parse is left out; Validate reports it.
+func (m Memcached) Pool() []MemcachedServer {
+	if len(m.Servers) == 0 {
+		return []MemcachedServer{{Host: m.Host, Port: m.Port, Weight: 100}}
+	}
+	var out []MemcachedServer
+	for _, e := range m.Servers {
+		if s, err := parseMemcachedServer(e); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ReachedStores are the cache store drivers artisan-go reads and writes as PHP does.
@@ -485,7 +519,7 @@ func Default() Config {
 		Cache: Cache{
 			Store:     "file",
 			Prefix:    "laravel_cache",
-			Memcached: Memcached{Host: "127.0.0.1", Port: 11211},
+			Memcached: Memcached{Host: "127.0.0.1", Port: 11211, Distribution: "modula"},
 			Redis: Redis{
 				Host:   "127.0.0.1",
 				Port:   6379,

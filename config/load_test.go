@@ -171,7 +171,7 @@ log:
 		Concurrency: 16, RetryAfter: 300 * time.Second, Strategy: "skip-locked", ShutdownGrace: 30 * time.Second}
 	want.App = App{Name: "My Shop!", Timezone: "Europe/Paris", Cipher: "AES-256-CBC", Env: "production",
 		PreviousKeys: []string{"base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}
-	want.Cache = Cache{Store: "redis", Prefix: "my_shop_cache_", Redis: Redis{Host: "redis.internal", Port: 6379, Password: "pw", DB: 1, Prefix: "my_shop_database_"}, Memcached: Memcached{Host: "127.0.0.1", Port: 11211}}
+	want.Cache = Cache{Store: "redis", Prefix: "my_shop_cache_", Redis: Redis{Host: "redis.internal", Port: 6379, Password: "pw", DB: 1, Prefix: "my_shop_database_"}, Memcached: Memcached{Host: "127.0.0.1", Port: 11211, Distribution: "modula"}}
 	want.Failed.Driver = "database"
 	want.Unhandled = "move:php"
 	want.Routes = []Route{
@@ -536,6 +536,7 @@ func TestExampleFile(t *testing.T) {
 	want := Default()
 	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
 	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
+	want.Cache.Memcached.Servers = cfg.Cache.Memcached.Servers
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}

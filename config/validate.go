@@ -283,6 +283,17 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 			v.add("cache.redis.host", "is empty", "set the Redis host")
 		}
 	}
+	for _, e := range c.Cache.Memcached.Servers {
+		if _, err := parseMemcachedServer(e); err != nil {
+			v.add("cache.memcached.servers", err.Error(), `write each server as config/cache.php lists it, "host:port:weight", e.g. "10.0.0.5:11211:100"`)
+		}
+	}
+	switch c.Cache.Memcached.Distribution {
+	case "", "modula", "consistent", "ketama":
+	default:
+		v.add("cache.memcached.distribution", fmt.Sprintf("unknown distribution %q", c.Cache.Memcached.Distribution),
+			`use "modula" (the memcached extension's default), "consistent" (Memcached::DISTRIBUTION_CONSISTENT) or "ketama" (Memcached::OPT_LIBKETAMA_COMPATIBLE), as config/cache.php's options set it`)
+	}
 	if _, err := parseMode(c.Cache.File.Permission); err != nil {
 		v.add("cache.file.permission", err.Error(), `write the mode config/cache.php's stores.file.permission gives, in octal, e.g. "0664"`)
 	}
@@ -446,6 +457,28 @@ func (f FileStore) Mode() fs.FileMode {
 		return 0
 	}
 	return m
+}
+
+// parseMemcachedServer reads "host:port[:weight]" ("[ipv6]:port[:weight]").
+func parseMemcachedServer(e string) (MemcachedServer, error) {
+	e = strings.TrimSpace(e)
+	hostPort, weight := e, "100"
+	if i := strings.LastIndexByte(e, ':'); i > strings.LastIndexByte(e, ']') && strings.Count(e[strings.LastIndexByte(e, ']')+1:], ":") == 2 {
+		hostPort, weight = e[:i], e[i+1:]
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil || host == "" {
+		return MemcachedServer{}, fmt.Errorf("%q is not host:port:weight", e)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return MemcachedServer{}, fmt.Errorf("%q: %q is not a TCP port", e, port)
+	}
+	w, err := strconv.Atoi(weight)
+	if err != nil || w < 0 {
+		return MemcachedServer{}, fmt.Errorf("%q: the weight %q is not a whole number of 0 or more", e, weight)
+	}
+	return MemcachedServer{Host: host, Port: p, Weight: w}, nil
 }
 
 // parseMode reads an octal mode up to 07777, as PHP's chmod takes it, into a Go file mode.

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,10 @@ func TestValidateErrors(t *testing.T) {
 		{"file permission not octal", func(c *Config) { c.Cache.File.Permission = "0986" }, "cache.file.permission", []string{`"0986" is not an octal file mode`}},
 		{"file permission too wide", func(c *Config) { c.Cache.File.Permission = "17777" }, "cache.file.permission", []string{"not an octal file mode"}},
 		{"file permission none", func(c *Config) { c.Cache.File.Permission = "0" }, "cache.file.permission", []string{"no one"}},
+		{"memcached server without port", func(c *Config) { c.Cache.Memcached.Servers = []string{"10.0.0.1"} }, "cache.memcached.servers", []string{`"10.0.0.1" is not host:port:weight`}},
+		{"memcached server port", func(c *Config) { c.Cache.Memcached.Servers = []string{"10.0.0.1:0:100"} }, "cache.memcached.servers", []string{"not a TCP port"}},
+		{"memcached server weight", func(c *Config) { c.Cache.Memcached.Servers = []string{"10.0.0.1:11211:-1"} }, "cache.memcached.servers", []string{"weight"}},
+		{"memcached distribution", func(c *Config) { c.Cache.Memcached.Distribution = "random" }, "cache.memcached.distribution", []string{`"random"`, "ketama"}},
 		{"unsupported failed driver", func(c *Config) { c.Failed.Driver = "dynamodb" }, "failed.driver", []string{"not supported"}},
 		{"unknown failed driver", func(c *Config) { c.Failed.Driver = "db" }, "failed.driver", []string{"unknown failed-job driver"}},
 		{"unknown unhandled policy", func(c *Config) { c.Unhandled = "drop" }, "unhandled", []string{`"drop" is not a policy`}},
@@ -154,6 +159,10 @@ func TestValidateAccepts(t *testing.T) {
 		{"versions", func(c *Config) { c.LaravelVersion = "v12.54.1" }},
 		{"timeout at retry_after is a warning only", func(c *Config) { c.Worker.Timeout = c.Worker.RetryAfter }},
 		{"file permission", func(c *Config) { c.Cache.File.Permission = "0o2775" }},
+		{"memcached pool", func(c *Config) {
+			c.Cache.Memcached.Servers = []string{"10.0.0.1:11211:100", "cache-2:11212", "[::1]:11213:0"}
+			c.Cache.Memcached.Distribution = "ketama"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,6 +201,21 @@ func TestWarnings(t *testing.T) {
 		if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, tt.want) {
 			t.Errorf("%s: warnings %q do not contain %q", tt.name, w, tt.want)
 		}
+	}
+}
+
+// TestMemcachedPool reads cache.memcached.servers as config/cache.php lists them, the skeleton's one
+// server (MEMCACHED_HOST, MEMCACHED_PORT, weight 100) when it is not set.
+func TestMemcachedPool(t *testing.T) {
+	t.Parallel()
+	m := Memcached{Host: "mc", Port: 11300}
+	if got := m.Pool(); !slices.Equal(got, []MemcachedServer{{"mc", 11300, 100}}) {
+		t.Errorf("the skeleton's server: %v", got)
+	}
+	m.Servers = []string{"10.0.0.1:11211:100", " cache-2:11212 ", "[::1]:11213:0"}
+	want := []MemcachedServer{{"10.0.0.1", 11211, 100}, {"cache-2", 11212, 100}, {"::1", 11213, 0}}
+	if got := m.Pool(); !slices.Equal(got, want) {
+		t.Errorf("Pool() = %v, want %v", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package memcached reaches a Laravel memcached cache store (CACHE_DRIVER=memcached, Laravel's
-// MemcachedStore over PHP's memcached extension) on one server, in memcached's text protocol, which the
-// extension speaks by default. Keys carry the store's prefix (CACHE_PREFIX and ":"). Values are kept as
+// MemcachedStore over PHP's memcached extension) on its servers, in memcached's text protocol, which the
+// extension speaks by default. With several servers each key goes to the server PHP's extension picks
+// for it (see Distribution). Keys carry the store's prefix (CACHE_PREFIX and ":"). Values are kept as
 // the extension keeps them: a string as it is, an integer, float or bool in its own type flag, anything
 // else PHP-serialized; this package hands them to the worker PHP-serialized, as the database store keeps
 // them, and writes them back in the extension's form, so PHP reads what Go wrote.
@@ -44,8 +45,11 @@ var ErrServer = errors.New("memcached error")
 
 // Params says where the store is.
 type Params struct {
-	// Addr is host:port (MEMCACHED_HOST, MEMCACHED_PORT).
-	Addr string
+	// Servers is the pool, in config/cache.php's order (the skeleton's one: MEMCACHED_HOST,
+	// MEMCACHED_PORT).
+	Servers []Server
+	// Distribution is how keys are spread over several servers; "" is Modula, the extension's default.
+	Distribution Distribution
 	// Prefix is the cache prefix (CACHE_PREFIX); MemcachedStore puts it and ":" before every key.
 	Prefix string
 	// DialTimeout bounds connecting; 0 means 5 seconds.
@@ -54,16 +58,27 @@ type Params struct {
 	Now func() time.Time
 }
 
-// Store is one connection to the store's server. It is safe for concurrent use.
+// Store is the store's servers, a connection to each. It is safe for concurrent use.
 type Store struct {
-	p      Params
-	prefix string
-	mu     sync.Mutex
-	conn   net.Conn
-	r      *bufio.Reader
+	p       Params
+	prefix  string
+	servers []*server
+	ring    ring
+	down    []string
 }
 
-// Open connects and asks the server its version, so that a wrong address is reported at start-up.
+// server is one connection to one of the pool's servers.
+type server struct {
+	addr        string
+	dialTimeout time.Duration
+	mu          sync.Mutex
+	conn        net.Conn
+	r           *bufio.Reader
+}
+
+// Open connects to every server and asks its version, so that a wrong address is reported at
+// start-up. As Laravel's MemcachedConnector, it fails only when no server answers; Down lists the
+// others.
 func Open(ctx context.Context, p Params) (*Store, error) {
 	if p.DialTimeout <= 0 {
 		p.DialTimeout = 5 * time.Second
@@ -71,25 +86,57 @@ func Open(ctx context.Context, p Params) (*Store, error) {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
-	s := &Store{p: p}
+	if len(p.Servers) == 0 {
+		return nil, errors.New("memcached: no server; set MEMCACHED_HOST and MEMCACHED_PORT, or cache.memcached.servers")
+	}
+	r, err := newRing(p.Servers, p.Distribution)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{p: p, ring: r}
 	if p.Prefix != "" {
 		s.prefix = p.Prefix + ":"
 	}
-	if _, err := s.roundTrip(ctx, "version\r\n"); err != nil {
-		return nil, fmt.Errorf("memcached at %s: %w; check MEMCACHED_HOST and MEMCACHED_PORT", p.Addr, err)
+	var errs []error
+	for _, sv := range p.Servers {
+		c := &server{addr: sv.Addr(), dialTimeout: p.DialTimeout}
+		s.servers = append(s.servers, c)
+		if _, err := c.roundTrip(ctx, "version\r\n"); err != nil {
+			err = fmt.Errorf("memcached at %s: %w", c.addr, err)
+			errs = append(errs, err)
+			s.down = append(s.down, err.Error())
+		}
+	}
+	if len(errs) == len(s.servers) {
+		hint := "check MEMCACHED_HOST and MEMCACHED_PORT"
+		if len(s.servers) > 1 {
+			hint = "check cache.memcached.servers"
+		}
+		return nil, fmt.Errorf("%w; %s", errors.Join(errs...), hint)
 	}
 	return s, nil
 }
 
-// Close closes the connection.
+// Down lists the servers that did not answer when the store opened, each with its error: the keys PHP
+// keeps there cannot be read until they come back.
+func (s *Store) Down() []string { return s.down }
+
+// Close closes the connections.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.drop()
+	for _, c := range s.servers {
+		c.mu.Lock()
+		c.drop()
+		c.mu.Unlock()
+	}
 	return nil
 }
 
-func (s *Store) drop() {
+// roundTrip sends a request about the server key full to the server that holds it.
+func (s *Store) roundTrip(ctx context.Context, full, req string) ([]string, error) {
+	return s.servers[s.ring.pick(full)].roundTrip(ctx, req)
+}
+
+func (s *server) drop() {
 	if s.conn != nil {
 		s.conn.Close()
 		s.conn, s.r = nil, nil
@@ -99,14 +146,14 @@ func (s *Store) drop() {
 // roundTrip sends one request and reads its reply: the lines up to the one that ends it (END for a
 // get, one line otherwise), redialling a broken connection once; an error the server answers is not
 // sent again.
-func (s *Store) roundTrip(ctx context.Context, req string) ([]string, error) {
+func (s *server) roundTrip(ctx context.Context, req string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var err error
 	for try := 0; try < 2; try++ {
 		if s.conn == nil {
-			d := net.Dialer{Timeout: s.p.DialTimeout}
-			c, derr := d.DialContext(ctx, "tcp", s.p.Addr)
+			d := net.Dialer{Timeout: s.dialTimeout}
+			c, derr := d.DialContext(ctx, "tcp", s.addr)
 			if derr != nil {
 				err = derr
 				continue
@@ -122,7 +169,7 @@ func (s *Store) roundTrip(ctx context.Context, req string) ([]string, error) {
 	return nil, err
 }
 
-func (s *Store) exchange(ctx context.Context, req string) ([]string, error) {
+func (s *server) exchange(ctx context.Context, req string) ([]string, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Second)
@@ -179,7 +226,7 @@ func (s *Store) get(ctx context.Context, k string) (flags int, data string, ok b
 	if err != nil {
 		return 0, "", false, err
 	}
-	lines, err := s.roundTrip(ctx, "get "+full+"\r\n")
+	lines, err := s.roundTrip(ctx, full, "get "+full+"\r\n")
 	if err != nil {
 		return 0, "", false, fmt.Errorf("get memcached key %s: %w", k, err)
 	}
@@ -200,7 +247,7 @@ func (s *Store) store(ctx context.Context, verb, k string, flags int, exptime in
 		return false, err
 	}
 	req := fmt.Sprintf("%s %s %d %d %d\r\n%s\r\n", verb, full, flags, exptime, len(data), data)
-	lines, err := s.roundTrip(ctx, req)
+	lines, err := s.roundTrip(ctx, full, req)
 	if err != nil {
 		return false, fmt.Errorf("%s memcached key %s: %w", verb, k, err)
 	}
@@ -263,7 +310,7 @@ func (s *Store) CacheIncrement(ctx context.Context, key string, by int64) (int64
 	if by < 0 {
 		return 0, fmt.Errorf("increment memcached key %s by %d: memcached increments by positive amounts", key, by)
 	}
-	lines, err := s.roundTrip(ctx, fmt.Sprintf("incr %s %d\r\n", full, by))
+	lines, err := s.roundTrip(ctx, full, fmt.Sprintf("incr %s %d\r\n", full, by))
 	if err != nil {
 		return 0, fmt.Errorf("increment memcached key %s: %w", key, err)
 	}
@@ -299,7 +346,7 @@ func (s *Store) CacheForget(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.roundTrip(ctx, "delete "+full+"\r\n"); err != nil {
+	if _, err := s.roundTrip(ctx, full, "delete "+full+"\r\n"); err != nil {
 		return fmt.Errorf("delete memcached key %s: %w", key, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package memcached
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -53,17 +52,17 @@ func TestServerErrorKeepsConnection(t *testing.T) {
 	if addr == "" {
 		addr = "127.0.0.1"
 	}
-	s, err := Open(context.Background(), Params{Addr: net.JoinHostPort(addr, "11211"), Prefix: "artisan_go_test_" + strconv.FormatInt(time.Now().UnixNano(), 10)})
+	s, err := Open(context.Background(), Params{Servers: []Server{{Host: addr, Port: 11211}}, Prefix: "artisan_go_test_" + strconv.FormatInt(time.Now().UnixNano(), 10)})
 	if err != nil {
 		testenv.Missing(t, "memcached is not reachable: %v (apt-get install memcached, or run .ci/services)", err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	conn := s.conn
-	if _, err := s.roundTrip(ctx, "no_such_command\r\n"); !errors.Is(err, ErrServer) {
+	conn := s.servers[0].conn
+	if _, err := s.roundTrip(ctx, "k", "no_such_command\r\n"); !errors.Is(err, ErrServer) {
 		t.Fatalf("an unknown command: %v, want ErrServer", err)
 	}
-	if s.conn != conn {
+	if s.servers[0].conn != conn {
 		t.Fatal("the server's refusal dropped the connection (and sent the command again)")
 	}
 	if err := s.CachePut(ctx, "k", "i:41;", time.Minute); err != nil {

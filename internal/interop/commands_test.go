@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -191,6 +192,28 @@ func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
 			})
 		})
 	}
+	// A pool of three memcached servers with Ketama's distribution, on one database: the unit tests of
+	// the memcached package place every key as PHP does; this runs the commands and workers over it.
+	t.Run("memcached-pool", func(t *testing.T) {
+		opts := append([]phpapp.Option{phpapp.WithEnv("ARTISAN_GO_LARAVEL_VERSION=12.40", "CACHE_STORE=memcached")}, memcachedPool(t, "ketama")...)
+		fn(t, newSide(t, testenv.SQLite(t), opts...))
+	})
+}
+
+// memcachedPool starts three memcached servers of the test's own and returns the options that make
+// them the app's memcached pool, with the distribution d, for PHP (config/cache.php's servers and
+// options) and for artisan-go (cache.memcached.servers and distribution).
+func memcachedPool(t *testing.T, d string) []phpapp.Option {
+	var servers []string
+	for i := range 3 {
+		servers = append(servers, fmt.Sprintf("127.0.0.1:%d:%d", testenv.StartMemcached(t), 100+50*i))
+	}
+	list := strings.Join(servers, ",")
+	return []phpapp.Option{phpapp.WithMemcachedCache(), phpapp.WithEnv(
+		"MEMCACHED_SERVERS="+list, "MEMCACHED_DISTRIBUTION="+d,
+		"ARTISAN_GO_CACHE_MEMCACHED_SERVERS="+list, "ARTISAN_GO_CACHE_MEMCACHED_DISTRIBUTION="+d,
+		"MEMCACHED_HOST=127.0.0.1", "MEMCACHED_PORT=1", // not the pool: a worker reading them finds nothing
+	)}
 }
 
 // TestQueueRestartStopsPHPWorker stops PHP's queue:work with artisan-go queue:restart, with the

@@ -99,7 +99,11 @@ func newSide(t *testing.T, db testenv.Database, opts ...phpapp.Option) *side {
 		}
 	case "memcached":
 		m := cfg.Cache.Memcached
-		if s.mc, err = memcached.Open(context.Background(), memcached.Params{Addr: net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), Prefix: cfg.Cache.Prefix}); err != nil {
+		p := memcached.Params{Prefix: cfg.Cache.Prefix, Distribution: memcached.Distribution(m.Distribution)}
+		for _, sv := range m.Pool() {
+			p.Servers = append(p.Servers, memcached.Server{Host: sv.Host, Port: sv.Port, Weight: sv.Weight})
+		}
+		if s.mc, err = memcached.Open(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.mc.Close() })

@@ -52,6 +52,7 @@ func TestPHPQueueRestartStopsGoWorker(t *testing.T) {
 	} {
 		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opts...) })
 	}
+	t.Run("memcached-pool", func(t *testing.T) { restartStopsGoWorker(t, memcachedPool(t, "modula")...) })
 }
 
 func envOr(name, def string) string {

@@ -32,8 +32,17 @@ return [
                 env('MEMCACHED_USERNAME'),
                 env('MEMCACHED_PASSWORD'),
             ],
-            'options' => [],
-            'servers' => [
+            // The tests set a pool of servers (MEMCACHED_SERVERS, "host:port:weight,...") and the
+            // extension's distribution (MEMCACHED_DISTRIBUTION), as an application writes them here.
+            'options' => ! class_exists(Memcached::class) ? [] : array_filter([
+                Memcached::OPT_DISTRIBUTION => env('MEMCACHED_DISTRIBUTION') === 'consistent' ? Memcached::DISTRIBUTION_CONSISTENT : null,
+                Memcached::OPT_LIBKETAMA_COMPATIBLE => env('MEMCACHED_DISTRIBUTION') === 'ketama' ? true : null,
+            ], fn ($v) => $v !== null),
+            'servers' => env('MEMCACHED_SERVERS') ? array_map(function ($s) {
+                [$host, $port, $weight] = explode(':', $s);
+
+                return ['host' => $host, 'port' => (int) $port, 'weight' => (int) $weight];
+            }, explode(',', env('MEMCACHED_SERVERS'))) : [
                 [
                     'host' => env('MEMCACHED_HOST', '127.0.0.1'),
                     'port' => env('MEMCACHED_PORT', 11211),
