@@ -3,8 +3,9 @@
 // and it reads and counts cache values as RedisStore does, so the worker sees `php artisan
 // queue:restart`, maintenance mode and paused queues, and counts maxExceptions.
 //
-// It speaks just the Redis commands it needs (AUTH, SELECT, GET, SET, INCRBY, DEL) over one connection
-// instead of depending on a full client library: the worker issues a few commands per second and one
+// It speaks just the Redis commands it needs (AUTH, SELECT, GET, SET, INCRBY, DEL, EVAL; on a Redis
+// Cluster CLUSTER SLOTS and ASKING) over one connection per server instead of depending on a full
+// client library: the worker issues a few commands per second and one
 // per finished unique job, and a small client is easy to audit and adds nothing to the module's
 // dependencies.
 package redislock
@@ -24,6 +25,12 @@ import (
 
 // ErrRedis is wrapped by every error the server returns (an -ERR reply).
 var ErrRedis = errors.New("redis error")
+
+// replyError is an error reply of the server; it is ErrRedis.
+type replyError string
+
+func (e replyError) Error() string        { return ErrRedis.Error() + ": " + string(e) }
+func (e replyError) Is(target error) bool { return target == ErrRedis }
 
 // errNil is do's answer to a nil reply (a missing key).
 var errNil = errors.New("redis nil reply")
@@ -61,72 +68,106 @@ func LockPrefix(redisPrefix, cachePrefix string) string {
 }
 
 // Locks is a connection to one Redis database of a cache store: the lock connection's database for
-// locks, the cache connection's for values (Laravel's skeletons keep them apart). It is safe for
+// locks, the cache connection's for values (Laravel's skeletons keep them apart). On a Redis Cluster
+// it is a connection to each master, every key sent to the master of its slot. It is safe for
 // concurrent use.
 type Locks struct {
-	p    Params
+	p Params
+	// single is the connection to a server that is not a cluster node.
+	single *node
+	// cluster routes keys over a Redis Cluster's masters; nil for a single server.
+	cluster *cluster
+}
+
+// node is one connection to one Redis server.
+type node struct {
+	addr string
+	p    *Params
+	db   int // the database SELECTed after connecting: never on a cluster node
+	tls  *tls.Config
 	mu   sync.Mutex
 	conn net.Conn
 	r    *bufio.Reader
 }
 
 // Open connects, authenticates and selects the database, so that a wrong address or password is
-// reported at start-up.
+// reported at start-up. A server that is a Redis Cluster node (cluster_enabled in INFO) is taken as
+// the cluster's seed: the database is then 0, as on every cluster, and the keys go where the
+// cluster's slots are.
 func Open(ctx context.Context, p Params) (*Locks, error) {
 	if p.DialTimeout <= 0 {
 		p.DialTimeout = 5 * time.Second
 	}
 	l := &Locks{p: p}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.connect(ctx); err != nil {
+	n := &node{addr: p.Addr, p: &l.p, tls: p.TLS}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.connect(ctx); err != nil {
 		return nil, err
 	}
+	if isClusterNode(ctx, n) {
+		c, err := openCluster(ctx, &l.p, n)
+		n.drop()
+		if err != nil {
+			return nil, err
+		}
+		l.cluster = c
+		return l, nil
+	}
+	if p.DB != 0 {
+		if _, err := n.do(ctx, "SELECT", strconv.Itoa(p.DB)); err != nil {
+			n.drop()
+			return nil, fmt.Errorf("select Redis database %d at %s: %w", p.DB, p.Addr, err)
+		}
+		n.db = p.DB
+	}
+	l.single = n
 	return l, nil
 }
 
-func (l *Locks) connect(ctx context.Context) error {
-	d := net.Dialer{Timeout: l.p.DialTimeout}
-	c, err := d.DialContext(ctx, "tcp", l.p.Addr)
+// connect dials the node, authenticates and selects its database.
+func (n *node) connect(ctx context.Context) error {
+	d := net.Dialer{Timeout: n.p.DialTimeout}
+	c, err := d.DialContext(ctx, "tcp", n.addr)
 	if err != nil {
-		return fmt.Errorf("connect to Redis at %s: %w; check REDIS_HOST and REDIS_PORT", l.p.Addr, err)
+		return fmt.Errorf("connect to Redis at %s: %w; check REDIS_HOST and REDIS_PORT", n.addr, err)
 	}
-	if l.p.TLS != nil {
-		tc := tls.Client(c, l.p.TLS)
-		hctx, cancel := context.WithTimeout(ctx, l.p.DialTimeout)
+	if n.tls != nil {
+		tc := tls.Client(c, n.tls)
+		hctx, cancel := context.WithTimeout(ctx, n.p.DialTimeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
 			c.Close()
-			return fmt.Errorf("connect to Redis at %s over TLS: %w; check that the server speaks TLS on that port (rediss:// in REDIS_URL) and cache.redis.ca_file", l.p.Addr, err)
+			return fmt.Errorf("connect to Redis at %s over TLS: %w; check that the server speaks TLS on that port (rediss:// in REDIS_URL) and cache.redis.ca_file", n.addr, err)
 		}
 		c = tc
 	}
-	l.conn, l.r = c, bufio.NewReader(c)
-	if l.p.Password != "" || l.p.Username != "" {
-		args := []string{"AUTH", l.p.Password}
-		if l.p.Username != "" {
-			args = []string{"AUTH", l.p.Username, l.p.Password}
+	n.conn, n.r = c, bufio.NewReader(c)
+	if n.p.Password != "" || n.p.Username != "" {
+		args := []string{"AUTH", n.p.Password}
+		if n.p.Username != "" {
+			args = []string{"AUTH", n.p.Username, n.p.Password}
 		}
-		if _, err := l.do(ctx, args...); err != nil {
-			l.drop()
-			return fmt.Errorf("authenticate to Redis at %s: %w; check REDIS_USERNAME and REDIS_PASSWORD", l.p.Addr, err)
+		if _, err := n.do(ctx, args...); err != nil {
+			n.drop()
+			return fmt.Errorf("authenticate to Redis at %s: %w; check REDIS_USERNAME and REDIS_PASSWORD", n.addr, err)
 		}
 	}
-	if l.p.DB != 0 {
-		if _, err := l.do(ctx, "SELECT", strconv.Itoa(l.p.DB)); err != nil {
-			l.drop()
-			return fmt.Errorf("select Redis database %d at %s: %w", l.p.DB, l.p.Addr, err)
+	if n.db != 0 {
+		if _, err := n.do(ctx, "SELECT", strconv.Itoa(n.db)); err != nil {
+			n.drop()
+			return fmt.Errorf("select Redis database %d at %s: %w", n.db, n.addr, err)
 		}
 	}
 	return nil
 }
 
-func (l *Locks) drop() {
-	if l.conn != nil {
-		l.conn.Close()
+func (n *node) drop() {
+	if n.conn != nil {
+		n.conn.Close()
 	}
-	l.conn, l.r = nil, nil
+	n.conn, n.r = nil, nil
 }
 
 // ForceRelease deletes the lock called name (without prefix), whoever owns it. Releasing a lock that
@@ -200,22 +241,37 @@ func stringReply(v any, err error) (string, error) {
 	return s, nil
 }
 
-// commandAny runs one command, redialling a broken connection once.
+// commandAny runs one command, on a cluster at the master of its key's slot.
 func (l *Locks) commandAny(ctx context.Context, args ...string) (any, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if l.cluster != nil {
+		return l.cluster.command(ctx, args...)
+	}
+	return l.single.command(ctx, "", args...)
+}
+
+// command runs one command on the node, redialling a broken connection once. A non-empty asking sends
+// ASKING first, as a cluster's ASK redirection asks.
+func (n *node) command(ctx context.Context, asking string, args ...string) (any, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	var v any
 	var err error
 	for try := 0; try < 2; try++ {
-		if l.conn == nil {
-			if err = l.connect(ctx); err != nil {
+		if n.conn == nil {
+			if err = n.connect(ctx); err != nil {
 				continue
 			}
 		}
-		if v, err = l.roundTrip(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
+		if asking != "" {
+			if _, err = n.roundTrip(ctx, "ASKING"); err != nil && !errors.Is(err, ErrRedis) {
+				n.drop()
+				continue
+			}
+		}
+		if v, err = n.roundTrip(ctx, args...); err == nil || errors.Is(err, ErrRedis) || errors.Is(err, errNil) {
 			break
 		}
-		l.drop()
+		n.drop()
 	}
 	return v, err
 }
@@ -265,27 +321,31 @@ func (s *Store) Close() {
 	s.Values.Close()
 }
 
-// Close closes the connection.
+// Close closes the connections.
 func (l *Locks) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.drop()
+	if l.cluster != nil {
+		l.cluster.close()
+		return nil
+	}
+	l.single.mu.Lock()
+	defer l.single.mu.Unlock()
+	l.single.drop()
 	return nil
 }
 
 // do sends one command and reads a simple, integer or bulk reply.
-func (l *Locks) do(ctx context.Context, args ...string) (string, error) {
-	return stringReply(l.roundTrip(ctx, args...))
+func (n *node) do(ctx context.Context, args ...string) (string, error) {
+	return stringReply(n.roundTrip(ctx, args...))
 }
 
 // roundTrip sends one command and reads its reply: a string, errNil, or for an array a []any of those
 // (a nil element is nil).
-func (l *Locks) roundTrip(ctx context.Context, args ...string) (any, error) {
+func (n *node) roundTrip(ctx context.Context, args ...string) (any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Second)
 	}
-	if err := l.conn.SetDeadline(deadline); err != nil {
+	if err := n.conn.SetDeadline(deadline); err != nil {
 		return "", err
 	}
 	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
@@ -294,15 +354,15 @@ func (l *Locks) roundTrip(ctx context.Context, args ...string) (any, error) {
 		b = append(b, a...)
 		b = append(b, "\r\n"...)
 	}
-	if _, err := l.conn.Write(b); err != nil {
+	if _, err := n.conn.Write(b); err != nil {
 		return "", err
 	}
-	return l.reply(0)
+	return n.reply(0)
 }
 
 // reply reads one reply, arrays nested at most a few levels deep.
-func (l *Locks) reply(depth int) (any, error) {
-	line, err := l.r.ReadString('\n')
+func (n *node) reply(depth int) (any, error) {
+	line, err := n.r.ReadString('\n')
 	if err != nil {
 		return "", err
 	}
@@ -314,22 +374,22 @@ func (l *Locks) reply(depth int) (any, error) {
 	case '+', ':':
 		return body, nil
 	case '-':
-		return "", fmt.Errorf("%w: %s", ErrRedis, body)
+		return "", replyError(body)
 	case '$', '*':
-		n, err := strconv.Atoi(body)
+		size, err := strconv.Atoi(body)
 		if err != nil {
 			return "", fmt.Errorf("malformed Redis reply %q", line)
 		}
-		if n < 0 {
+		if size < 0 {
 			return "", errNil
 		}
 		if line[0] == '*' {
 			if depth > 3 {
 				return "", fmt.Errorf("Redis reply nested too deep")
 			}
-			out := make([]any, n)
+			out := make([]any, size)
 			for i := range out {
-				v, err := l.reply(depth + 1)
+				v, err := n.reply(depth + 1)
 				if errors.Is(err, errNil) {
 					v, err = nil, nil
 				}
@@ -340,11 +400,11 @@ func (l *Locks) reply(depth int) (any, error) {
 			}
 			return out, nil
 		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(l.r, buf); err != nil {
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(n.r, buf); err != nil {
 			return "", err
 		}
-		return string(buf[:n]), nil
+		return string(buf[:size]), nil
 	}
 	return "", fmt.Errorf("unexpected Redis reply %q", line)
 }

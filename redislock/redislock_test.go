@@ -45,17 +45,17 @@ func TestForceRelease(t *testing.T) {
 	ctx := context.Background()
 	l, prefix := openTest(t, 3)
 	key := prefix + `laravel_unique_job:App\Jobs\Uniquek1`
-	if _, err := l.do(ctx, "SET", key, "owner"); err != nil {
+	if _, err := l.command(ctx, "SET", key, "owner"); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.ForceRelease(ctx, `laravel_unique_job:App\Jobs\Uniquek1`); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := l.do(ctx, "EXISTS", key); err != nil || n != "0" {
+	if n, err := l.command(ctx, "EXISTS", key); err != nil || n != "0" {
 		t.Fatalf("EXISTS %s after release = %q, %v; want 0", key, n, err)
 	}
 	// Absent locks release quietly, and a dropped connection is redialled.
-	l.conn.Close()
+	l.single.conn.Close()
 	if err := l.ForceRelease(ctx, "absent"); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCacheValues(t *testing.T) {
 		t.Fatalf("CacheGet of an absent key = %q, %v, %v; want absent", v, ok, err)
 	}
 	// RedisStore::forever keeps a number as it is.
-	if _, err := l.do(ctx, "SET", prefix+"illuminate:queue:restart", "1700000000"); err != nil {
+	if _, err := l.command(ctx, "SET", prefix+"illuminate:queue:restart", "1700000000"); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok, err := l.CacheGet(ctx, "illuminate:queue:restart"); err != nil || !ok || v != "1700000000" {
@@ -80,7 +80,7 @@ func TestCacheValues(t *testing.T) {
 			t.Fatalf("CacheCount = %d, %v; want %d", n, err, want)
 		}
 	}
-	if ttl, err := l.do(ctx, "TTL", prefix+"job-exceptions:u1"); err != nil || ttl == "-1" || ttl == "-2" {
+	if ttl, err := l.command(ctx, "TTL", prefix+"job-exceptions:u1"); err != nil || ttl == "-1" || ttl == "-2" {
 		t.Fatalf("TTL of the counter = %q, %v; want the day CacheCount put", ttl, err)
 	}
 	if err := l.CacheForget(ctx, "job-exceptions:u1"); err != nil {
@@ -150,7 +150,7 @@ func TestLockAndLimiterValues(t *testing.T) {
 	if ok, err := l.LockAcquire(ctx, name, "b", 0); err != nil || ok {
 		t.Fatalf("acquire of a held lock = %v, %v", ok, err)
 	}
-	if ttl, err := l.do(ctx, "TTL", prefix+name); err != nil || ttl != "10" {
+	if ttl, err := l.command(ctx, "TTL", prefix+name); err != nil || ttl != "10" {
 		t.Fatalf("TTL = %q, %v", ttl, err)
 	}
 	if ok, err := l.LockRelease(ctx, name, "b"); err != nil || ok {

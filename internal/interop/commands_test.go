@@ -198,6 +198,26 @@ func cacheStores(t *testing.T, fn func(t *testing.T, s *side)) {
 		opts := append([]phpapp.Option{phpapp.WithEnv("ARTISAN_GO_LARAVEL_VERSION=12.40", "CACHE_STORE=memcached")}, memcachedPool(t, "ketama")...)
 		fn(t, newSide(t, testenv.SQLite(t), opts...))
 	})
+	// A Redis Cluster of three masters, on one database: the redislock package's tests follow its slots
+	// as they move; this runs the commands and workers over it.
+	t.Run("redis-cluster", func(t *testing.T) {
+		opts := append([]phpapp.Option{phpapp.WithEnv("ARTISAN_GO_LARAVEL_VERSION=12.40", "CACHE_STORE=redis", "REDIS_PREFIX=laravel_database_")}, redisCluster(t)...)
+		fn(t, newSide(t, testenv.SQLite(t), opts...))
+	})
+}
+
+// redisCluster starts a Redis Cluster of the test's own and returns the options that make it the
+// app's Redis: PHP declares both connections as the cluster's (config/database.php's clusters), and
+// artisan-go is given one node of it as REDIS_HOST and REDIS_PORT.
+func redisCluster(t *testing.T) []phpapp.Option {
+	ports := testenv.StartRedisCluster(t)
+	var nodes []string
+	for _, p := range ports {
+		nodes = append(nodes, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	return []phpapp.Option{phpapp.WithRedisCache(), phpapp.WithEnv(
+		"REDIS_CLUSTER_NODES="+strings.Join(nodes, ","), "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", ports[1]),
+	)}
 }
 
 // memcachedPool starts three memcached servers of the test's own and returns the options that make

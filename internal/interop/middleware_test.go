@@ -29,7 +29,7 @@ var stores = []struct {
 }
 
 // eachStore runs test on every database with the app's cache store in the database, in Redis, in
-// files and in memcached.
+// files and in memcached, and on one database with a Redis Cluster.
 func eachStore(t *testing.T, test func(t *testing.T, ctx context.Context, s *side)) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
@@ -40,6 +40,10 @@ func eachStore(t *testing.T, test func(t *testing.T, ctx context.Context, s *sid
 			})
 		})
 	}
+	t.Run("redis-cluster", func(t *testing.T) {
+		t.Parallel()
+		test(t, testContext(t), newSide(t, testenv.SQLite(t), redisCluster(t)...))
+	})
 }
 
 // lockOwner reads a cache lock's owner from the app's cache store.

@@ -53,6 +53,7 @@ func TestPHPQueueRestartStopsGoWorker(t *testing.T) {
 		t.Run(store, func(t *testing.T) { restartStopsGoWorker(t, opts...) })
 	}
 	t.Run("memcached-pool", func(t *testing.T) { restartStopsGoWorker(t, memcachedPool(t, "modula")...) })
+	t.Run("redis-cluster", func(t *testing.T) { restartStopsGoWorker(t, redisCluster(t)...) })
 }
 
 func envOr(name, def string) string {

@@ -65,14 +65,25 @@ return [
 
     'migrations' => 'migrations',
 
-    'redis' => [
+    'redis' => array_merge([
         'client' => env('REDIS_CLIENT', 'phpredis'),
 
         'options' => [
             'cluster' => env('REDIS_CLUSTER', 'redis'),
             'prefix' => env('REDIS_PREFIX', Str::slug(env('APP_NAME', 'laravel'), '_').'_database_'),
         ],
+    ], env('REDIS_CLUSTER_NODES') ? [
+        // The tests' Redis Cluster (REDIS_CLUSTER_NODES, "host:port,..."): both connections are the
+        // cluster's, as an application on a cluster declares them.
+        'clusters' => [
+            'default' => $redisClusterNodes = array_map(function ($node) {
+                [$host, $port] = explode(':', $node);
 
+                return ['host' => $host, 'port' => (int) $port, 'password' => env('REDIS_PASSWORD', null), 'database' => 0];
+            }, explode(',', env('REDIS_CLUSTER_NODES'))),
+            'cache' => $redisClusterNodes,
+        ],
+    ] : [
         'default' => [
             'url' => env('REDIS_URL'),
             'host' => env('REDIS_HOST', '127.0.0.1'),
@@ -88,5 +99,5 @@ return [
             'port' => env('REDIS_PORT', '6379'),
             'database' => env('REDIS_CACHE_DB', '1'),
         ],
-    ],
+    ]),
 ];
