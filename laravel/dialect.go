@@ -145,6 +145,8 @@ type capabilities struct {
 	ClaimIsolation sql.IsolationLevel
 	// MaxAttempts is the largest value Laravel's attempts column holds.
 	MaxAttempts int
+	// NoNulInText: a text column refuses the NUL byte (PostgreSQL's 22021, invalid byte sequence).
+	NoNulInText bool
 	// BoundClaims: claims running at once from many workers on one queue cost the server more than
 	// they bring, so the workers of a host share one bound on them (see ClaimScope).
 	BoundClaims bool

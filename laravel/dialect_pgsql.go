@@ -151,6 +151,7 @@ func (pgsqlDialect) capabilities(engine, lock string) capabilities {
 		// ran 3,679, and 2,360 under the bound; 16 workers of 8 claims in one process about the same.
 		BoundClaims: true,
 		MaxAttempts: 32767, // smallint
+		NoNulInText: true,
 	}
 }
 

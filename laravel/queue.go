@@ -243,7 +243,13 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 	if at.IsZero() {
 		at = f.C.clock()
 	}
-	args := []any{p.Connection, p.Queue, string(j.Payload), p.Exception, at.Format("2006-01-02 15:04:05")}
+	exception := p.Exception
+	if f.C.caps.NoNulInText {
+		// PostgreSQL refuses NUL in text (PHP's pdo_pgsql cuts the text at the first one, losing the
+		// rest and the trace): a handler's message with one would leave the job unable to fail.
+		exception = strings.ReplaceAll(exception, "\x00", "?")
+	}
+	args := []any{p.Connection, p.Queue, string(j.Payload), exception, at.Format("2006-01-02 15:04:05")}
 	if withUUID {
 		uuid := p.UUID
 		if uuid == "" {
