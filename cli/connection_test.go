@@ -18,3 +18,21 @@ func TestQueueWorkUnknownConnection(t *testing.T) {
 		t.Fatalf("status %d, want 1 with Laravel's message:\n%s", code, errb.String())
 	}
 }
+
+// TestQueueWorkSkeletonConnection: queue:work refuses a connection of Laravel's skeleton that is not a
+// database one (a PHP supervisor's queue:work redis), naming its driver, and leaves the jobs alone;
+// queue:failed takes the same .env.
+func TestQueueWorkSkeletonConnection(t *testing.T) {
+	t.Parallel()
+	_, env := newSQLiteApp(t, "welcome")
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "redis", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "the [redis] queue connection is Laravel's redis driver") || strings.Contains(errb.String(), "Processed") {
+		t.Fatalf("status %d, want 1 naming the redis driver:\n%s", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env}, nil, &out, &errb); code != 0 {
+		t.Fatalf("queue:failed: status %d\n%s", code, errb.String())
+	}
+}

@@ -105,6 +105,9 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		overrides["log.format"] = "json"
 	}
 	cfg, err := loadConfig(*envFile, *configFile, overrides)
+	if err == nil {
+		err = cfg.CheckWorkable()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
 		return 1

@@ -396,9 +396,6 @@ func (c *Config) Warnings() []string {
 	if w.Timeout == 0 {
 		out = append(out, "worker.timeout is 0: jobs run without a time limit, and one that runs past worker.retry_after can be claimed by another worker")
 	}
-	if oneOf(c.Connection, skeletonConnections) {
-		out = append(out, fmt.Sprintf("connection %q is the name of a non-database connection in Laravel's skeleton; name the database connection the jobs are pushed to (QUEUE_CONNECTION or the connection argument), usually \"database\"", c.Connection))
-	}
 	for i, r := range c.Routes {
 		if len(r.Exec) == 1 && strings.ContainsAny(r.Exec[0], " \t") {
 			out = append(out, fmt.Sprintf("routes[%d].exec %q is one program name with spaces in it, run without a shell; if it is a command line, write it as a list ([program, arg, ...]) or as [sh, -c, \"...\"]", i, r.Exec[0]))
@@ -437,8 +434,22 @@ func (c *Config) validateOperating(v *validator) {
 }
 
 // skeletonConnections are the queue connections of Laravel's config/queue.php skeleton besides
-// database. They exist in most applications, so naming one is only warned about (see Warnings).
+// database, each named after its driver. They exist in most applications, so the operations commands
+// take them (see CheckWorkable for queue:work).
 var skeletonConnections = []string{"sync", "redis", "sqs", "beanstalkd", "null", "deferred", "background", "failover"}
+
+// CheckWorkable reports an error when queue:work cannot work Connection: a connection of Laravel's
+// skeleton that is not a database one (queue:work redis copied from a PHP supervisor, or
+// QUEUE_CONNECTION=sync), unless the configuration lists it under connections. Working the jobs table
+// under that name would record its failures under a connection whose retries go elsewhere.
+func (c *Config) CheckWorkable() error {
+	if !oneOf(c.Connection, skeletonConnections) || oneOf(c.Connection, c.Connections) {
+		return nil
+	}
+	return fmt.Errorf("the [%s] queue connection is Laravel's %s driver, not a database connection: artisan-go works the jobs tables of database connections. "+
+		"Name the database connection the jobs are pushed to (artisan-go queue:work database; QUEUE_CONNECTION names the default), "+
+		"or list %q under connections: in the YAML configuration if your config/queue.php makes it a database connection", c.Connection, c.Connection, c.Connection)
+}
 
 // knownConnection reports whether the application has a queue connection of that name, as far as
 // artisan-go can know: "database", the connection the configuration names, those listed under

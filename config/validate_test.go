@@ -190,7 +190,6 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"timeout equal to retry_after", func(c *Config) { c.Worker.Timeout = 90 * time.Second }, "not shorter than worker.retry_after"},
 		{"no timeout", func(c *Config) { c.Worker.Timeout = 0 }, "without a time limit"},
-		{"sync connection", func(c *Config) { c.Connection = "sync" }, `connection "sync"`},
 		{"array cache", func(c *Config) { c.Cache.Store = "array" }, "queue:restart"},
 		{"command line as a program", func(c *Config) { c.Routes = []Route{{Class: "X", Exec: []string{"php artisan app:run"}}} }, "[sh, -c"},
 	}
@@ -201,6 +200,26 @@ func TestWarnings(t *testing.T) {
 		if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, tt.want) {
 			t.Errorf("%s: warnings %q do not contain %q", tt.name, w, tt.want)
 		}
+	}
+}
+
+// TestCheckWorkable refuses the skeleton's connections that are not database ones, unless the
+// configuration lists them as database connections; the operations commands are not asked.
+func TestCheckWorkable(t *testing.T) {
+	t.Parallel()
+	for conn, wantErr := range map[string]bool{"database": false, "sync": true, "redis": true, "sqs": true, "database-2": false} {
+		c := Default()
+		c.Connection = conn
+		if err := c.CheckWorkable(); (err != nil) != wantErr {
+			t.Errorf("CheckWorkable(%q) = %v, want error %v", conn, err, wantErr)
+		} else if err != nil && !strings.Contains(err.Error(), "queue:work database") {
+			t.Errorf("CheckWorkable(%q) does not say what to run: %v", conn, err)
+		}
+	}
+	c := Default()
+	c.Connection, c.Connections = "redis", []string{"redis"}
+	if err := c.CheckWorkable(); err != nil {
+		t.Errorf("a connection listed under connections: %v", err)
 	}
 }
 
