@@ -15,8 +15,9 @@ import (
 )
 
 // leastPrivilegeApp creates the queue tables in db and a user that may select, insert and update the
-// jobs table but not delete from it, and returns a .env that connects as that user.
-func leastPrivilegeApp(t *testing.T, db testenv.Database) string {
+// jobs table but not delete from it, and returns a .env that connects as that user. With sequences
+// false (PostgreSQL), the user may also delete but not take ids from the tables' sequences.
+func leastPrivilegeApp(t *testing.T, db testenv.Database, sequences bool) string {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN})
@@ -44,6 +45,10 @@ func leastPrivilegeApp(t *testing.T, db testenv.Database) string {
 			"grant select, insert, update on " + db.Schema + ".jobs to " + user,
 			"grant select, insert on " + db.Schema + ".failed_jobs to " + user,
 			"grant usage on all sequences in schema " + db.Schema + " to " + user,
+		}
+		if !sequences {
+			grants[2] = "grant select, insert, update, delete on " + db.Schema + ".jobs to " + user
+			grants = grants[:4]
 		}
 		drop = []string{"drop owned by " + user, "drop role if exists " + user}
 	}
@@ -79,7 +84,7 @@ func TestMissingGrant(t *testing.T) {
 		make func(testing.TB) testenv.Database
 	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
 		t.Run(d.name, func(t *testing.T) {
-			env := leastPrivilegeApp(t, d.make(t))
+			env := leastPrivilegeApp(t, d.make(t), true)
 			ctx := context.Background()
 			var out, errb bytes.Buffer
 			code := Do(ctx, []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
@@ -93,6 +98,22 @@ func TestMissingGrant(t *testing.T) {
 				t.Fatalf("queue:doctor: status %d, want 1 with a missing-grant finding:\n%s%s", code, out.String(), errb.String())
 			}
 		})
+	}
+}
+
+// TestMissingSequenceGrant: on PostgreSQL a user that may insert into jobs and failed_jobs but not
+// take ids from their sequences would run jobs whose releases and failures the server refuses: the
+// worker stops at start naming both sequences.
+func TestMissingSequenceGrant(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	env := leastPrivilegeApp(t, db, false)
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	for _, want := range []string{"USAGE on SEQUENCE " + db.Schema + ".jobs_id_seq", "USAGE on SEQUENCE " + db.Schema + ".failed_jobs_id_seq", "GRANT USAGE ON SEQUENCE " + db.Schema + ".jobs_id_seq TO"} {
+		if code != 1 || !strings.Contains(errb.String(), want) {
+			t.Fatalf("queue:work: status %d, want 1 with %q:\n%s", code, want, errb.String())
+		}
 	}
 }
 

@@ -33,6 +33,10 @@ type dialect interface {
 	popLock(version string) (engine, lock string)
 	// capabilities says what the server behind a connection can do, given its engine and pop lock.
 	capabilities(engine, lock string) capabilities
+	// sequenceUsageSQL reads the sequence that numbers a table's id column ($1, the quoted table
+	// name) and whether the user may take numbers from it (USAGE), where inserts need that grant
+	// besides the table's; "" where they do not.
+	sequenceUsageSQL() string
 	// xactStatus returns, for the version the server reports, a statement that reads the running
 	// transaction's id (NULL before it has written) and one that says whether the transaction of an id
 	// ($1) committed; "" where the server cannot say.

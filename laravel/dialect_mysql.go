@@ -56,6 +56,7 @@ func (mysqlDialect) versionSQL() string { return "select version()" }
 
 // xactStatus: neither MySQL nor MariaDB says whether another session's transaction committed.
 func (mysqlDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
+func (mysqlDialect) sequenceUsageSQL() string                    { return "" }
 
 // leadLockSQL: GET_LOCK names are server-wide and at most 64 characters, so the database and table
 // are hashed into one; NULL (an error, or a Galera node refusing it) reads 0.

@@ -131,6 +131,12 @@ func (pgsqlDialect) keepNoSnapshot(args ...any) []any {
 }
 
 // xactStatus: txid_current_if_assigned and txid_status came with PostgreSQL 10.
+// sequenceUsageSQL: a serial id (Laravel's increments and bigIncrements) takes its numbers from a
+// sequence that needs USAGE besides INSERT on the table; NULL when the column has none.
+func (pgsqlDialect) sequenceUsageSQL() string {
+	return "select s, has_sequence_privilege(s, 'USAGE') from (select pg_get_serial_sequence($1, 'id') as s) q where s is not null"
+}
+
 func (pgsqlDialect) xactStatus(version string) (idSQL, statusSQL string) {
 	if VersionCompare(version, "10") < 0 {
 		return "", ""

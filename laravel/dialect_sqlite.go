@@ -100,6 +100,7 @@ func (sqliteDialect) versionSQL() string { return "select sqlite_version()" }
 
 // xactStatus: SQLite runs in this process, where no COMMIT's answer is lost.
 func (sqliteDialect) xactStatus(string) (idSQL, statusSQL string) { return "", "" }
+func (sqliteDialect) sequenceUsageSQL() string                    { return "" }
 
 // leadLockSQL: none; SQLite claims never run in lanes.
 func (sqliteDialect) leadLockSQL() (string, bool) { return "", false }

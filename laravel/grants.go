@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +28,7 @@ type GrantsParams struct {
 // Grant is one privilege on one table.
 type Grant struct {
 	Table     string
-	Privilege string // SELECT, INSERT, UPDATE or DELETE
+	Privilege string // SELECT, INSERT, UPDATE or DELETE; USAGE on a "SEQUENCE name"
 }
 
 // MissingGrantsError lists the privileges the database user lacks, with the statement that grants them.
@@ -87,6 +88,21 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 			missing = append(missing, g)
 		}
 	}
+	// Inserts (releases, chain links, failed jobs) also take the id from its sequence where the
+	// server asks a grant for that; the insert probe above inserts nothing, so it never asks.
+	inserted := []string{c.tables.Jobs}
+	if p.FailedJobs {
+		inserted = append(inserted, c.tables.FailedJobs)
+	}
+	for _, t := range inserted {
+		seq, ok, err := c.sequenceUsage(ctx, t)
+		if err != nil {
+			return fmt.Errorf("check USAGE on the id sequence of %s: %w", t, err)
+		}
+		if !ok {
+			missing = append(missing, Grant{"SEQUENCE " + seq, "USAGE"})
+		}
+	}
 	if len(missing) == 0 {
 		return nil
 	}
@@ -140,6 +156,22 @@ func (c *Conn) hasGrant(ctx context.Context, g Grant) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// sequenceUsage reports whether the user may take ids from the sequence of table's id column, and
+// its name; true where the dialect needs no such grant or the column has no sequence.
+func (c *Conn) sequenceUsage(ctx context.Context, table string) (string, bool, error) {
+	q := c.d.sequenceUsageSQL()
+	if q == "" {
+		return "", true, nil
+	}
+	var seq string
+	var ok bool
+	err := c.db.QueryRowContext(ctx, q, c.d.quote(table)).Scan(&seq, &ok)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", true, nil
+	}
+	return seq, ok, err
 }
 
 // errProbeDone rolls a privilege probe's transaction back once its statement ran.
