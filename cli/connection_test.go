@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,27 @@ func TestQueueWorkSkeletonConnection(t *testing.T) {
 	errb.Reset()
 	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env}, nil, &out, &errb); code != 0 {
 		t.Fatalf("queue:failed: status %d\n%s", code, errb.String())
+	}
+}
+
+// TestMissingSQLiteFile: a DB_DATABASE that names no file stops queue:work and the operations commands
+// (queue:doctor too) naming the path, as Laravel's SQLite connector does, and creates nothing there.
+func TestMissingSQLiteFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "missing.sqlite")
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DB_CONNECTION=sqlite\nDB_DATABASE="+path+"\nQUEUE_CONNECTION=database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"queue:work", "--stop-when-empty"}, {"queue:failed"}, {"queue:doctor"}} {
+		var out, errb bytes.Buffer
+		code := Do(context.Background(), append(args, "--env-file", env), nil, &out, &errb)
+		if code == 0 || !strings.Contains(out.String()+errb.String(), "SQLite database file \""+path+"\"") {
+			t.Errorf("%s: status %d, want a failure naming the missing file:\n%s%s", args[0], code, out.String(), errb.String())
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("%s created %s (%v)", args[0], path, err)
+		}
 	}
 }

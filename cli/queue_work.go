@@ -201,6 +201,9 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 		},
 		CachePrefix:  cfg.Cache.Prefix,
 		MaxOpenConns: poolSize(cfg.Worker.Concurrency),
+		// A DB_DATABASE that names no file is a wrong path, as Laravel's SQLite connector says; an empty
+		// database created there would only hide it behind "table jobs does not exist".
+		RequireSQLiteFile: true,
 	})
 }
 
