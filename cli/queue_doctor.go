@@ -83,6 +83,10 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		return 2
 	}
 	findings = append(findings, cacheStoreFindings(ctx, cfg)...)
+	if msg, err := uuidMismatch(ctx, cfg, conn); err == nil && msg != "" {
+		findings = append(findings, laravel.Finding{Code: "failed-jobs-uuid", Severity: laravel.SeverityWarning, Message: msg,
+			Fix: "QUEUE_FAILED_DRIVER=database, or the uuid column (string, unique) filled for the rows there"})
+	}
 	if *format == "json" {
 		if findings == nil {
 			findings = []laravel.Finding{}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 )
@@ -29,6 +30,37 @@ func (a *adminRun) failedProvider() (failedProvider, error) {
 		return failedProvider{null: true}, nil
 	}
 	return failedProvider{}, fmt.Errorf("failed.driver %q (QUEUE_FAILED_DRIVER): artisan-go reads the database and database-uuids failed-job providers only", a.cfg.Failed.Driver)
+}
+
+// uuidMismatch explains, when it is so, that failed.driver is database-uuids while failed_jobs has
+// no uuid column (a table made before Laravel 8 in an application upgraded since): failed jobs are
+// then recorded without one, and no job can be found by its id.
+func uuidMismatch(ctx context.Context, cfg *config.Config, conn *laravel.Conn) (string, error) {
+	if cfg.Failed.Driver != "database-uuids" {
+		return "", nil
+	}
+	has, err := conn.FailedJobHasUUID(ctx)
+	if err != nil || has {
+		return "", err
+	}
+	return "failed_jobs has no uuid column, and failed.driver is database-uuids (QUEUE_FAILED_DRIVER; config/queue.php's default from Laravel 8), which finds failed jobs by it: " +
+		"set QUEUE_FAILED_DRIVER=database for a table made before Laravel 8, or add the uuid column as Laravel 8's upgrade guide does", nil
+}
+
+// needUUIDs stops a command that finds failed jobs by id when the provider's ids cannot be read.
+func (a *adminRun) needUUIDs(ctx context.Context, p failedProvider) error {
+	if !p.byUUID {
+		return nil
+	}
+	conn, err := a.conn(ctx)
+	if err != nil {
+		return err
+	}
+	msg, err := uuidMismatch(ctx, a.cfg, conn)
+	if err == nil && msg != "" {
+		err = errors.New(msg)
+	}
+	return err
 }
 
 func (p failedProvider) ref(id string) *laravel.FailedJobRef {
@@ -188,6 +220,9 @@ func runQueueForget(ctx context.Context, a *adminRun) int {
 		return a.failure(errors.New(`Not enough arguments (missing: "id").`))
 	}
 	prov, err := a.failedProvider()
+	if err == nil {
+		err = a.needUUIDs(ctx, prov)
+	}
 	if err != nil {
 		return a.failure(err)
 	}

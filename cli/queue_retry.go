@@ -97,6 +97,9 @@ type retrier struct {
 // newRetrier opens the database and reads the failed-job provider and APP_KEY.
 func (a *adminRun) newRetrier(ctx context.Context) (*retrier, error) {
 	prov, err := a.failedProvider()
+	if err == nil {
+		err = a.needUUIDs(ctx, prov)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -235,6 +235,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
+	if msg, err := uuidMismatch(ctx, cfg, conn); err == nil && msg != "" {
+		log.Warn(msg)
+	}
 	// Checked before the first claim: jobs that run but can never complete would run again and again.
 	if err := laravel.CheckGrants(ctx, conn, laravel.GrantsParams{
 		FailedJobs: cfg.Failed.Driver != "null", Cache: cfg.Cache.Store == "database", Batches: true,
