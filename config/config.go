@@ -87,6 +87,8 @@ type Config struct {
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string
+	// sources says where each key that is not at its default was set, for Validate's messages.
+	sources map[string]string
 }
 
 // DB is the database connection, as in Laravel's config/database.php.

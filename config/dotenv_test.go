@@ -193,6 +193,7 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	want.Cache.Redis.Prefix = "laravel_database_"
 	want.Worker.MaintenanceFile = filepath.Join(dir, "storage", "framework", "down") // beside the .env file
 	want.Cache.File.Path = filepath.Join(dir, "storage", "framework", "cache", "data")
+	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}

@@ -79,7 +79,7 @@ func Load(p LoadParams) (*Config, error) {
 			errs = append(errs, fmt.Errorf("%w: override %q is not a configuration key", ErrInvalid, path))
 			continue
 		}
-		overrides = append(overrides, setting{path: k.path, value: v, source: "the override of " + path})
+		overrides = append(overrides, setting{path: k.path, value: v, source: "given on the command line"})
 	}
 	sort.Slice(overrides, func(i, j int) bool { return overrides[i].path < overrides[j].path })
 
@@ -143,6 +143,10 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	cfg.sources = make(map[string]string, len(winner))
+	for path, s := range winner {
+		cfg.sources[path] = s.source
+	}
 	if _, ok := p.Overrides["connection"]; ok {
 		// queue:work's connection argument: Validate checks that the application has it.
 		cfg.configured = "database"

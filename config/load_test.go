@@ -78,6 +78,7 @@ func TestLoadNothingIsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if want := Default(); !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}
@@ -181,6 +182,7 @@ log:
 		{Class: `App\Jobs\One`, Exec: []string{"/bin/true"}},
 	}
 	want.Log = Log{Format: "json", Level: "debug", Flush: 50 * time.Millisecond}
+	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}
@@ -391,7 +393,7 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"worker.once", "ARTISAN_GO_WORKER_ONCE in the environment", "true or false"}},
 		{name: "bad backoff list", environ: []string{"ARTISAN_GO_WORKER_BACKOFF=1,x"}, want: []string{"worker.backoff", "comma-separated"}},
 		{name: "unknown override", overrides: map[string]any{"worker.concurency": 2}, want: []string{`override "worker.concurency"`}},
-		{name: "override of the wrong type", overrides: map[string]any{"worker.tries": []string{"x"}}, want: []string{"worker.tries", "the override of worker.tries"}},
+		{name: "override of the wrong type", overrides: map[string]any{"worker.tries": []string{"x"}}, want: []string{"worker.tries", "given on the command line"}},
 		{name: "version as a YAML number", yaml: "laravel_version: 12.50\n", want: []string{"laravel_version", "quote it"}},
 		{name: "YAML syntax", yaml: "worker: [\n", want: []string{"c.yaml"}},
 		{name: ".env syntax", dotenv: "A=b c\n", want: []string{".env:1", "whitespace"}},
@@ -537,6 +539,7 @@ func TestExampleFile(t *testing.T) {
 	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
 	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
 	want.Cache.Memcached.Servers = cfg.Cache.Memcached.Servers
+	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("the example is not the defaults:\ngot  %+v\nwant %+v", *cfg, want)
 	}

@@ -66,7 +66,7 @@ var ciphers = map[string]int{"AES-128-CBC": 16, "AES-256-CBC": 32, "AES-128-GCM"
 // wrapping ErrInvalid that names the key, the variables that set it and the fix. Risky but legal
 // settings are reported by Warnings instead.
 func (c *Config) Validate() error {
-	v := &validator{ver: parseVersion(c.LaravelVersion)}
+	v := &validator{ver: parseVersion(c.LaravelVersion), sources: c.sources}
 	c.validateTop(v)
 	c.validateDB(v)
 	c.validateWorker(v)
@@ -80,12 +80,18 @@ func (c *Config) Validate() error {
 }
 
 type validator struct {
-	ver  version
-	errs []error
+	ver     version
+	sources map[string]string // where each key was set, when it was (see Config.sources)
+	errs    []error
 }
 
+// add reports a problem with field, naming where its value was set, or else what sets it.
 func (v *validator) add(field, problem, fix string) {
-	v.errs = append(v.errs, &FieldError{Field: field, Source: setters(field, v.ver), Problem: problem, Fix: fix})
+	source, ok := v.sources[field]
+	if !ok {
+		source = setters(field, v.ver)
+	}
+	v.errs = append(v.errs, &FieldError{Field: field, Source: source, Problem: problem, Fix: fix})
 }
 
 func oneOf(s string, set []string) bool {

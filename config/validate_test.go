@@ -203,6 +203,35 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// TestValidateNamesWhereSet: a bad value is reported with where it was set (a flag, the environment,
+// the .env file), not with every variable that could have set it.
+func TestValidateNamesWhereSet(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    LoadParams
+		want string
+	}{
+		{LoadParams{Overrides: map[string]any{"worker.tries": "-1"}}, "worker.tries (given on the command line)"},
+		{LoadParams{Environ: []string{"ARTISAN_GO_WORKER_TRIES=-1"}}, "worker.tries (ARTISAN_GO_WORKER_TRIES in the environment)"},
+		{LoadParams{}, ""},
+	} {
+		cfg, err := Load(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cfg.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("defaults: %v", err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate() = %v, want %q", err, tc.want)
+		}
+	}
+}
+
 // TestCheckWorkable refuses the skeleton's connections that are not database ones, unless the
 // configuration lists them as database connections; the operations commands are not asked.
 func TestCheckWorkable(t *testing.T) {
