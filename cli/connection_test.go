@@ -21,6 +21,18 @@ func TestQueueWorkUnknownConnection(t *testing.T) {
 	}
 }
 
+// TestQueueWorkTooManyArguments: a second positional argument is refused with Symfony's message, as
+// PHP's queue:work refuses it, not taken as the connection.
+func TestQueueWorkTooManyArguments(t *testing.T) {
+	t.Parallel()
+	_, env := newSQLiteApp(t, "welcome")
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "database", "extra", "--env-file", env, "--stop-when-empty"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), `Too many arguments to "queue:work" command, expected arguments "connection".`) {
+		t.Fatalf("status %d, want 1 with Symfony's message:\n%s", code, errb.String())
+	}
+}
+
 // TestQueueWorkSkeletonConnection: queue:work refuses a connection of Laravel's skeleton that is not a
 // database one (a PHP supervisor's queue:work redis), naming its driver, and leaves the jobs alone;
 // queue:failed takes the same .env.

@@ -76,11 +76,16 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fs.PrintDefaults()
 	}
 	overrides := map[string]any{}
-	if err := parseWithPositional(fs, args, func(arg string) { overrides["connection"] = arg }); err != nil {
+	positional := 0
+	if err := parseWithPositional(fs, args, func(arg string) { overrides["connection"] = arg; positional++ }); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if positional > 1 {
+		fmt.Fprintln(stderr, `artisan-go queue:work: Too many arguments to "queue:work" command, expected arguments "connection".`)
+		return 1
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		for _, f := range workFlags {
