@@ -252,6 +252,9 @@ func DecodeCommand(env *Envelope, kr *Keyring, opts ...Option) (*Object, error) 
 	}
 	cmd := env.Command
 	if env.CommandEncrypted() {
+		if !looksEncrypted(cmd) {
+			return nil, fmt.Errorf("decode data.command: %.40q is neither a serialized PHP object (O:…) nor encrypted by Laravel (base64 of {\"iv\", \"value\", …}): %w", cmd, ErrSyntax)
+		}
 		if kr == nil {
 			return nil, ErrNoKeyring
 		}
@@ -278,6 +281,20 @@ func DecodeCommand(env *Envelope, kr *Keyring, opts ...Option) (*Object, error) 
 		return nil, fmt.Errorf("decode data.command: got %s, want an object: %w", typeName(v), ErrSyntax)
 	}
 	return obj, nil
+}
+
+// looksEncrypted reports whether s has the shape of Laravel's Encrypter output: base64 of a JSON
+// object with iv and value. Only then is a wrong key the likely reason it does not decrypt.
+func looksEncrypted(s string) bool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return false
+	}
+	var doc struct {
+		IV    *string `json:"iv"`
+		Value *string `json:"value"`
+	}
+	return json.Unmarshal(b, &doc) == nil && doc.IV != nil && doc.Value != nil
 }
 
 // EncryptCommand serializes cmd and encrypts it as Laravel does for a ShouldBeEncrypted job, giving the

@@ -178,6 +178,18 @@ func TestDecodeCommand(t *testing.T) {
 	if _, err := DecodeCommand(env, wrong); !errors.Is(err, ErrDecrypt) {
 		t.Errorf("wrong key: %v", err)
 	}
+	// A command that is neither serialized nor in the Encrypter's form is damaged, not a key problem.
+	for _, cmd := range []string{"this is not php serialize", "N;", "a:0:{}", base64.StdEncoding.EncodeToString([]byte(`{"x":1}`))} {
+		damaged := *env
+		damaged.Command = cmd
+		_, err := DecodeCommand(&damaged, kr)
+		if !errors.Is(err, ErrSyntax) || errors.Is(err, ErrDecrypt) || !strings.Contains(err.Error(), "neither a serialized PHP object") {
+			t.Errorf("command %q: %v, want a syntax error saying it is neither serialized nor encrypted", cmd, err)
+		}
+		if _, err := DecodeCommand(&damaged, nil); errors.Is(err, ErrNoKeyring) {
+			t.Errorf("command %q without a keyring: %v, want no mention of APP_KEY", cmd, err)
+		}
+	}
 	raw, _ := ParseEnvelope(fixtures.Laravel883()["raw"].Payload)
 	if _, err := DecodeCommand(raw, kr); !errors.Is(err, ErrNoCommand) {
 		t.Errorf("raw: %v", err)

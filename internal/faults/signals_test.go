@@ -15,7 +15,7 @@ import (
 
 // TestPauseSignals sends a queue:work process SIGUSR2 and SIGCONT, as Laravel's worker takes them: the
 // first pauses it (it lives on and claims nothing), the second resumes it, and it runs the job pushed
-// meanwhile.
+// meanwhile; then SIGTERM or SIGQUIT stops it.
 func TestPauseSignals(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		d := newDrain(t, db, laravel.SchemaParams{}, 1)
@@ -34,10 +34,16 @@ func TestPauseSignals(t *testing.T) {
 		p.signal(syscall.SIGCONT)
 		waitLine(t, p, lines, "resumed")
 		waitLedger(t, p, ledger, 2)
-		p.signal(syscall.SIGTERM)
+		// SIGTERM stops it gracefully, and so does SIGQUIT (as Laravel 9.24+ takes it), checked on one
+		// of the databases: not the Go runtime's goroutine dump and exit status 2.
+		stop := syscall.SIGTERM
+		if db.Dialect == "sqlite" {
+			stop = syscall.SIGQUIT
+		}
+		p.signal(stop)
 		<-p.done
 		if p.err != nil {
-			t.Fatalf("the worker stopped by SIGTERM: %v, want status 0", p.err)
+			t.Fatalf("the worker stopped by %v: %v, want status 0", stop, p.err)
 		}
 		if n, rows := ledgerLines(ledger), d.Rows(t); n != 2 || len(rows) != 0 {
 			t.Fatalf("%d executions, %d rows left in jobs; want 2 and none", n, len(rows))
