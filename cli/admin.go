@@ -164,7 +164,7 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 		}
 		return 1
 	}
-	cfg, err := loadConfig(*tf.envFile, *tf.configFile, nil)
+	cfg, err := loadConfig(ctx, *tf.envFile, *tf.configFile, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go %s: %v\n", name, err)
 		return 1

@@ -74,10 +74,20 @@ func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "artisan-go: unknown command %q; run `artisan-go list` to see the commands\n", args[0])
-		return 2
+		fmt.Fprintf(stderr, "artisan-go: Command %q is not defined; run `artisan-go list` to see the commands\n", args[0])
+		return 1
 	}
-	return c.run(ctx, args[1:], stdin, stdout, stderr)
+	if args[0] == "demo" || args[0] == "queue:bench" {
+		return c.run(ctx, args[1:], stdin, stdout, stderr) // artisan-go's own, with -v and --quiet of their own
+	}
+	rest, opts := splitConsoleOptions(args[1:])
+	if opts.quiet {
+		stdout = io.Discard
+	}
+	if opts.noInteraction {
+		stdin = nil // a question takes its default answer, as Symfony's QuestionHelper gives it
+	}
+	return c.run(withConsoleOptions(ctx, opts), rest, stdin, stdout, stderr)
 }
 
 func usage(w io.Writer) {

@@ -3,19 +3,58 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
 
+// TestDoUnknownCommand: an unknown command exits 1 naming it, as artisan does.
 func TestDoUnknownCommand(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
-	if code := Do(context.Background(), []string{"no:such"}, nil, &out, &errb); code != 2 {
-		t.Fatalf("exit status %d, want 2", code)
+	if code := Do(context.Background(), []string{"no:such"}, nil, &out, &errb); code != 1 {
+		t.Fatalf("exit status %d, want 1", code)
 	}
-	if !strings.Contains(errb.String(), `unknown command "no:such"`) {
+	if !strings.Contains(errb.String(), `Command "no:such" is not defined`) {
 		t.Fatalf("stderr %q does not name the command", errb.String())
 	}
+}
+
+// TestConsoleOptions: Symfony Console's options that supervisor programs pass to artisan are taken:
+// -q leaves standard output empty, -n answers questions with their default, --env picks .env.<env>
+// and the environment, and --ansi, -v and --no-interaction do not stop a command.
+func TestConsoleOptions(t *testing.T) {
+	t.Parallel()
+	args, o := splitConsoleOptions([]string{"database", "-q", "--sleep=3", "-vvv", "-n", "--ansi", "--env=staging", "--", "-q"})
+	if strings.Join(args, " ") != "database --sleep=3 -- -q" || !o.quiet || o.verbosity != 3 || !o.noInteraction || o.env != "staging" {
+		t.Fatalf("splitConsoleOptions = %q %+v", args, o)
+	}
+	_, env := newSQLiteApp(t)
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env, "-q", "--no-ansi", "-v"}, nil, &out, &errb); code != 0 || out.Len() != 0 {
+		t.Fatalf("queue:failed -q: status %d, stdout %q\n%s", code, out.String(), errb.String())
+	}
+	// --env=production is the environment whatever APP_ENV says: queue:clear asks, and -n takes the
+	// default answer (no).
+	out.Reset()
+	if code := Do(context.Background(), []string{"queue:clear", "--env-file", env, "--env=production", "-n"}, strings.NewReader("yes\n"), &out, &errb); !strings.Contains(out.String(), "Command Canceled!") {
+		t.Fatalf("queue:clear -n --env=production: status %d\n%s%s", code, out.String(), errb.String())
+	}
+	// --env=broken reads .env.broken, which points at no database file.
+	if err := os.WriteFile(env+".broken", []byte("DB_CONNECTION=sqlite\nDB_DATABASE=/nonexistent/db.sqlite\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env, "--env=broken"}, nil, &out, &errb); code == 0 || !strings.Contains(errb.String(), "/nonexistent/db.sqlite") {
+		t.Fatalf("queue:failed --env=broken: status %d, want the .env.broken file read\n%s", code, errb.String())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestDoListsCommands(t *testing.T) {

@@ -31,7 +31,7 @@ func newAdminEnv(t *testing.T, db testenv.Database, schema bool, extra ...string
 	if err := os.WriteFile(file, []byte(strings.Join(env, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(file, "", nil)
+	cfg, err := loadConfig(context.Background(), file, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

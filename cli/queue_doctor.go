@@ -41,7 +41,7 @@ func (tf *tableFlags) open(ctx context.Context, fs *flag.FlagSet) (*config.Confi
 			overrides[key] = *tf.values[f.Name]
 		}
 	})
-	cfg, err := loadConfig(*tf.envFile, *tf.configFile, overrides)
+	cfg, err := loadConfig(ctx, *tf.envFile, *tf.configFile, overrides)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -83,7 +83,7 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 2
 	}
 
-	cfg, err := loadConfig(*envFile, *configFile, nil)
+	cfg, err := loadConfig(ctx, *envFile, *configFile, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1

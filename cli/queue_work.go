@@ -81,7 +81,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return 1 // artisan's status for an option the command does not have
 	}
 	if positional > 1 {
 		fmt.Fprintln(stderr, `artisan-go queue:work: Too many arguments to "queue:work" command, expected arguments "connection".`)
@@ -109,7 +109,13 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	if *jsonLog {
 		overrides["log.format"] = "json"
 	}
-	cfg, err := loadConfig(*envFile, *configFile, overrides)
+	switch opts := consoleOptionsOf(ctx); {
+	case opts.verbosity == 3:
+		overrides["log.level"] = "debug"
+	case opts.quiet:
+		overrides["log.level"] = "warn" // no line per job, as -q prints none; warnings and failures stay
+	}
+	cfg, err := loadConfig(ctx, *envFile, *configFile, overrides)
 	if err == nil {
 		err = cfg.CheckWorkable()
 	}
@@ -170,7 +176,15 @@ func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string
 }
 
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
-func loadConfig(envFile, configFile string, overrides map[string]any) (*config.Config, error) {
+// Symfony's --env names the application environment and picks .env.<env> when it exists.
+func loadConfig(ctx context.Context, envFile, configFile string, overrides map[string]any) (*config.Config, error) {
+	if env := consoleOptionsOf(ctx).env; env != "" {
+		envFile = environmentFile(envFile, env)
+		if overrides == nil {
+			overrides = map[string]any{}
+		}
+		overrides["app.env"] = env
+	}
 	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, ConfigFile: configFile, Environ: os.Environ(), Overrides: overrides})
 	if err != nil {
 		return nil, err

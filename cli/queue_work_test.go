@@ -119,7 +119,7 @@ func TestQueueWorkClaimBatch(t *testing.T) {
 func TestQueueWorkBadInput(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
-	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 2 {
+	if code := Do(context.Background(), []string{"queue:work", "--no-such-flag"}, nil, &out, &errb); code != 1 {
 		t.Fatalf("unknown flag: exit status %d", code)
 	}
 	errb.Reset()

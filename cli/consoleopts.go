@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"strings"
+)
+
+// consoleOptions are the options Symfony Console gives every artisan command, which supervisor
+// programs and deploy scripts pass to PHP's queue:work and the other commands: artisan-go takes them
+// too, rather than refusing to start.
+type consoleOptions struct {
+	quiet         bool   // -q, --quiet: nothing on standard output
+	verbosity     int    // -v, -vv, -vvv, --verbose: 1 to 3
+	noInteraction bool   // -n, --no-interaction: questions take their default answer
+	env           string // --env: the application environment, and .env.<env> when that file exists
+}
+
+type consoleOptionsKey struct{}
+
+// splitConsoleOptions takes Symfony Console's options out of a command's arguments (up to a "--"
+// that ends the options). --ansi and --no-ansi are taken and have no effect: colours follow the
+// terminal.
+func splitConsoleOptions(args []string) ([]string, consoleOptions) {
+	var o consoleOptions
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i:]...), o
+		case a == "-q" || a == "--quiet":
+			o.quiet = true
+		case a == "-v" || a == "--verbose":
+			o.verbosity = max(o.verbosity, 1)
+		case a == "-vv":
+			o.verbosity = max(o.verbosity, 2)
+		case a == "-vvv":
+			o.verbosity = 3
+		case strings.HasPrefix(a, "--verbose="):
+			switch strings.TrimPrefix(a, "--verbose=") {
+			case "2":
+				o.verbosity = max(o.verbosity, 2)
+			case "3":
+				o.verbosity = 3
+			default:
+				o.verbosity = max(o.verbosity, 1)
+			}
+		case a == "-n" || a == "--no-interaction":
+			o.noInteraction = true
+		case a == "--ansi" || a == "--no-ansi":
+		case strings.HasPrefix(a, "--env="):
+			o.env = strings.TrimPrefix(a, "--env=")
+		case a == "--env" && i+1 < len(args):
+			i++
+			o.env = args[i]
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, o
+}
+
+// withConsoleOptions returns ctx carrying o.
+func withConsoleOptions(ctx context.Context, o consoleOptions) context.Context {
+	return context.WithValue(ctx, consoleOptionsKey{}, o)
+}
+
+// consoleOptionsOf returns the options ctx carries (the zero value when none).
+func consoleOptionsOf(ctx context.Context) consoleOptions {
+	o, _ := ctx.Value(consoleOptionsKey{}).(consoleOptions)
+	return o
+}
+
+// environmentFile is the .env file Laravel reads for --env=<env>: .env.<env> beside envFile when it
+// exists (LoadEnvironmentVariables::checkForSpecificEnvironmentFile), else envFile.
+func environmentFile(envFile, env string) string {
+	if env == "" || envFile == "" {
+		return envFile
+	}
+	if _, err := os.Stat(envFile + "." + env); err == nil {
+		return envFile + "." + env
+	}
+	return envFile
+}
