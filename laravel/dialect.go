@@ -151,6 +151,9 @@ type capabilities struct {
 	MaxAttempts int
 	// NoNulInText: a text column refuses the NUL byte (PostgreSQL's 22021, invalid byte sequence).
 	NoNulInText bool
+	// NoPrivileges: the database has no per-table privileges (SQLite); a grant check only finds
+	// missing tables.
+	NoPrivileges bool
 	// BoundClaims: claims running at once from many workers on one queue cost the server more than
 	// they bring, so the workers of a host share one bound on them (see ClaimScope).
 	BoundClaims bool

@@ -126,6 +126,7 @@ func (sqliteDialect) capabilities(engine, lock string) capabilities {
 		DeleteReturning: true,
 		ClaimIsolation:  sql.LevelDefault,
 		MaxAttempts:     1<<31 - 1,
+		NoPrivileges:    true,
 	}
 }
 

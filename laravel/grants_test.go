@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
@@ -37,4 +38,33 @@ func TestCheckGrantsOptionalTables(t *testing.T) {
 			t.Fatalf("without failed_jobs: %v, want ErrMissingTable", err)
 		}
 	})
+}
+
+// TestCheckGrantsBesideSQLiteWriter: on SQLite, which has no privileges, the start-up check only reads
+// whether the tables exist, so another process holding the file's write lock does not stop a worker
+// at start after the busy timeout.
+func TestCheckGrantsBesideSQLiteWriter(t *testing.T) {
+	t.Parallel()
+	db := testenv.SQLite(t)
+	s := queuetest.NewSetup(t, db, "batch", queuetest.Options{})
+	ctx := context.Background()
+	other, err := laravel.Open(ctx, queuetest.OpenParams(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	writer, err := queuetest.DB(other).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if _, err := writer.ExecContext(ctx, "begin immediate"); err != nil {
+		t.Fatal(err)
+	}
+	defer writer.ExecContext(ctx, "rollback")
+	check, cancel := context.WithTimeout(ctx, 3*time.Second) // the busy timeout is 10 s
+	defer cancel()
+	if err := laravel.CheckGrants(check, s.Conn, laravel.GrantsParams{FailedJobs: true, Cache: true, Batches: true}); err != nil {
+		t.Fatalf("with another connection holding the write lock: %v", err)
+	}
 }
