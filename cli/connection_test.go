@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
 // TestQueueWorkUnknownConnection: queue:work refuses a connection the application does not have with
@@ -70,5 +73,22 @@ func TestMissingSQLiteFile(t *testing.T) {
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Fatalf("%s created %s (%v)", args[0], path, err)
 		}
+	}
+}
+
+// TestMissingSchema: on PostgreSQL a DB_SCHEMA naming no schema hides every table; the message names
+// DB_SCHEMA beside the migration that creates the table.
+func TestMissingSchema(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	env := filepath.Join(t.TempDir(), ".env")
+	lines := fmt.Sprintf("DB_CONNECTION=pgsql\nDB_HOST=%s\nDB_PORT=%d\nDB_DATABASE=%s\nDB_USERNAME=%s\nDB_SCHEMA=no_such_schema\nCACHE_DRIVER=array\n", db.Host, db.Port, db.Name, db.User)
+	if err := os.WriteFile(env, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "check DB_SCHEMA (no_such_schema)") {
+		t.Fatalf("status %d, want 1 naming DB_SCHEMA:\n%s", code, errb.String())
 	}
 }

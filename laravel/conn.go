@@ -85,6 +85,7 @@ type Conn struct {
 	cachePrefix string
 	clock       func() time.Time
 	where       string // host and database, for messages
+	schema      string // PostgreSQL's search_path as DB_SCHEMA set it, for messages
 	floors      idFloors
 
 	failedUUIDMu    sync.Mutex
@@ -146,7 +147,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where}
+	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where, schema: p.Schema}
 	if c.clock == nil {
 		c.clock = time.Now
 	}

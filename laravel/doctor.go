@@ -57,7 +57,7 @@ func InspectJobs(ctx context.Context, c *Conn) (*JobsTable, error) {
 		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, err)
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, &MissingTableError{Table: c.tables.Jobs, Fix: "php artisan queue:table && php artisan migrate", Err: errors.New("no columns in the catalog")})
+		return nil, fmt.Errorf("inspect table %s: %w", c.tables.Jobs, c.newMissingTable(c.tables.Jobs, errors.New("no columns in the catalog")))
 	}
 	return t, nil
 }

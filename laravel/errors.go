@@ -11,12 +11,17 @@ import (
 type MissingTableError struct {
 	Table string
 	Fix   string
+	Hint  string // another cause to check, when there is one
 	Err   error
 }
 
 // Error names the table and the fix.
 func (e *MissingTableError) Error() string {
-	return fmt.Sprintf("%v: table %q does not exist: run %q", ErrMissingTable, e.Table, e.Fix)
+	s := fmt.Sprintf("%v: table %q does not exist: run %q", ErrMissingTable, e.Table, e.Fix)
+	if e.Hint != "" {
+		s += ", " + e.Hint
+	}
+	return s
 }
 
 // Unwrap returns ErrMissingTable and the driver's error.
@@ -57,6 +62,11 @@ func (c *Conn) missingTable(err error) error {
 	if m := missingTableName.FindStringSubmatch(err.Error()); m != nil {
 		name = m[1] + m[2] + m[3]
 	}
+	return c.newMissingTable(name, err)
+}
+
+// newMissingTable names the table, the command that creates it and, with DB_SCHEMA set, the search_path.
+func (c *Conn) newMissingTable(name string, err error) *MissingTableError {
 	fix := "php artisan queue:table && php artisan migrate"
 	switch name {
 	case c.tables.FailedJobs:
@@ -66,7 +76,12 @@ func (c *Conn) missingTable(err error) error {
 	case c.tables.Cache, c.tables.CacheLocks:
 		fix = "php artisan cache:table && php artisan migrate"
 	}
-	return &MissingTableError{Table: name, Fix: fix, Err: err}
+	e := &MissingTableError{Table: name, Fix: fix, Err: err}
+	if c.schema != "" {
+		// A search_path naming a schema that does not exist, or not the tables' one, hides every table.
+		e.Hint = fmt.Sprintf("or check DB_SCHEMA (%s): the tables must be in a schema it names, and each schema must exist", c.schema)
+	}
+	return e
 }
 
 // retry runs fn up to tries times while it fails with ErrDeadlock (see deadlockRetry), counting the
