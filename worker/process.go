@@ -106,7 +106,12 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if env.IsRaw() {
 		_, hj.Method = env.RawTarget()
 		hj.Data = env.Data
-	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil {
+	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil && !sameClass(r.cmd.Class, r.class) {
+		// PHP runs the serialized object, whatever commandName says: a handler of the named class must
+		// not run another class's data (PHP would fail on the object's missing handle()).
+		decodeErr = fmt.Errorf("data.command is a serialized %s, not the %s that data.commandName names: the payload is damaged", r.cmd.Class, r.class)
+		r.cmd = nil
+	} else if decodeErr == nil {
 		hj.Command = r.cmd
 		hj.SetBatch(batchID(r), batchStore{w})
 		if w.batchNeedsPHP(ctx, r) {
@@ -557,4 +562,9 @@ func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Con
 		w.unapplied(rj, what, err)
 	}
 	return false
+}
+
+// sameClass compares PHP class names as PHP does: case-insensitively, a leading backslash aside.
+func sameClass(a, b string) bool {
+	return strings.EqualFold(strings.TrimPrefix(a, `\`), strings.TrimPrefix(b, `\`))
 }

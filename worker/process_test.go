@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
@@ -234,6 +235,26 @@ func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
 			t.Fatalf("failed row %+v", fr)
 		}
 	})
+}
+
+// TestCommandOfAnotherClass: a payload whose serialized command is not of the class commandName names
+// is damaged (PHP runs the object, which has no handle()): the handler of the named class does not run
+// on it, and the job fails with the reason. Class names compare as PHP's do: case and a leading
+// backslash aside.
+func TestCommandOfAnotherClass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { calls.Add(1); return nil }))
+	other := bytes.Replace(envelope(t, `stdClass`, "", nil), []byte(`"commandName":"stdClass"`), []byte(`"commandName":"App\\Jobs\\Work"`), 1)
+	f.push(t, "default", other)
+	runOnce(t, f.worker(t, func(c *Config) { c.Tries = 1 }))
+	if calls.Load() != 0 || !strings.Contains(f.onlyFailed(t).Exception, "data.command is a serialized stdClass, not the App\\Jobs\\Work") {
+		t.Fatalf("handler ran %d times; failed row %q", calls.Load(), f.onlyFailed(t).Exception)
+	}
+	if !sameClass(`App\Jobs\Work`, `\app\jobs\WORK`) || sameClass(`App\Jobs\Work`, `App\Jobs\Worker`) {
+		t.Error("class names do not compare as PHP's do")
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
