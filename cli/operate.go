@@ -27,6 +27,7 @@ type operating struct {
 	collector *metrics.Collector
 	pulse     *pulse.Recorder          // nil without Pulse's tables
 	traces    *sdktrace.TracerProvider // nil without tracing.otlp_endpoint
+	appLog    *laravelLog              // nil without log.laravel_file
 	wg        sync.WaitGroup
 }
 
@@ -41,7 +42,7 @@ func listenMetrics(cfg *config.Config) (net.Listener, error) {
 
 // newOperating prepares the observers for a worker on conn with the handlers of reg.
 func newOperating(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, ln net.Listener) (*operating, error) {
-	o := &operating{cfg: cfg, log: log, ln: ln}
+	o := &operating{cfg: cfg, log: log, ln: ln, appLog: newLaravelLog(cfg.Log.LaravelFile, cfg.App.Env, cfg.App.Timezone, log)}
 	if cfg.Pulse.Mode == "auto" {
 		schema, err := conn.PulseInspect(ctx)
 		if err != nil {
@@ -85,6 +86,9 @@ func (o *operating) observer() worker.Observer {
 	}
 	if o.traces != nil {
 		obs = append(obs, tracing.NewTracer(o.traces))
+	}
+	if o.appLog != nil {
+		obs = append(obs, o.appLog)
 	}
 	return worker.Observers(obs...)
 }

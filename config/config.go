@@ -420,6 +420,16 @@ type Log struct {
 	// written when the buffer fills and when the process stops. Default DefaultLogFlush (200ms);
 	// 0 writes every line at once.
 	Flush time.Duration `mapstructure:"flush"`
+	// Channel is the application's log channel (LOG_CHANNEL), where PHP's exception handler reports
+	// the exceptions of the jobs it runs. Default "stack" (the skeleton's, a stack of "single").
+	Channel string `mapstructure:"channel"`
+	// LaravelFile is the application's log file, to which queue:work appends each job exception as
+	// PHP's handler reports it (Monolog's line: "[date] env.ERROR: message {"exception":...}"); "{date}"
+	// in it is the day, as the daily channel names its files. Only a file that exists is written: one
+	// the worker created could leave PHP, running as another user, unable to write its own log.
+	// Default from Channel, beside the .env file: "stack" and "single" storage/logs/laravel.log, "daily"
+	// storage/logs/laravel-{date}.log; any other channel, or "off", writes none.
+	LaravelFile string `mapstructure:"laravel_file"`
 }
 
 // DefaultConcurrency is worker.concurrency when nothing sets it.
@@ -531,7 +541,7 @@ func Default() Config {
 		},
 		Failed:    Failed{Driver: "database-uuids"},
 		Unhandled: "leave",
-		Log:       Log{Format: "text", Level: "info", Flush: DefaultLogFlush},
+		Log:       Log{Format: "text", Level: "info", Flush: DefaultLogFlush, Channel: "stack"},
 		Metrics:   Metrics{Classes: []string{}, SampleInterval: 15 * time.Second, StuckAfter: 60 * time.Second},
 		Tracing:   Tracing{ServiceName: "artisan-go"},
 		Pulse:     Pulse{Mode: "auto", SlowJobThreshold: time.Second, FlushInterval: time.Second},

@@ -193,6 +193,8 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	want.Cache.Redis.Prefix = "laravel_database_"
 	want.Worker.MaintenanceFile = filepath.Join(dir, "storage", "framework", "down") // beside the .env file
 	want.Cache.File.Path = filepath.Join(dir, "storage", "framework", "cache", "data")
+	// LOG_CHANNEL=stack: the single channel's file.
+	want.Log.LaravelFile = filepath.Join(dir, "storage", "logs", "laravel.log")
 	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)

@@ -130,6 +130,7 @@ func laravelNames(v version) map[string][]string {
 		"cache.memcached.host":     {"MEMCACHED_HOST"},
 		"cache.memcached.port":     {"MEMCACHED_PORT"},
 		"cache.memcached.username": {"MEMCACHED_USERNAME"},
+		"log.channel":              {"LOG_CHANNEL"},
 	}
 	if v.atLeast(11, 0) {
 		m["cache.store"] = []string{"CACHE_STORE"}

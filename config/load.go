@@ -342,6 +342,19 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		// next to the .env file.
 		c.Worker.MaintenanceFile = filepath.Join(baseDir, "storage", "framework", "down")
 	}
+	if s, ok := set["log.laravel_file"]; ok {
+		if c.Log.LaravelFile != "off" {
+			c.Log.LaravelFile = relativeTo(c.Log.LaravelFile, s.dir)
+		}
+	} else if baseDir != "" {
+		// config/logging.php's storage_path('logs/laravel.log'), next to the .env file.
+		switch c.Log.Channel {
+		case "stack", "single":
+			c.Log.LaravelFile = filepath.Join(baseDir, "storage", "logs", "laravel.log")
+		case "daily":
+			c.Log.LaravelFile = filepath.Join(baseDir, "storage", "logs", "laravel-{date}.log")
+		}
+	}
 	if s, ok := set["cache.file.path"]; ok {
 		c.Cache.File.Path = relativeTo(c.Cache.File.Path, s.dir)
 	} else if baseDir != "" {

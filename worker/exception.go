@@ -154,54 +154,71 @@ func ExceptionText(err error, fallback Frame) string {
 	if err == nil {
 		return ""
 	}
-	var chain []error
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		chain = append(chain, e)
-		if _, isPanic := e.(*PanicError); isPanic || len(chain) > 32 {
-			break // a panic's value is its message, not a previous exception
-		}
-	}
+	chain := Throwables(err, fallback)
 	var b strings.Builder
 	for i := len(chain) - 1; i >= 0; i-- {
 		if i != len(chain)-1 {
 			b.WriteString("\n\nNext ")
 		}
-		writeThrowable(&b, chain[i], fallback)
+		t := chain[i]
+		b.WriteString(t.Class + ": " + t.Message + " in " + t.File + ":" + strconv.Itoa(t.Line) + "\nStack trace:\n")
+		b.WriteString(t.TraceString())
 	}
 	return b.String()
 }
 
-func writeThrowable(b *strings.Builder, err error, fallback Frame) {
-	class := phpClassOf(err)
-	file, line, trace := fallback.File, fallback.Line, []Frame(nil)
+// Throwable is one exception of an error's chain as PHP's Throwable shows it: its class, message, the
+// place it was thrown and its stack trace.
+type Throwable struct {
+	Class   string
+	Message string
+	File    string
+	Line    int
+	Trace   []Frame // innermost call first
+}
+
+// TraceString renders the trace as PHP's getTraceAsString does: numbered frames, then "{main}".
+func (t Throwable) TraceString() string {
+	var b strings.Builder
+	for i, f := range t.Trace {
+		b.WriteString("#" + strconv.Itoa(i) + " " + f.File + "(" + strconv.Itoa(f.Line) + "): " + f.Function + "()\n")
+	}
+	b.WriteString("#" + strconv.Itoa(len(t.Trace)) + " {main}")
+	return b.String()
+}
+
+// Throwables returns err's chain as PHP exceptions, the outermost (the one thrown) first and each
+// previous one after it; errors that carry no location are placed at fallback, as in ExceptionText.
+func Throwables(err error, fallback Frame) []Throwable {
+	var out []Throwable
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		out = append(out, throwableOf(e, fallback))
+		if _, isPanic := e.(*PanicError); isPanic || len(out) > 32 {
+			break
+		}
+	}
+	return out
+}
+
+func throwableOf(err error, fallback Frame) Throwable {
+	t := Throwable{Class: phpClassOf(err), Message: err.Error(), File: fallback.File, Line: fallback.Line}
 	if fallback.Function != "" {
-		trace = []Frame{{File: fallback.File, Line: fallback.Line, Function: fallback.Function}}
+		t.Trace = []Frame{{File: fallback.File, Line: fallback.Line, Function: fallback.Function}}
 	}
 	switch e := err.(type) {
 	case *Exception:
 		if e.File != "" {
-			file, line, trace = e.File, e.Line, e.Trace
+			t.File, t.Line, t.Trace = e.File, e.Line, e.Trace
 		}
 	case *PanicError:
 		if e.File != "" {
-			file, line, trace = e.File, e.Line, e.Trace
+			t.File, t.Line, t.Trace = e.File, e.Line, e.Trace
 		}
 	}
-	if file == "" {
-		file = "[internal]"
+	if t.File == "" {
+		t.File = "[internal]"
 	}
-	b.WriteString(class)
-	b.WriteString(": ")
-	b.WriteString(err.Error())
-	b.WriteString(" in ")
-	b.WriteString(file)
-	b.WriteString(":")
-	b.WriteString(strconv.Itoa(line))
-	b.WriteString("\nStack trace:\n")
-	for i, f := range trace {
-		b.WriteString("#" + strconv.Itoa(i) + " " + f.File + "(" + strconv.Itoa(f.Line) + "): " + f.Function + "()\n")
-	}
-	b.WriteString("#" + strconv.Itoa(len(trace)) + " {main}")
+	return t
 }
 
 // goTypeName names a Go value's type as "package.Type", without pointer stars: how a panic's value is

@@ -72,8 +72,15 @@ type JobEvent struct {
 	// Threw says the handler threw (returned an error, panicked or timed out), which decided the
 	// outcome; a job failed by its handler (Fail) or before it ran (attempts exceeded) did not.
 	Threw bool
+	// Reported says PHP's worker would hand Err to the application's exception handler (its log):
+	// an exception thrown out of the job's processing (the handler's, a damaged payload's, the
+	// attempts check's), not a timeout (PHP's worker kills itself) nor a failure the handler chose.
+	Reported bool
 	// Envelope is the payload as read; nil when it could not be read.
 	Envelope *payload.Envelope
+	// Handler is where the job's handler is defined, the place Err is reported at when it carries
+	// none (see Throwables); zero when no handler ran.
+	Handler Frame
 }
 
 // Config returns the options the worker runs with, New's defaults filled in.
@@ -90,9 +97,12 @@ type observed struct {
 	outcome atomic.Uint32 // an Outcome
 	err     error         // the exception of a release or failure; written before the completion
 	threw   bool          // the handler threw or timed out
-	ctx     context.Context
-	started time.Time
-	ev      *JobEvent // built at the start, completed at the finish
+	// reported: PHP's worker would hand err to the application's exception handler (see
+	// JobEvent.Reported)
+	reported bool
+	ctx      context.Context
+	started  time.Time
+	ev       *JobEvent // built at the start, completed at the finish
 }
 
 // outcomeOf maps a completion's counter to its outcome.
@@ -126,7 +136,7 @@ func (w *Worker) event(r *jobRun) *JobEvent {
 	*e = JobEvent{
 		ID: j.ID, Connection: w.cfg.Connection, Queue: j.Queue, Class: r.class, DisplayName: r.displayName,
 		Attempts: j.Attempts, AvailableAt: j.AvailableAt, Claimed: r.rj.started, Started: r.rj.obs.started,
-		Envelope: r.env,
+		Envelope: r.env, Handler: r.at,
 	}
 	return e
 }
@@ -153,6 +163,7 @@ func (w *Worker) observeFinish(ctx context.Context, r *jobRun) {
 	if o == OutcomeReleased || o == OutcomeFailed {
 		e.Err = r.rj.obs.err
 	}
+	e.Reported = r.rj.obs.reported && e.Err != nil
 	if r.rj.obs.ctx != nil {
 		ctx = r.rj.obs.ctx
 	}

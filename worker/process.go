@@ -127,6 +127,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	w.report(r, EventStarting, "", nil)
 	limits := w.limits(env)
 	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
+		r.rj.obs.reported = true // PHP's worker throws it out of process(), and reports it
 		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
 		w.report(r, EventSuccess, "deleted", nil) // PHP raises JobProcessed for the job it just failed
 		return
@@ -353,7 +354,7 @@ func handlerFrame(h handlers.Handler) Frame {
 // maxExceptions, otherwise release it with the backoff.
 func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err error) {
 	j := r.rj.job
-	r.rj.obs.threw = true
+	r.rj.obs.threw, r.rj.obs.reported = true, true
 	if limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) {
 		w.fail(ctx, r, err)
 		return
