@@ -84,8 +84,8 @@ func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 	if opts.quiet {
 		stdout = io.Discard
 	}
-	if opts.noInteraction {
-		stdin = nil // a question takes its default answer, as Symfony's QuestionHelper gives it
+	if opts.noInteraction || opts.quiet {
+		stdin = nil // not interactive (Symfony makes -q so too): a question takes its default answer
 	}
 	return c.run(withConsoleOptions(ctx, opts), rest, stdin, stdout, stderr)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,4 +92,28 @@ func TestMissingSchema(t *testing.T) {
 	if code != 1 || !strings.Contains(errb.String(), "check DB_SCHEMA (no_such_schema)") {
 		t.Fatalf("status %d, want 1 naming DB_SCHEMA:\n%s", code, errb.String())
 	}
+}
+
+// TestOptionWithoutValue: an option written without its value before another option takes the empty
+// value, as Symfony's parser gives it, instead of the next option as its value: queue:work --name
+// --env-file F reads F.
+func TestOptionWithoutValue(t *testing.T) {
+	t.Parallel()
+	_, env := newSQLiteApp(t)
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:work", "--name", "--env-file", env, "--stop-when-empty"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("queue:work --name --env-file: status %d\n%s", code, errb.String())
+	}
+	args := emptyValues(flagSetWith("queue", "range"), []string{"--queue", "--range=1-2", "--range", "3-4", "--queue"})
+	if strings.Join(args, " ") != "--queue= --range=1-2 --range 3-4 --queue=" {
+		t.Fatalf("emptyValues = %q", args)
+	}
+}
+
+func flagSetWith(names ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	for _, n := range names {
+		fs.String(n, "", "")
+	}
+	return fs
 }

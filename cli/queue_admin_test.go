@@ -135,7 +135,7 @@ func TestQueueCommandsEachDatabase(t *testing.T) {
 			{[]string{"queue:forget", "no-such-id"}, "No failed job matches the given ID."},
 			{[]string{"queue:flush", "--hours=1"}, `The "--hours" option does not exist in Laravel 8.83`},
 			{[]string{"queue:pause", "a"}, `Command "queue:pause" is not defined in Laravel 8.83`},
-			{[]string{"queue:prune-failed", "--hours=soon"}, `--hours="soon": give a whole number of hours`},
+			{[]string{"queue:prune-failed", "--hours=soon"}, `--hours="soon": give a number of hours`},
 			{[]string{"queue:retry-batch", "no-such-batch"}, "Unable to find a batch with ID [no-such-batch]."},
 		} {
 			out, errOut, code := e.run(ctx, "", bad.args...)
@@ -207,6 +207,32 @@ func TestQueueCommandsEachDatabase(t *testing.T) {
 			t.Errorf("queue:failed on an empty table: exit %d, %q", code, out)
 		}
 	})
+}
+
+// TestHoursAndRangesAsPHP: --hours is read as Carbon's subHours reads PHP's string (the fraction
+// dropped, a negative number counting forward, an empty one refused by prune-failed, where PHP's fails),
+// and a descending --range retries its ids in that order, as PHP's range() gives them.
+func TestHoursAndRangesAsPHP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newAdminEnv(t, testenv.SQLite(t), true, "QUEUE_FAILED_DRIVER=database")
+	e.failJobs(t, "a", 1, time.Now().UTC().Add(-80*time.Minute))
+	if out, errOut, code := e.run(ctx, "", "queue:prune-failed", "--hours="); code != 1 || !strings.Contains(errOut, "give a number of hours") {
+		t.Fatalf("--hours=: exit %d, %q%q", code, out, errOut)
+	}
+	if out, _, code := e.run(ctx, "", "queue:prune-failed", "--hours=1.5"); code != 0 || out != "1 entries deleted!\n" {
+		t.Fatalf("--hours=1.5 (1 hour) on a job failed 80 minutes ago: exit %d, %q", code, out)
+	}
+	e.failJobs(t, "a", 1, time.Now().UTC())
+	if out, _, code := e.run(ctx, "", "queue:prune-failed", "--hours=-1"); code != 0 || out != "1 entries deleted!\n" {
+		t.Fatalf("--hours=-1 on a job failed now: exit %d, %q", code, out)
+	}
+	e.failJobs(t, "a", 3, time.Now().UTC())
+	out, _, code := e.run(ctx, "", "queue:retry", "--range=5-3")
+	want := "The failed job [5] has been pushed back onto the queue!\nThe failed job [4] has been pushed back onto the queue!\nThe failed job [3] has been pushed back onto the queue!\n"
+	if code != 0 || out != want {
+		t.Fatalf("queue:retry --range=5-3: exit %d\n%s", code, out)
+	}
 }
 
 // cancelOn cancels a context the first time a text appears in what is written to it.

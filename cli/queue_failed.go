@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/artisan-go/artisan-go/config"
@@ -248,13 +250,15 @@ func runQueueForget(ctx context.Context, a *adminRun) int {
 	return 0
 }
 
-// hoursOption reads an --hours style option: a whole number of hours.
+// hoursOption reads an --hours style option as Carbon's subHours takes PHP's string: a number, its
+// fraction dropped (1.5 is 1), a negative one counting forward from now. What is not a number stops
+// the command, where PHP's stops with a TypeError.
 func hoursOption(name, v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("--%s=%q: give a whole number of hours, e.g. --%s=48", name, v, name)
+	f, err := strconv.ParseFloat(strings.Trim(v, " \t\n\r\v\f"), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1e6 {
+		return 0, fmt.Errorf("--%s=%q: give a number of hours, e.g. --%s=48", name, v, name)
 	}
-	return n, nil
+	return int(f), nil
 }
 
 // appNow returns now in the app timezone, as Carbon::now() gives it to the query builder.
@@ -282,13 +286,14 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 	if err != nil {
 		return a.failure(err)
 	}
-	hours := -1
-	if v := a.option(opt); v != "" {
-		if hours, err = hoursOption(opt, v); err != nil {
+	// queue:prune-failed always has a cutoff (24 hours unless --hours); queue:flush has one when its
+	// --hours is truthy to PHP (when($hours): not "" nor "0"), and deletes every failed job otherwise.
+	hours, raw := 24, a.option(opt)
+	cutoff := !flush || raw != "" && raw != "0"
+	if a.set[opt] && cutoff { // an empty --hours stops prune-failed, as PHP's subHours('') does
+		if hours, err = hoursOption(opt, raw); err != nil {
 			return a.failure(err)
 		}
-	} else if !flush {
-		hours = 24
 	}
 	if prov.null && !flush {
 		a.con.fail("The [NullFailedJobProvider] failed job storage driver does not support pruning.")
@@ -297,7 +302,7 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 	var deleted int64
 	if !prov.null {
 		p := &laravel.FailedJobDeleteParams{Inclusive: flush}
-		if hours > 0 || !flush && hours == 0 {
+		if cutoff {
 			now, err := a.appNow()
 			if err != nil {
 				return a.failure(err)
@@ -336,8 +341,9 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 		a.con.info(fmt.Sprintf("%d entries deleted.", deleted))
 	case !flush:
 		a.con.info(fmt.Sprintf("%d entries deleted!", deleted))
-	case hours > 0:
-		a.con.info(fmt.Sprintf("All jobs that failed more than %d hours ago have been deleted successfully.", hours))
+	case cutoff:
+		// The option as given, as FlushFailedCommand prints it.
+		a.con.info(fmt.Sprintf("All jobs that failed more than %s hours ago have been deleted successfully.", raw))
 	case a.at(9, 5):
 		a.con.info("All failed jobs deleted successfully.")
 	default:

@@ -39,20 +39,26 @@ func (a *adminRun) confirmToProceed() bool {
 	var answer string
 	if a.con.modern {
 		fmt.Fprintf(out, "\n  WARN  Application In Production.\n\n")
-		fmt.Fprint(out, " Are you sure you want to run this command? (yes/no) [no]\n> ")
 	} else {
 		msg := "Application In Production!"
 		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
 		fmt.Fprintln(out, "*     "+msg+"     *")
 		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
 		fmt.Fprintln(out)
-		fmt.Fprint(out, " Do you really wish to run this command? (yes/no) [no]:\n > ")
 	}
+	// Not interactive (-n, -q): Symfony takes the default answer without asking.
 	if a.stdin != nil {
+		if a.con.modern {
+			fmt.Fprint(out, " Are you sure you want to run this command? (yes/no) [no]\n> ")
+		} else {
+			fmt.Fprint(out, " Do you really wish to run this command? (yes/no) [no]:\n > ")
+		}
 		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 		answer = strings.ToLower(strings.TrimSpace(line))
+		if line != "" {
+			fmt.Fprintln(out) // after an answer; at the end of the input, the next line follows the prompt
+		}
 	}
-	fmt.Fprintln(out)
 	if answer == "y" || answer == "yes" {
 		return true
 	}

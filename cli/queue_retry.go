@@ -50,13 +50,14 @@ func (a *adminRun) retryIDs(ctx context.Context, conn *laravel.Conn, prov failed
 		}
 		from, _ := strconv.ParseInt(strings.Split(r, "-")[0], 10, 64)
 		to, _ := strconv.ParseInt(strings.Split(r, "-")[1], 10, 64)
+		step := int64(1)
 		if from > to {
-			from, to = to, from // PHP's range() counts down; the set of ids is the same
+			step = -1 // PHP's range() counts down, and the jobs go back to the queue in that order
 		}
-		if to-from >= 10_000_000 {
+		if (to-from)*step >= 10_000_000 {
 			return nil, false, fmt.Errorf("--range=%q spans more than 10,000,000 ids", r)
 		}
-		for n := from; n <= to; n++ {
+		for n := from; n != to+step; n += step {
 			ids = append(ids, strconv.FormatInt(n, 10))
 		}
 	}

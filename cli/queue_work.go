@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,9 +93,10 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			if f.name != fl.Name {
 				continue
 			}
-			if f.boolean {
+			switch {
+			case f.boolean:
 				overrides[f.key] = *bools[f.name]
-			} else {
+			case *values[f.name] != "": // an option given without its value keeps the default, as in PHP
 				overrides[f.key] = *values[f.name]
 			}
 		}
@@ -162,6 +164,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 // parseWithPositional parses flags that may come before or after positional arguments, as artisan
 // accepts `queue:work database --queue=high` and `queue:work --queue=high database`.
 func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string)) error {
+	args = emptyValues(fs, args)
 	for {
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -173,6 +176,32 @@ func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string
 		positional(rest[0])
 		args = rest[1:]
 	}
+}
+
+// emptyValues gives an option that takes a value, written without one before another option or at
+// the end (--queue --range=1-2), the empty value, as Symfony's parser does: the next argument is its
+// value only when it does not start with "-".
+func emptyValues(fs *flag.FlagSet, args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || strings.Contains(a, "=") {
+			continue
+		}
+		f := fs.Lookup(strings.TrimLeft(a, "-"))
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 == len(out) || len(out[i+1]) > 1 && out[i+1][0] == '-' {
+			out[i] = a + "="
+		}
+	}
+	return out
 }
 
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.

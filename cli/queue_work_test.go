@@ -273,8 +273,13 @@ func TestQueueWorkStopWhenEmptyFor(t *testing.T) {
 		t.Fatalf("%d jobs left (%v), want the job done", n, err)
 	}
 	errb.Reset()
-	if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty-for", "-1"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "worker.stop_when_empty_for") {
-		t.Fatalf("--stop-when-empty-for -1: exit status %d, stderr %q; want an error naming worker.stop_when_empty_for", code, errb.String())
+	if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty-for=-1"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "worker.stop_when_empty_for") {
+		t.Fatalf("--stop-when-empty-for=-1: exit status %d, stderr %q; want an error naming worker.stop_when_empty_for", code, errb.String())
+	}
+	// Written apart, "-1" is an option, as Symfony's parser reads it, and the value is empty.
+	errb.Reset()
+	if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty-for", "-1"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "-1") {
+		t.Fatalf("--stop-when-empty-for -1: exit status %d, stderr %q", code, errb.String())
 	}
 }
 

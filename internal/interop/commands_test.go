@@ -377,21 +377,29 @@ func TestQueueClearAsksAsPHPDoes(t *testing.T) {
 		ctx := testContext(t)
 		app := phpapp.New(t, db, phpapp.WithEnv("APP_ENV=production"))
 		app.MustDispatch(ctx, "plain", phpapp.Count(2))
-		cmd := exec.CommandContext(ctx, app.PHP(), "artisan", "queue:clear")
-		cmd.Dir, cmd.Env, cmd.Stdin = app.Dir(), append(os.Environ(), app.Env()...), strings.NewReader("no\n")
-		php, err := cmd.Output()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-			t.Fatalf("php artisan queue:clear answered no: %v\n%s", err, php)
+		// Answered no; the input ended before an answer; "yes" under -q and nothing under -n, which
+		// make the command not interactive, so that the question takes its default answer (no).
+		for _, tc := range []struct {
+			stdin string
+			args  []string
+		}{{"no\n", nil}, {"", nil}, {"yes\n", []string{"-q"}}, {"", []string{"-n"}}} {
+			args := append([]string{"queue:clear"}, tc.args...)
+			cmd := exec.CommandContext(ctx, app.PHP(), append([]string{"artisan"}, args...)...)
+			cmd.Dir, cmd.Env, cmd.Stdin = app.Dir(), append(os.Environ(), app.Env()...), strings.NewReader(tc.stdin)
+			php, err := cmd.Output()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("php artisan %v with %q: %v\n%s", args, tc.stdin, err, php)
+			}
+			out, errOut, code := goArtisan(ctx, app, tc.stdin, args...)
+			if code != 1 || out != string(php) {
+				t.Errorf("artisan-go %v with %q: exit %d\n%q%s\nphp\n%q", args, tc.stdin, code, out, errOut, php)
+			}
+			if jobs, _ := app.Jobs(ctx); len(jobs) != 2 {
+				t.Fatalf("%d jobs left after %v with %q, want 2", len(jobs), args, tc.stdin)
+			}
 		}
-		out, errOut, code := goArtisan(ctx, app, "no\n", "queue:clear")
-		if code != 1 || out != string(php) {
-			t.Errorf("artisan-go queue:clear answered no: exit %d\n%q%s\nphp\n%q", code, out, errOut, php)
-		}
-		if jobs, _ := app.Jobs(ctx); len(jobs) != 2 {
-			t.Fatalf("%d jobs left after two cancelled clears, want 2", len(jobs))
-		}
-		out, _, code = goArtisan(ctx, app, "", "queue:clear", "--force")
+		out, _, code := goArtisan(ctx, app, "", "queue:clear", "--force")
 		if code != 0 || out != "Cleared 2 jobs from the [default] queue \n" {
 			t.Errorf("queue:clear --force: exit %d, %q", code, out)
 		}
