@@ -92,7 +92,7 @@ func monologLine(at time.Time, env string, chain []worker.Throwable) []byte {
 		ctx.WriteString("[object] (" + t.Class + "(code: 0): " + t.Message + " at " + t.File + ":" + strconv.Itoa(t.Line) + ")")
 		ctx.WriteString("\n[stacktrace]\n" + t.TraceString() + "\n")
 	}
-	b := []byte("[" + at.Format("2006-01-02 15:04:05") + "] " + env + ".ERROR: " + oneLine(chain[0].Message) + ` {"exception":`)
+	b := []byte("[" + at.Format("2006-01-02 15:04:05") + "] " + env + ".ERROR: " + strings.ToValidUTF8(chain[0].Message, "?") + ` {"exception":`)
 	enc, err := payload.AppendPHPJSONString(nil, strings.ToValidUTF8(ctx.String(), "?"), true)
 	if err != nil {
 		return nil
@@ -103,6 +103,3 @@ func monologLine(at time.Time, env string, chain []worker.Throwable) []byte {
 	b = append(b, enc...)
 	return append(b, "} \n"...)
 }
-
-// oneLine is the message as the %message% of a LineFormatter that keeps line breaks: as it is.
-func oneLine(s string) string { return strings.ToValidUTF8(s, "?") }
