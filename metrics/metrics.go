@@ -84,7 +84,7 @@ func New(p Params) *Collector {
 		processed: counter("jobs_processed_total", "Jobs whose handler completed (Laravel's JobProcessed): done, or deleted by the handler."),
 		failed:    counter("jobs_failed_total", "Jobs written to failed_jobs."),
 		released:  counter("jobs_released_total", "Jobs put back on their queue, by their handler or after an exception."),
-		left:      counter("jobs_left_for_php_total", "Jobs without a Go handler handed back to PHP workers or moved to the queue they work."),
+		left:      counter("jobs_left_for_php_total", "Hand-backs to PHP workers (or moves to the queue they work) of jobs without a Go handler; a job handed back twice counts twice."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "job_duration_seconds",
 			Help: "Time from the start of processing to the applied completion, per job that started.", Buckets: DurationBuckets}, jobLabels),
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "job_wait_seconds",

@@ -311,6 +311,30 @@ func TestUnhandledLeave(t *testing.T) {
 	})
 }
 
+// TestLeftBeyondRemembered: with more rows left for PHP ahead of the worker than it remembers, its
+// claims bring the forgotten ones back; it pauses as on an empty queue instead of claiming and handing
+// them back without end (which ran thousands of hand-backs a second and slowed PHP's workers). The
+// bound counts hand-backs in a window of 1.5 s; without the pause there were far more.
+func TestLeftBeyondRemembered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	for range 40 {
+		f.push(t, "default", fixture883(t, "closure"))
+	}
+	w := f.worker(t, func(c *Config) { c.ExcludeLimit = 4; c.Sleep = 300 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond) // the window measured, not a wait
+	defer cancel()
+	if _, err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.Stats().LeftForPHP; left <= 4 || left > 1000 {
+		t.Fatalf("%d hand-backs of 40 rows in 1.5 s; want more than the 4 remembered, and no more than 1,000", left)
+	}
+	if rows := f.Rows(t); len(rows) != 40 {
+		t.Fatalf("%d rows left, want the 40", len(rows))
+	}
+}
+
 func TestUnhandledMoveAndFail(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

@@ -34,6 +34,15 @@ func (r *idRing) add(id int64) (wrapped bool) {
 	return wrapped
 }
 
+// seen remembers id and reports whether it was remembered already.
+func (r *idRing) seen(id int64) bool {
+	if r.has(id) {
+		return true
+	}
+	r.add(id)
+	return false
+}
+
 // has reports whether id is remembered.
 func (r *idRing) has(id int64) bool {
 	r.mu.Lock()

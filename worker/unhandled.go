@@ -43,6 +43,9 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 // remembers its id so that this worker does not claim it again.
 func (w *Worker) leave(r *jobRun, why string) {
 	j := r.rj.job
+	if w.leftBefore.seen(j.ID) {
+		w.stats.leftAgain.Add(1) // claimed again after the claims forgot it (see leftChurn)
+	}
 	// Remember the id before handing the row back, so no claim in between takes it again.
 	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
 		w.log.Warn("more jobs are left for PHP than this worker remembers; it may claim some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",

@@ -232,7 +232,10 @@ type Worker struct {
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
-	claims      *claimLimiter
+	// leftBefore remembers many more handed-back ids than the claims exclude, to tell a row claimed
+	// again after the claims forgot it from one seen for the first time.
+	leftBefore *idRing
+	claims     *claimLimiter
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
@@ -268,6 +271,7 @@ type Worker struct {
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
 		reapplied, unapplied, waiting                                                                          atomic.Int64
+		leftAgain                                                                                              atomic.Int64 // left again after the claims forgot them
 	}
 }
 
@@ -338,7 +342,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(16 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(),
 	}
@@ -439,6 +443,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 
 	claimBackoff := time.Duration(0)
 	idle := idlePoll{max: w.cfg.Sleep}
+	var churn leftChurn
 	for {
 		if ctx.Err() != nil {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
@@ -477,6 +482,12 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
 			sleepCtx(ctx, claimBackoff)
+		case claimed > 0 && churn.churning(w):
+			// The claims bring back rows left for PHP that the worker no longer remembers (more than
+			// worker.ExcludeLimit of them ahead of its own): pause as on an empty queue, so that the
+			// worker does not claim and hand back the same rows without end, slowing PHP's workers.
+			claimBackoff = 0
+			sleepCtx(ctx, idle.next()) // not woken by the handed-back jobs' slots
 		case claimed > 0:
 			claimBackoff = 0
 			idle.reset()
@@ -512,6 +523,24 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
+}
+
+// leftChurn tells, between two claims, whether the worker only hands back rows it handed back before:
+// once more rows were left for PHP than its claims exclude, they can take the forgotten ones again and
+// again. Rows left for the first time (the worker walking through a backlog of PHP's jobs towards its
+// own) are not churn.
+type leftChurn struct {
+	again, ran int64
+}
+
+// churning reports whether, since the last call, rows were left again and fewer than one in eight as
+// many jobs ran here.
+func (c *leftChurn) churning(w *Worker) bool {
+	again := w.stats.leftAgain.Load()
+	ran := w.stats.processed.Load() + w.stats.released.Load() + w.stats.failed.Load() + w.stats.deleted.Load() + w.stats.moved.Load()
+	da, dr := again-c.again, ran-c.ran
+	c.again, c.ran = again, ran
+	return da > 0 && dr*8 < da
 }
 
 // idlePollMin is the first pause after a claim that found jobs came back empty. Jobs that arrive
