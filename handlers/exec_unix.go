@@ -10,7 +10,7 @@ import (
 // killGroup starts the command in its own process group and makes cancellation kill the whole group,
 // so that `sh -c` and the programs it starts stop together.
 func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
