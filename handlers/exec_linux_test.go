@@ -46,19 +46,9 @@ func TestExecRouteDiesWithWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = worker.Wait()
-	// Gone, or a zombie waiting for init to reap it, once the signal is delivered.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		stat, err := os.ReadFile("/proc/" + pid + "/stat")
-		f := strings.Fields(string(stat))
-		if err != nil || len(f) > 2 && f[2] == "Z" {
-			return
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(-atoi(pid), syscall.SIGKILL)
-			t.Fatalf("the command %s still runs after its worker was killed (state %s)", pid, f[2])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if state := waitKilled(pid); state != "" {
+		syscall.Kill(-atoi(pid), syscall.SIGKILL)
+		t.Fatalf("the command %s still runs after its worker was killed (state %s)", pid, state)
 	}
 }
 

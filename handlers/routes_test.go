@@ -258,20 +258,26 @@ func TestExecRouteBackgroundChildKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := strings.TrimSpace(string(b))
-	// Killed: gone, or a zombie waiting for its new parent to reap it, once the signal is delivered
-	// (a sleep left alone would run for 300 s).
+	// A sleep left alone would run for 300 s.
+	if state := waitKilled(strings.TrimSpace(string(b))); state != "" {
+		t.Fatalf("background child %s still runs (state %s)", b, state)
+	}
+}
+
+// waitKilled waits up to 10 s for the process pid to be killed: gone, or a zombie waiting for its
+// parent to reap it, once the signal is delivered. It returns "" then, else the state it still has.
+func waitKilled(pid string) string {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		stat, err := os.ReadFile("/proc/" + pid + "/stat")
 		f := strings.Fields(string(stat))
 		if err != nil || len(f) > 2 && f[2] == "Z" {
-			return
+			return ""
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("background child %s still runs (state %s)", pid, f[2])
+			return f[2]
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polling the kernel's view of the process
 	}
 }
 
