@@ -117,3 +117,16 @@ func flagSetWith(names ...string) *flag.FlagSet {
 	}
 	return fs
 }
+
+// TestTimeoutWarningOnce: a --timeout not shorter than retry_after is warned about once at start.
+func TestTimeoutWarningOnce(t *testing.T) {
+	t.Parallel()
+	_, env := newSQLiteApp(t)
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty", "--timeout=90", "--retry-after=90"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("status %d\n%s", code, errb.String())
+	}
+	if n := strings.Count(errb.String(), "not shorter than retry_after"); n != 1 {
+		t.Fatalf("%d warnings about the timeout, want 1:\n%s", n, errb.String())
+	}
+}

@@ -396,9 +396,7 @@ func (c *Config) validateRoutes(v *validator) {
 func (c *Config) Warnings() []string {
 	out := append([]string(nil), c.notes...)
 	w := c.Worker
-	if w.Timeout > 0 && w.RetryAfter > 0 && w.Timeout >= w.RetryAfter {
-		out = append(out, fmt.Sprintf("worker.timeout (%v) is not shorter than worker.retry_after (%v): a job running past retry_after can be claimed by another worker and run twice; make the timeout several seconds shorter than retry_after", w.Timeout, w.RetryAfter))
-	}
+	// A timeout not shorter than retry_after is the worker's own warning (worker.New), said once.
 	if w.Timeout == 0 {
 		out = append(out, "worker.timeout is 0: jobs run without a time limit, and one that runs past worker.retry_after can be claimed by another worker")
 	}

@@ -188,7 +188,6 @@ func TestWarnings(t *testing.T) {
 		mutate func(c *Config)
 		want   string
 	}{
-		{"timeout equal to retry_after", func(c *Config) { c.Worker.Timeout = 90 * time.Second }, "not shorter than worker.retry_after"},
 		{"no timeout", func(c *Config) { c.Worker.Timeout = 0 }, "without a time limit"},
 		{"array cache", func(c *Config) { c.Cache.Store = "array" }, "queue:restart"},
 		{"command line as a program", func(c *Config) { c.Routes = []Route{{Class: "X", Exec: []string{"php artisan app:run"}}} }, "[sh, -c"},

@@ -329,7 +329,7 @@ func New(p Params) (*Worker, error) {
 	}
 	if cfg.Timeout > 0 && cfg.Timeout >= cfg.RetryAfter {
 		// Laravel documents the same rule; renewal makes it safe here, so it is only a warning.
-		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice",
+		logger(p.Logger).Warn("--timeout is not shorter than retry_after; artisan-go renews reservations, but PHP workers on the same queue may take long jobs twice: make the timeout several seconds shorter than retry_after",
 			"timeout", cfg.Timeout, "retry_after", cfg.RetryAfter)
 	}
 	clock := p.Clock
