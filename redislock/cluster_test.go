@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,27 @@ func TestCluster(t *testing.T) {
 	}
 	if len(owners) != 3 {
 		t.Errorf("the keys fell on %d masters of 3: %v", len(owners), owners)
+	}
+	// Workers' goroutines share the store: keys on every master at once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				key := fmt.Sprintf("job-exceptions:%d-%d", g, i)
+				if n, err := l.CacheCount(ctx, key, time.Minute); err != nil || n != 1 {
+					errs <- fmt.Errorf("count %s: %d %v", key, n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 
 	// Move the slot of one key from its master to another, as redis-cli --cluster reshard does.
