@@ -64,7 +64,9 @@ func runPayloadDecode(_ context.Context, args []string, stdin io.Reader, stdout,
 	var cmd payload.Value
 	if !env.IsRaw() {
 		var kr *payload.Keyring
-		if env.CommandEncrypted() {
+		// A command in neither form is damaged, whatever the key: DecodeCommand says so before it
+		// asks for one.
+		if _, derr := payload.DecodeCommand(env, nil); env.CommandEncrypted() && errors.Is(derr, payload.ErrNoKeyring) {
 			if kr, err = keyringFromEnv(envFile); err != nil {
 				return fail(err)
 			}

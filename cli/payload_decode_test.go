@@ -95,7 +95,14 @@ func TestPayloadDecodeDamaged(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line with %q", tt.name, code, out.String(), errb.String(), tt.want)
 		}
 	}
+	// Without APP_KEY, a command in neither form is still damaged, not a missing key.
+	t.Setenv("APP_KEY", "")
 	var errb bytes.Buffer
+	in := `{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"A","command":"a:-1:{}"}}`
+	if code := Do(context.Background(), []string{"payload:decode"}, strings.NewReader(in), &bytes.Buffer{}, &errb); code != 1 || !strings.Contains(errb.String(), "neither a serialized PHP object") {
+		t.Errorf("damaged command without APP_KEY: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
 	if code := Do(context.Background(), []string{"payload:decode", "--bogus"}, nil, &bytes.Buffer{}, &errb); code != 2 {
 		t.Errorf("unknown option: exit %d", code)
 	}

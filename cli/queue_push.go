@@ -94,10 +94,9 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 1
 	}
 	defer conn.Close()
-	p := dispatch.Params{LaravelVersion: cfg.LaravelVersion}
-	if len(cfg.Worker.Queues) > 0 {
-		p.DefaultQueue = cfg.Worker.Queues[0]
-	}
+	// The connection's queue (DB_QUEUE, else "default"), as PHP's dispatch() uses it, not the queues
+	// a worker is told to work.
+	p := dispatch.Params{LaravelVersion: cfg.LaravelVersion, DefaultQueue: cfg.DefaultQueue()}
 	if cfg.App.Key != "" {
 		if p.Keyring, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
 			fmt.Fprintf(stderr, "artisan-go queue:push: APP_KEY: %v\n", err)
@@ -143,7 +142,12 @@ func buildCommand(class string, props []pushProp, jsonProps string) (*payload.Ob
 			cmd.Set(fmt.Sprint(e.Key), e.Value)
 		}
 	}
+	seen := map[string]payload.Visibility{}
 	for _, p := range props {
+		if vis, ok := seen[p.name]; ok && vis != p.vis {
+			return nil, fmt.Errorf("the property %q is given twice, with two visibilities; give it once", p.name)
+		}
+		seen[p.name] = p.vis
 		v, err := dispatch.FromJSON([]byte(p.value))
 		if err != nil {
 			v = p.value // not JSON: the text itself

@@ -10,6 +10,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -90,5 +91,26 @@ func TestQueuePushBadInput(t *testing.T) {
 	code := Do(context.Background(), []string{"queue:push", `App\Jobs\Plain`, "--config", "/nonexistent/artisan-go.yaml"}, nil, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "nonexistent") {
 		t.Errorf("missing config: exit status %d, stderr %q", code, errb.String())
+	}
+	// Names PHP cannot load (a doubled backslash, from shell quoting, made PHP's worker die on a
+	// redeclared class) and a property given with two visibilities insert nothing.
+	conn, env := newSQLiteApp(t)
+	for _, args := range [][]string{
+		{`App\\Jobs\\Plain`}, {`App\Jobs\`}, {"Foo Bar"}, {"123Bad"},
+		{`App\Jobs\Plain`, "--prop", "name=a", "--protected", "name=b"},
+	} {
+		out.Reset()
+		errb.Reset()
+		code := Do(context.Background(), append([]string{"queue:push", "--env-file", env}, args...), nil, &out, &errb)
+		if code == 0 || errb.Len() == 0 {
+			t.Errorf("%v: exit status %d, stderr %q; want a failure with a message", args, code, errb.String())
+		}
+	}
+	var n int
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d jobs inserted (%v), want none", n, err)
+	}
+	if code := Do(context.Background(), []string{"queue:push", "--env-file", env, `\App\Jobs\Ünïcode_1`}, nil, &out, &errb); code != 0 {
+		t.Fatalf("a leading backslash and non-ASCII letters: exit %d, %s", code, errb.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -131,12 +132,12 @@ type Dispatched struct {
 // Dispatch inserts the job through ex and reports the row. With a *sql.Tx as ex the row exists only
 // if the transaction commits, as with Laravel's afterCommit dispatching.
 func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatched, error) {
-	p, queue, err := d.Payload(j)
+	p, queue, delay, err := d.build(j)
 	if err != nil {
 		return nil, err
 	}
 	now := d.clock()
-	avail := now.Add(j.Delay.Truncate(time.Second))
+	avail := now.Add(time.Duration(delay) * time.Second)
 	id, err := d.jobs.JobInsert(ctx, ex, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now.Unix(), AvailableAt: avail.Unix()})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch %s: insert into %s: %w", j.Command.Class, d.table, err)
@@ -151,21 +152,47 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatche
 // Payload returns the payload Dispatch would insert for j, and the queue it would use, without
 // touching a database.
 func (d *Dispatcher) Payload(j Job) ([]byte, string, error) {
+	p, queue, _, err := d.build(j)
+	return p, queue, err
+}
+
+// build returns the payload, the queue and the delay in seconds of j.
+func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 	if j.Command == nil || j.Command.Class == "" {
-		return nil, "", fmt.Errorf("%w: the job has no Command class; build one with payload.NewObject(`App\\Jobs\\Name`)", ErrInvalid)
+		return nil, "", 0, fmt.Errorf("%w: the job has no Command class; build one with payload.NewObject(`App\\Jobs\\Name`)", ErrInvalid)
 	}
 	if j.Encrypt && d.keyring == nil {
-		return nil, "", fmt.Errorf("%w: %s is to be encrypted, but the Dispatcher has no Keyring (APP_KEY)", ErrInvalid, j.Command.Class)
+		return nil, "", 0, fmt.Errorf("%w: %s is to be encrypted, but the Dispatcher has no Keyring (APP_KEY)", ErrInvalid, j.Command.Class)
 	}
 	if j.Delay < 0 || j.Tries < 0 || j.MaxExceptions < 0 || j.Timeout < 0 {
-		return nil, "", fmt.Errorf("%w: %s: delay, tries, maxExceptions and timeout cannot be negative", ErrInvalid, j.Command.Class)
+		return nil, "", 0, fmt.Errorf("%w: %s: delay, tries, maxExceptions and timeout cannot be negative", ErrInvalid, j.Command.Class)
+	}
+	if !classNamePattern.MatchString(strings.TrimPrefix(j.Command.Class, `\`)) {
+		return nil, "", 0, fmt.Errorf("%w: %q is not a PHP class name: write it as PHP does, its parts separated by one backslash, e.g. App\\Jobs\\SendWelcomeEmail", ErrInvalid, j.Command.Class)
+	}
+	// What PHP's dispatch() reads from the job's public properties (Queueable's queue and delay, the
+	// job's own tries, timeout, ...), unless the Job says otherwise.
+	public := func(name string) payload.Value {
+		if p := j.Command.Prop(name); p != nil && p.Visibility == payload.Public {
+			return p.Value
+		}
+		return nil
 	}
 	queue := j.Queue
+	if q, ok := public("queue").(string); ok && queue == "" {
+		queue = q
+	}
 	if queue == "" {
 		queue = d.defaultQueue
 	}
 	delay := int(j.Delay / time.Second)
+	if n, ok := public("delay").(int64); ok && j.Delay == 0 && n > 0 {
+		delay = int(n)
+	}
 	cmd := j.Command
+	if strings.HasPrefix(cmd.Class, `\`) {
+		cmd = &payload.Object{Class: strings.TrimPrefix(cmd.Class, `\`), Props: cmd.Props}
+	}
 	if !j.Bare {
 		cmd = d.withTraits(cmd, j.Queue, delay)
 	}
@@ -195,6 +222,7 @@ func (d *Dispatcher) Payload(j Job) ([]byte, string, error) {
 		u := j.RetryUntil.Unix()
 		jp.RetryUntil = &u
 	}
+	fromProperties(&jp, public)
 	if delay > 0 {
 		jp.Delay = &delay
 	}
@@ -202,9 +230,57 @@ func (d *Dispatcher) Payload(j Job) ([]byte, string, error) {
 	jp.CreatedAt = &created
 	b, err := payload.NewJobPayload(jp)
 	if err != nil {
-		return nil, "", fmt.Errorf("dispatch %s: %w", cmd.Class, err)
+		return nil, "", 0, fmt.Errorf("dispatch %s: %w", cmd.Class, err)
 	}
-	return b, queue, nil
+	return b, queue, delay, nil
+}
+
+// classNamePattern is a PHP class name: identifiers (a letter, underscore or non-ASCII character,
+// then those and digits) separated by single backslashes.
+var classNamePattern = regexp.MustCompile(`^[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*(\\[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*)*$`)
+
+// fromProperties fills what the Job left unset from the job's public properties, as Laravel's
+// Queue::createObjectPayload reads $job->tries, ->timeout, ->maxExceptions, ->backoff,
+// ->failOnTimeout and ->retryUntil.
+func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Value) {
+	intOf := func(name string) (int, bool) {
+		n, ok := public(name).(int64)
+		return int(n), ok
+	}
+	if n, ok := intOf("tries"); ok && jp.MaxTries == nil {
+		jp.MaxTries = &n
+	}
+	if n, ok := intOf("timeout"); ok && jp.Timeout == nil {
+		jp.Timeout = &n
+	}
+	if n, ok := intOf("maxExceptions"); ok && jp.MaxExceptions == nil {
+		jp.MaxExceptions = &n
+	}
+	if n, ok := public("retryUntil").(int64); ok && jp.RetryUntil == nil {
+		jp.RetryUntil = &n
+	}
+	if b, ok := public("failOnTimeout").(bool); ok && b {
+		jp.FailOnTimeout = true
+	}
+	if jp.Backoff == nil {
+		var parts []string
+		switch b := public("backoff").(type) {
+		case int64:
+			parts = []string{strconv.FormatInt(b, 10)}
+		case *payload.Array:
+			for _, e := range b.Entries {
+				n, ok := e.Value.(int64)
+				if !ok {
+					return // PHP's implode of other values: left to the job's own backoff
+				}
+				parts = append(parts, strconv.FormatInt(n, 10))
+			}
+		}
+		if parts != nil {
+			s := strings.Join(parts, ",")
+			jp.Backoff = &s
+		}
+	}
 }
 
 // withTraits returns a copy of cmd with the properties that InteractsWithQueue and Queueable declare,

@@ -1,12 +1,15 @@
 package interop
 
 import (
+	"encoding/json"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/artisan-go/artisan-go/dispatch"
+	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/payload"
 )
@@ -121,5 +124,50 @@ func TestGoDispatchMatchesPHP(t *testing.T) {
 	}
 	if want := strings.Replace(string(phpPayload), php.Jobs[0].UUID, goJob.UUID, 1); want != string(goPayload) {
 		t.Errorf("Go's payload differs from PHP's beyond the uuid\nphp: %s\ngo:  %s", phpPayload, goPayload)
+	}
+}
+
+// TestGoDispatchReadsJobProperties dispatches a job whose public properties set its tries, backoff,
+// maxExceptions, timeout, queue and delay, from PHP and then from Go with the same object and nothing
+// else said: the Go row and payload take them as PHP's dispatch() does.
+func TestGoDispatchReadsJobProperties(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	s := newSide(t, testenv.SQLite(t))
+	php := s.app.MustDispatch(ctx, "flaky", phpapp.Tries(4), phpapp.Backoff(5, 10), phpapp.MaxExceptions(2),
+		phpapp.Timeout(30*time.Second), phpapp.OnQueue("emails"), phpapp.Delay(40*time.Second))
+	rows := s.jobs(t, ctx)
+	if len(rows) != 1 || rows[0].UUID() != php.Jobs[0].UUID {
+		t.Fatalf("jobs = %+v", rows)
+	}
+	env, err := payload.ParseEnvelope([]byte(rows[0].Payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := payload.DecodeCommand(env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goJob, err := s.dispatcher(t).Dispatch(ctx, queuetest.DB(s.conn), dispatch.Job{Command: cmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = s.jobs(t, ctx)
+	if len(rows) != 2 || rows[1].Queue != rows[0].Queue || rows[1].AvailableAt-rows[1].CreatedAt != rows[0].AvailableAt-rows[0].CreatedAt {
+		t.Fatalf("Go's row %+v, PHP's %+v: want the same queue and delay", rows[1], rows[0])
+	}
+	keys := func(p string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(p), &m); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]any{}
+		for _, k := range []string{"maxTries", "maxExceptions", "backoff", "timeout", "failOnTimeout", "retryUntil"} {
+			out[k] = m[k]
+		}
+		return out
+	}
+	if want, got := keys(rows[0].Payload), keys(rows[1].Payload); !reflect.DeepEqual(want, got) {
+		t.Fatalf("Go's envelope %v, PHP's %v (uuid %s)", got, want, goJob.UUID)
 	}
 }
