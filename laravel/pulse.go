@@ -90,7 +90,18 @@ func (c *Conn) PulseRecord(ctx context.Context, p *PulseRecordParams) error {
 		return nil
 	}
 	hash := !p.Schema.KeyHashGenerated
-	err := c.InTx(ctx, func(tx *sqlx.Tx) error {
+	// Three tries on a deadlock, as Pulse's DatabaseStorage::store runs its transaction: flushes of
+	// several workers upsert the same aggregate rows.
+	err := c.retry(ctx, 3, func() error { return c.pulseRecordTx(ctx, p, hash) })
+	if err != nil {
+		return fmt.Errorf("record Pulse rows: %w", err)
+	}
+	return nil
+}
+
+// pulseRecordTx writes the rows in one transaction.
+func (c *Conn) pulseRecordTx(ctx context.Context, p *PulseRecordParams, hash bool) error {
+	return c.InTx(ctx, func(tx *sqlx.Tx) error {
 		for chunk := range chunks(p.Entries, pulseChunk) {
 			cols := []string{"timestamp", "type", "key"}
 			if hash {
@@ -124,10 +135,6 @@ func (c *Conn) PulseRecord(ctx context.Context, p *PulseRecordParams) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("record Pulse rows: %w", err)
-	}
-	return nil
 }
 
 // pulseUpsert adds one chunk of aggregates of one kind.

@@ -81,7 +81,7 @@ func New(p Params) *Collector {
 		classes:   map[string]bool{},
 		clock:     p.Clock,
 		series:    map[seriesKey]*jobSeries{},
-		processed: counter("jobs_processed_total", "Jobs whose handler completed (Laravel's JobProcessed): done, or deleted by the handler."),
+		processed: counter("jobs_processed_total", "Jobs whose handler completed: done, or deleted by the handler."),
 		failed:    counter("jobs_failed_total", "Jobs written to failed_jobs."),
 		released:  counter("jobs_released_total", "Jobs put back on their queue, by their handler or after an exception."),
 		left:      counter("jobs_left_for_php_total", "Hand-backs to PHP workers (or moves to the queue they work) of jobs without a Go handler; a job handed back twice counts twice."),
@@ -115,6 +115,11 @@ func New(p Params) *Collector {
 // Watch adds the counters a worker and its connection keep themselves, and its slots, read when
 // scraped.
 func (c *Collector) Watch(w *worker.Worker, conn *laravel.Conn) {
+	for _, q := range w.Config().Queues {
+		// At 0 from the start, so that rate() sees the first claim and the first failure.
+		c.claims.WithLabelValues(q)
+		c.claimErrors.WithLabelValues(q)
+	}
 	counter := func(name, help string, read func() int64) {
 		c.funcs = append(c.funcs, prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help},
 			func() float64 { return float64(read()) }))

@@ -268,6 +268,9 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 		if calls, timed := value(fams, "artisan_go_claims_total", nil), value(fams, "artisan_go_claim_duration_seconds", nil); calls != timed || histogramSum(fams, "artisan_go_claim_duration_seconds") <= 0 {
 			t.Errorf("claims_total %v, claim_duration_seconds count %v (sum %v s): want every claim call timed", calls, timed, histogramSum(fams, "artisan_go_claim_duration_seconds"))
 		}
+		if f := fams["artisan_go_claim_errors_total"]; f == nil || len(f.GetMetric()) == 0 {
+			t.Error("artisan_go_claim_errors_total has no series before a claim failed; want one at 0 per queue")
+		}
 		checkDocumented(t, c)
 		for name := range fams {
 			if strings.HasPrefix(name, "artisan_go_") && strings.Contains(name, "left_for_php") && value(fams, name, map[string]string{"class": phpClass}) != 0 {

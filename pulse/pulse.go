@@ -16,8 +16,10 @@
 package pulse
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -106,11 +108,12 @@ func (r *Recorder) JobFinished(_ context.Context, e *worker.JobEvent) {
 			types = []string{"released"}
 		}
 	case worker.OutcomeFailed:
-		// A job failed by its handler, or before it ran for too many attempts, is also "processed":
-		// Laravel raises JobProcessed after both; not after an exception.
-		types = []string{"failed", "processed"}
-		if e.Threw {
-			types = types[:1]
+		// A job its handler failed is also "processed": Laravel raises JobProcessed after it. Not after
+		// an exception, a timeout, or the attempts check that fails a job before it runs (PHP's worker
+		// throws there, and JobProcessed is never raised; checked with PHP's events).
+		types = []string{"failed"}
+		if !e.Threw && !e.Reported {
+			types = append(types, "processed")
 		}
 	default:
 		return // no completion applied: the row is another worker's, or waits for retry_after
@@ -158,8 +161,9 @@ func (r *Recorder) add(ts int64, typ, aggregate, key string, v int64) {
 	}
 }
 
-// Flush writes the rows recorded since the last flush in one transaction. Rows that fail to be written
-// are dropped, as Pulse drops what it fails to store.
+// Flush writes the rows recorded since the last flush in one transaction, tried again on a deadlock
+// as Pulse's DatabaseStorage tries its own three times. Rows that still fail to be written are
+// dropped, as Pulse drops what it fails to store.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	entries, aggs := r.entries, r.aggs
@@ -172,6 +176,12 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	for _, a := range aggs {
 		rows = append(rows, *a)
 	}
+	// In one order for every worker, so that two flushes lock the same rows in the same order and do
+	// not deadlock each other.
+	slices.SortFunc(rows, func(a, b laravel.PulseAggregate) int {
+		return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Period, b.Period), cmp.Compare(a.Type, b.Type),
+			cmp.Compare(a.Aggregate, b.Aggregate), cmp.Compare(a.Key, b.Key))
+	})
 	return r.conn.PulseRecord(ctx, &laravel.PulseRecordParams{Schema: r.schema, Entries: entries, Aggregates: rows})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ const (
 	againClass  = `App\Jobs\Again`
 	manualClass = `App\Jobs\GivesUp`
 	phpClass    = `App\Jobs\OnlyPHP`
+	spentClass  = `App\Jobs\Spent`
 )
 
 // pulseEvent is one record() call of Pulse's Queues or SlowJobs recorder.
@@ -125,6 +127,7 @@ func TestPulseRowsAsPulseWritesThem(t *testing.T) {
 			}
 			return nil
 		}))
+		reg.Register(spentClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
 		reg.Register(manualClass, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
 			j.Fail(errors.New("gave up"))
 			return nil
@@ -151,6 +154,14 @@ func TestPulseRowsAsPulseWritesThem(t *testing.T) {
 		push(againClass, 1, 0)
 		push(manualClass, 1, 0)
 		push(phpClass, 1, 0)
+		// A job that has used its one try already: the attempts check fails it before it runs.
+		spent, _, err := disp.Payload(dispatch.Job{Command: payload.NewObject(spentClass), Tries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: spent, Attempts: 1, Now: 1, AvailableAt: 1}); err != nil {
+			t.Fatal(err)
+		}
 		run()
 		// A second run adds to the stored aggregates, as Pulse's upserts do.
 		push(okClass, 1, 0)
@@ -164,10 +175,10 @@ func TestPulseRowsAsPulseWritesThem(t *testing.T) {
 				events = append(events, pulseEvent{typ: typ, key: "database:default", timestamp: ts, aggs: []string{"count"}})
 			}
 		}
-		queued("processing", 4+2*2+2+1) // ok, boom twice each, again twice, the one that gives up
-		queued("processed", 4+2+1)      // ok, again (released by itself, then done), gave up (Fail)
-		queued("released", 2)           // boom's first attempts
-		queued("failed", 2+1)           // boom's second attempts, gave up
+		queued("processing", 4+2*2+2+1+1) // ok, boom twice each, again twice, the one that gives up, spent
+		queued("processed", 4+2+1)        // ok, again (released by itself, then done), gave up (Fail); not spent
+		queued("released", 2)             // boom's first attempts
+		queued("failed", 2+1+1)           // boom's second attempts, gave up, spent
 		// Every job is slow at threshold 0; durations are read back from the entries PHP's SlowJobs
 		// would have written, and their aggregates must agree with them.
 		entries := readRows(t, db, "select timestamp, type, "+quoteKey(db)+", value from pulse_entries")
@@ -181,7 +192,7 @@ func TestPulseRowsAsPulseWritesThem(t *testing.T) {
 			slow[strings.TrimPrefix(f[2], `App\Jobs\`)]++
 			events = append(events, pulseEvent{typ: "slow_job", key: f[2], timestamp: ets, value: ms, aggs: []string{"max", "count"}, entry: true})
 		}
-		wantSlow := map[string]int{"Ok": 4, "Boom": 4, "Again": 2, "GivesUp": 1}
+		wantSlow := map[string]int{"Ok": 4, "Boom": 4, "Again": 2, "GivesUp": 1, "Spent": 1}
 		if fmt.Sprint(slow) != fmt.Sprint(wantSlow) {
 			t.Errorf("slow_job entries per class %v, want one per processed job %v", slow, wantSlow)
 		}
@@ -262,5 +273,58 @@ func checkKeyHashes(t *testing.T, db testenv.Database) {
 				t.Errorf("%s: key %q has key_hash %s, want md5 %s", table, key, got, want)
 			}
 		}
+	}
+}
+
+// TestPulseFlushesBesideEachOther flushes three recorders at once, as three workers do, onto the same
+// aggregate rows on MariaDB: their upserts lock the rows in one order and a deadlock is tried again, as
+// Pulse's own storage does, so every count arrives.
+func TestPulseFlushesBesideEachOther(t *testing.T) {
+	t.Parallel()
+	db := testenv.MySQL(t)
+	p := queuetest.OpenParams(db)
+	p.Tables = laravel.Tables{}
+	conn := queuetest.Open(t, p)
+	if err := laravel.CreatePulseTables(bg, conn); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := conn.PulseInspect(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_123, 0)
+	recs := make([]*pulse.Recorder, 3)
+	for i := range recs {
+		recs[i] = pulse.New(pulse.Params{Conn: conn, Schema: schema, SlowJobThreshold: time.Hour, Clock: func() time.Time { return now }})
+	}
+	const rounds, perRound = 20, 40
+	for range rounds {
+		var wg sync.WaitGroup
+		errs := make(chan error, len(recs))
+		for i, rec := range recs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range perRound {
+					queue := fmt.Sprintf("q%d", (n+i)%5) // the keys in another order in each recorder
+					rec.JobFinished(bg, &worker.JobEvent{Connection: "database", Queue: queue, Started: now, Finished: now, Outcome: worker.OutcomeProcessed})
+				}
+				if err := rec.Flush(bg); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("flush: %v", err)
+		}
+	}
+	var total int64
+	if err := queuetest.DB(conn).Get(&total, "select cast(coalesce(sum(value), 0) as signed) from pulse_aggregates where type = 'processed' and period = 60"); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(rounds * perRound * len(recs)); total != want {
+		t.Fatalf("processed counts %d, want %d", total, want)
 	}
 }
