@@ -161,6 +161,15 @@ func (r *Recorder) add(ts int64, typ, aggregate, key string, v int64) {
 	}
 }
 
+// JobQueued records a job the worker pushed (a chain's next link) as Pulse's Queues recorder records
+// JobQueued: a "queued" count for connection:queue.
+func (r *Recorder) JobQueued(connection, queue, _ string) {
+	ts := r.clock().Unix()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.add(ts, "queued", "count", connection+":"+queue, 1)
+}
+
 // Flush writes the rows recorded since the last flush in one transaction, tried again on a deadlock
 // as Pulse's DatabaseStorage tries its own three times. Rows that still fail to be written are
 // dropped, as Pulse drops what it fails to store.

@@ -328,3 +328,37 @@ func TestPulseFlushesBesideEachOther(t *testing.T) {
 		t.Fatalf("processed counts %d, want %d", total, want)
 	}
 }
+
+// TestPulseQueued records a job the worker pushed (a chain's next link) as Pulse's Queues recorder
+// records JobQueued: a "queued" count for connection:queue in each of the four periods.
+func TestPulseQueued(t *testing.T) {
+	t.Parallel()
+	db := testenv.SQLite(t)
+	p := queuetest.OpenParams(db)
+	p.Tables = laravel.Tables{}
+	conn := queuetest.Open(t, p)
+	if err := laravel.CreatePulseTables(bg, conn); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := conn.PulseInspect(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_123, 0)
+	rec := pulse.New(pulse.Params{Conn: conn, Schema: schema, SlowJobThreshold: time.Hour, Clock: func() time.Time { return now }})
+	var obs worker.Observer = rec
+	q, ok := obs.(worker.QueuedObserver)
+	if !ok {
+		t.Fatal("the Pulse recorder is not told of queued jobs")
+	}
+	q.JobQueued("database", "emails", `App\Jobs\Next`)
+	q.JobQueued("database", "emails", `App\Jobs\Next`)
+	if err := rec.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	got := readRows(t, db, "select period, type, aggregate, "+quoteKey(db)+", cast(value as integer) from pulse_aggregates")
+	want := []string{"10080 queued count database:emails 2", "1440 queued count database:emails 2", "360 queued count database:emails 2", "60 queued count database:emails 2"} // as readRows sorts them
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("pulse_aggregates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

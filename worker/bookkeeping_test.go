@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +39,8 @@ func TestChainContinues(t *testing.T) {
 		headEnv, _ := payload.ParseEnvelope(head)
 		f.push(t, "default", head)
 		w := f.worker(t, nil)
+		queued := &queuedRecorder{}
+		w.obs = queued
 		runOnce(t, w)
 
 		row := f.onlyRow(t)
@@ -71,7 +75,30 @@ func TestChainContinues(t *testing.T) {
 		if s := w.Stats(); s.ChainDispatched != 2 || s.Processed != 3 {
 			t.Fatalf("stats %+v", s)
 		}
+		// Laravel raises JobQueued for each link pushed, which Pulse's Queues recorder counts.
+		if got := strings.Join(queued.list(), " "); got != `database:default:App\Jobs\Noop database:default:App\Jobs\Noop` {
+			t.Fatalf("queued = %s", got)
+		}
 	})
+}
+
+// queuedRecorder is an Observer that records the jobs the worker pushes.
+type queuedRecorder struct {
+	nopObserver
+	mu     sync.Mutex
+	queued []string
+}
+
+func (o *queuedRecorder) JobQueued(connection, queue, class string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queued = append(o.queued, connection+":"+queue+":"+class)
+}
+
+func (o *queuedRecorder) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.queued)
 }
 
 func TestChainStopsOnFailure(t *testing.T) {

@@ -25,6 +25,15 @@ type Observer interface {
 	JobFinished(ctx context.Context, e *JobEvent)
 }
 
+// QueuedObserver is an Observer that is also told of the jobs the worker pushes onto a queue (the next
+// link of a chain), as Laravel raises JobQueued for them. Observers that do not implement it are not
+// told.
+type QueuedObserver interface {
+	// JobQueued is called once the push is committed, with the connection and queue pushed onto and
+	// the job's class.
+	JobQueued(connection, queue, class string)
+}
+
 // Outcome is what became of a claimed job.
 type Outcome uint8
 
@@ -205,5 +214,21 @@ func (m multiObserver) JobStarted(ctx context.Context, e *JobEvent) context.Cont
 func (m multiObserver) JobFinished(ctx context.Context, e *JobEvent) {
 	for _, o := range m {
 		o.JobFinished(ctx, e)
+	}
+}
+
+// JobQueued tells each observer that implements QueuedObserver.
+func (m multiObserver) JobQueued(connection, queue, class string) {
+	for _, o := range m {
+		if q, ok := o.(QueuedObserver); ok {
+			q.JobQueued(connection, queue, class)
+		}
+	}
+}
+
+// observeQueued tells the observer, when it listens, of a job pushed onto queue.
+func (w *Worker) observeQueued(queue, class string) {
+	if q, ok := w.obs.(QueuedObserver); ok {
+		q.JobQueued(w.cfg.Connection, queue, class)
 	}
 }

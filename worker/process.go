@@ -490,6 +490,7 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 	}
 	if next != nil {
 		w.stats.chained.Add(1)
+		w.observeQueued(next.queue, next.class)
 		w.log.Info("Chain continued", "class", r.displayName, "id", j.ID, "next", next.class, "queue", next.queue)
 	}
 	if !untilProcessing(r.h) {
