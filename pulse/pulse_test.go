@@ -282,16 +282,7 @@ func checkKeyHashes(t *testing.T, db testenv.Database) {
 func TestPulseFlushesBesideEachOther(t *testing.T) {
 	t.Parallel()
 	db := testenv.MySQL(t)
-	p := queuetest.OpenParams(db)
-	p.Tables = laravel.Tables{}
-	conn := queuetest.Open(t, p)
-	if err := laravel.CreatePulseTables(bg, conn); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := conn.PulseInspect(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, schema := pulseTables(t, db)
 	now := time.Unix(1_700_000_123, 0)
 	recs := make([]*pulse.Recorder, 3)
 	for i := range recs {
@@ -334,16 +325,7 @@ func TestPulseFlushesBesideEachOther(t *testing.T) {
 func TestPulseQueued(t *testing.T) {
 	t.Parallel()
 	db := testenv.SQLite(t)
-	p := queuetest.OpenParams(db)
-	p.Tables = laravel.Tables{}
-	conn := queuetest.Open(t, p)
-	if err := laravel.CreatePulseTables(bg, conn); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := conn.PulseInspect(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, schema := pulseTables(t, db)
 	now := time.Unix(1_700_000_123, 0)
 	rec := pulse.New(pulse.Params{Conn: conn, Schema: schema, SlowJobThreshold: time.Hour, Clock: func() time.Time { return now }})
 	var obs worker.Observer = rec
@@ -361,4 +343,20 @@ func TestPulseQueued(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("pulse_aggregates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// pulseTables opens db with Pulse's tables created, and returns them as the recorder reads them.
+func pulseTables(t *testing.T, db testenv.Database) (*laravel.Conn, laravel.PulseSchema) {
+	t.Helper()
+	p := queuetest.OpenParams(db)
+	p.Tables = laravel.Tables{}
+	conn := queuetest.Open(t, p)
+	if err := laravel.CreatePulseTables(bg, conn); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := conn.PulseInspect(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, schema
 }
