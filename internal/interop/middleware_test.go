@@ -90,12 +90,35 @@ func (s *side) putCache(t *testing.T, ctx context.Context, key string) {
 // waitUntil polls cond until it holds; the test fails after a minute.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	waitUntilWorker(t, what, nil, cond)
+}
+
+// waitUntilWorker polls cond, which a PHP worker is to make hold, until it does; the test fails after
+// a minute, or at once when the worker has ended first, with what the worker printed.
+func waitUntilWorker(t *testing.T, what string, w *phpapp.Worker, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
+		var ended <-chan struct{}
+		if w != nil {
+			ended = w.Done()
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ended:
+			if cond() {
+				return
+			}
+			t.Fatalf("PHP's worker ended before %s:\n%s", what, w.Output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			out := ""
+			if w != nil {
+				out = "\nPHP's worker so far:\n" + w.Output()
+			}
+			t.Fatalf("gave up waiting: %s%s", what, out)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the state PHP's worker leaves
 	}
 }
 
@@ -171,7 +194,7 @@ func TestWithoutOverlappingSharedWithPHP(t *testing.T) {
 		lock := `laravel-queue-overlap:App\Jobs\Guarded:php`
 		first := overlap("php", phpapp.WaitFor("proceed-php"))
 		php := s.app.StartWorker(ctx, "--once", "--sleep=0")
-		waitUntil(t, "PHP holding "+lock, func() bool { _, held := s.lockOwner(t, ctx, lock); return held })
+		waitUntilWorker(t, "PHP holding "+lock, php, func() bool { _, held := s.lockOwner(t, ctx, lock); return held })
 		second := overlap("php")
 		tried := time.Now().Unix()
 		if st := s.drain(t, ctx, nil); st.Released != 1 || st.Processed != 0 {
