@@ -5,14 +5,15 @@ import "sync"
 // idRing remembers the most recent row ids handed back to PHP, up to a limit, so that claims skip them
 // without the memory growing with the queue's history. A forgotten id costs at most one more hand-back.
 type idRing struct {
-	mu   sync.Mutex
-	ids  []int64
-	next int
-	set  map[int64]struct{}
+	mu    sync.Mutex
+	limit int
+	ids   []int64 // grows to limit as ids come, so that a ring never used costs nothing
+	next  int
+	set   map[int64]struct{}
 }
 
 func newIDRing(limit int) *idRing {
-	return &idRing{ids: make([]int64, 0, limit), set: make(map[int64]struct{}, limit)}
+	return &idRing{limit: limit, set: map[int64]struct{}{}}
 }
 
 // add remembers id, forgetting the oldest one when full; it reports whether one was forgotten.
@@ -22,7 +23,7 @@ func (r *idRing) add(id int64) (wrapped bool) {
 	if _, ok := r.set[id]; ok {
 		return false
 	}
-	if len(r.ids) < cap(r.ids) {
+	if len(r.ids) < r.limit {
 		r.ids = append(r.ids, id)
 	} else {
 		wrapped = true
@@ -36,11 +37,13 @@ func (r *idRing) add(id int64) (wrapped bool) {
 
 // seen remembers id and reports whether it was remembered already.
 func (r *idRing) seen(id int64) bool {
-	if r.has(id) {
-		return true
+	r.mu.Lock()
+	_, ok := r.set[id]
+	r.mu.Unlock()
+	if !ok {
+		r.add(id)
 	}
-	r.add(id)
-	return false
+	return ok
 }
 
 // has reports whether id is remembered.
