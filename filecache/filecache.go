@@ -124,7 +124,7 @@ func (s *Store) expired(head string) bool {
 
 // read is FileStore::getPayload: the value of key in dir as the file keeps it (PHP-serialized) and
 // its expiry. A file that has expired, or whose value does not unserialize, is deleted and reads as
-// absent, as PHP deletes it.
+// absent, as PHP deletes it; an empty one reads as absent and is left.
 func (s *Store) read(dir, key string) (value string, expiry int64, ok bool, err error) {
 	p := path(dir, key)
 	b, err := readShared(p)
@@ -133,6 +133,12 @@ func (s *Store) read(dir, key string) (value string, expiry int64, ok bool, err 
 	}
 	if err != nil {
 		return "", 0, false, fmt.Errorf("read file cache key %s: %w", key, err)
+	}
+	if len(b) == 0 {
+		// A file another process has just created and not yet locked to write (PHP's add and put
+		// open it first, then lock): absent, and left for its writer. Deleting it, as PHP's own
+		// reader would, loses what the writer then writes into the unlinked file.
+		return "", 0, false, nil
 	}
 	if len(b) < 10 || s.expired(string(b[:10])) {
 		return "", 0, false, remove(p)

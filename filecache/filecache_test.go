@@ -119,6 +119,35 @@ func TestAddAndLocks(t *testing.T) {
 	}
 }
 
+// TestReadLeavesAFileBeingWritten reads a lock file another process has created and not yet
+// written, as PHP's add leaves it between opening and locking it: absent, and the file left, so what
+// the writer then writes through its open file is the lock every reader sees.
+func TestReadLeavesAFileBeingWritten(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := context.Background()
+	p := path(s.lockDir, "l")
+	if err := s.makeDirs(p); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if _, held, err := s.LockOwner(ctx, "l"); held || err != nil {
+		t.Fatalf("an empty lock file: held %v, %v", held, err)
+	}
+	if _, err := writer.Write(contents(never, `s:7:"owner-a";`)); err != nil {
+		t.Fatal(err)
+	}
+	if o, held, err := s.LockOwner(ctx, "l"); o != "owner-a" || !held || err != nil {
+		t.Fatalf("the lock written after an empty read: %q %v %v, want owner-a's", o, held, err)
+	}
+	if ok, _ := s.LockAcquire(ctx, "l", "owner-b", 60); ok {
+		t.Fatal("owner-a's lock was acquired again")
+	}
+}
+
 // TestCount counts maxExceptions as Laravel's worker does: 0 put for the ttl, then incremented.
 func TestCount(t *testing.T) {
 	s, _, dir := newStore(t)
