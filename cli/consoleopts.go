@@ -14,6 +14,7 @@ type consoleOptions struct {
 	verbosity     int    // -v, -vv, -vvv, --verbose: 1 to 3
 	noInteraction bool   // -n, --no-interaction: questions take their default answer
 	env           string // --env: the application environment, and .env.<env> when that file exists
+	ansi          *bool  // --ansi (true), --no-ansi (false): colours forced on or off; nil decides by the terminal
 }
 
 type consoleOptionsKey struct{}
@@ -49,6 +50,8 @@ func splitConsoleOptions(args []string) ([]string, consoleOptions) {
 		case a == "-n" || a == "--no-interaction":
 			o.noInteraction = true
 		case a == "--ansi" || a == "--no-ansi":
+			on := a == "--ansi"
+			o.ansi = &on
 		case strings.HasPrefix(a, "--env="):
 			o.env = strings.TrimPrefix(a, "--env=")
 		case a == "--env" && i+1 < len(args):

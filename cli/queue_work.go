@@ -151,8 +151,13 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	defer conn.Close()
 	_, queueFlag := overrides["worker.queues"]
 	var events func(worker.RunEvent)
-	if *jsonLog {
+	switch opts := consoleOptionsOf(ctx); {
+	case *jsonLog:
 		events = jsonEvents(stdout, cfg.App.Timezone)
+	case !opts.quiet && cfg.Log.Console == "laravel":
+		lines := newLogWriter(stdout, cfg.Log.Flush)
+		defer lines.Close()
+		events = startConsole(lines, stdout, cfg, opts)
 	}
 	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag, ln, events)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +137,7 @@ func TestQueueWorkRoutes(t *testing.T) {
 	var out, errb bytes.Buffer
 	// One job at a time, as Laravel runs them, so that each job's lines follow each other.
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--json", "--concurrency", "1"}, nil, &out, &errb)
-	if code != 0 || !strings.Contains(errb.String(), `"msg":"Processed","class":"App\\Handlers\\Legacy"`) || !strings.Contains(errb.String(), `"processed":2`) {
+	if code != 0 || !strings.Contains(errb.String(), `"processed":2`) || strings.Contains(errb.String(), `"msg":"Processed"`) {
 		t.Fatalf("exit status %d, log:\n%s", code, errb.String())
 	}
 	var n int
@@ -372,5 +373,59 @@ func TestRedisTLS(t *testing.T) {
 		if _, err := redisTLS(config.Redis{Host: "h", TLS: true, CAFile: f}); err == nil || !strings.Contains(err.Error(), "cache.redis.ca_file") {
 			t.Errorf("ca_file %s: %v, want an error naming cache.redis.ca_file", f, err)
 		}
+	}
+}
+
+// TestQueueWorkConsoleLines prints each job's lines on standard output as PHP's queue:work does for
+// the configured Laravel version, none with -q or log.console off; the log's own per-job lines are
+// then debug, unless the console lines are off.
+func TestQueueWorkConsoleLines(t *testing.T) {
+	t.Parallel()
+	date := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		want      []string // a pattern per line; CLASS is the job's class
+	}{
+		{"Laravel8", "", nil, []string{`^\[` + date + `\]\[1\] Processing: CLASS$`, `^\[` + date + `\]\[1\] Processed:  CLASS$`,
+			`^\[` + date + `\]\[2\] Processing: CLASS$`, `^\[` + date + `\]\[2\] Processed:  CLASS$`}},
+		{"Laravel12", "ARTISAN_GO_LARAVEL_VERSION=12", []string{"-v"}, []string{
+			`^  ` + date + ` CLASS 1 database emails \.+ RUNNING$`, `^  ` + date + ` CLASS 1 database emails \.+ \d+\.\d\dms DONE$`,
+			`^  ` + date + ` CLASS 2 database emails \.+ RUNNING$`, `^  ` + date + ` CLASS 2 database emails \.+ \d+\.\d\dms DONE$`}},
+		{"Quiet", "", []string{"-q"}, nil},
+		{"Off", "ARTISAN_GO_LOG_CONSOLE=off", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conn, env := newSQLiteApp(t)
+			class := `App\Jobs\Console` + tc.name
+			pushClass(t, conn, class)
+			pushClass(t, conn, class)
+			if tc.env != "" {
+				env = envWith(t, env, "console.env", tc.env)
+			}
+			cfg := writeConfig(t, env, "routes:\n  - class: '"+class+"'\n    builtin: noop\n")
+			var out, errb bytes.Buffer
+			args := append([]string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--concurrency", "1"}, tc.args...)
+			if code := Do(context.Background(), args, nil, &out, &errb); code != 0 {
+				t.Fatalf("exit status %d: %s", code, errb.String())
+			}
+			var lines []string
+			if s := strings.TrimSuffix(out.String(), "\n"); s != "" {
+				lines = strings.Split(s, "\n")
+			}
+			if len(lines) != len(tc.want) {
+				t.Fatalf("stdout:\n%s\nwant %d lines", out.String(), len(tc.want))
+			}
+			for i, re := range tc.want {
+				if !regexp.MustCompile(strings.ReplaceAll(re, "CLASS", regexp.QuoteMeta(class))).MatchString(lines[i]) {
+					t.Errorf("line %d: %q, want %s", i+1, lines[i], re)
+				}
+			}
+			// With the console lines off, the log's own per-job lines stay at info.
+			if logged := strings.Contains(errb.String(), "msg=Processed"); logged != (tc.name == "Off") {
+				t.Errorf("the log's per-job lines at info: %v\n%s", logged, errb.String())
+			}
+		})
 	}
 }

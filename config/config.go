@@ -420,6 +420,11 @@ type Log struct {
 	// written when the buffer fills and when the process stops. Default DefaultLogFlush (200ms);
 	// 0 writes every line at once.
 	Flush time.Duration `mapstructure:"flush"`
+	// Console is what queue:work prints on standard output for each job: "laravel" (default), the
+	// lines PHP's `queue:work` prints for laravel_version ("[date][id] Processing: App\Jobs\X" up to
+	// 9.20, "  date App\Jobs\X ..... 1.23ms DONE" from 9.21), or "off". --json prints Laravel 11.27+'s
+	// JSON lines instead, and -q nothing, as in PHP.
+	Console string `mapstructure:"console"`
 	// Channel is the application's log channel (LOG_CHANNEL), where PHP's exception handler reports
 	// the exceptions of the jobs it runs. Default "stack" (the skeleton's, a stack of "single").
 	Channel string `mapstructure:"channel"`
@@ -541,7 +546,7 @@ func Default() Config {
 		},
 		Failed:    Failed{Driver: "database-uuids"},
 		Unhandled: "leave",
-		Log:       Log{Format: "text", Level: "info", Flush: DefaultLogFlush, Channel: "stack"},
+		Log:       Log{Format: "text", Level: "info", Flush: DefaultLogFlush, Console: "laravel", Channel: "stack"},
 		Metrics:   Metrics{Classes: []string{}, SampleInterval: 15 * time.Second, StuckAfter: 60 * time.Second},
 		Tracing:   Tracing{ServiceName: "artisan-go"},
 		Pulse:     Pulse{Mode: "auto", SlowJobThreshold: time.Second, FlushInterval: time.Second},

@@ -181,7 +181,7 @@ log:
 		{Class: `App\Jobs\Ping`, Builtin: "noop"},
 		{Class: `App\Jobs\One`, Exec: []string{"/bin/true"}},
 	}
-	want.Log = Log{Format: "json", Level: "debug", Flush: 50 * time.Millisecond, Channel: "stack"}
+	want.Log = Log{Format: "json", Level: "debug", Flush: 50 * time.Millisecond, Console: "laravel", Channel: "stack"}
 	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)

@@ -130,6 +130,9 @@ func (c *Config) validateTop(v *validator) {
 	if !oneOf(c.Log.Level, []string{"debug", "info", "warn", "error"}) {
 		v.add("log.level", fmt.Sprintf("%q is not a log level", c.Log.Level), `use "debug", "info", "warn" or "error"`)
 	}
+	if !oneOf(c.Log.Console, []string{"laravel", "off"}) {
+		v.add("log.console", fmt.Sprintf("%q is not a console output", c.Log.Console), `use "laravel" (PHP's queue:work lines) or "off"`)
+	}
 	if c.Log.Flush < 0 || c.Log.Flush > time.Minute {
 		v.add("log.flush", fmt.Sprintf("%v is outside 0..1m", c.Log.Flush), "use a short delay such as 200ms, or 0 to write every line at once")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"runtime"
 	"strings"
@@ -120,8 +119,8 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 	}
 	ctx = w.observeStart(ctx, r)
-	if w.logs(slog.LevelInfo) {
-		w.log.Info("Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
+	if w.logs(w.jobLevel()) {
+		w.log.Log(ctx, w.jobLevel(), "Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
 	}
 
 	w.report(r, EventStarting, "", nil)
@@ -176,8 +175,8 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		// The handler threw after deleting its job: PHP's exception path finds the job deleted and
 		// does nothing more, so neither the success path nor a failure follows.
 		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
-		if w.logs(slog.LevelInfo) {
-			w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
+		if w.logs(w.jobLevel()) {
+			w.log.Log(ctx, w.jobLevel(), "Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
 		}
 	case handlers.ActionRelease:
 		w.releaseJob(r, delay)
@@ -498,8 +497,8 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 	}
 	w.recordBatchSuccess(ctx, r)
 	w.report(r, EventSuccess, "deleted", nil)
-	if w.logs(slog.LevelInfo) {
-		w.log.Info("Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
+	if w.logs(w.jobLevel()) {
+		w.log.Log(ctx, w.jobLevel(), "Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))
 	}
 }
 

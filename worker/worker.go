@@ -139,7 +139,8 @@ type Params struct {
 	Config   Config
 	Logger   *slog.Logger     // nil discards
 	Clock    func() time.Time // nil is time.Now
-	// Events receives each job's events (queue:work --json prints them); nil drops them. It is called
+	// Events receives each job's events (queue:work prints them, as PHP's console lines or --json's JSON
+	// lines; the Processing and Processed log lines are then debug); nil drops them. It is called
 	// from the jobs' goroutines, so it must be safe for concurrent use.
 	Events func(RunEvent)
 	// Locks releases unique-job locks kept outside the database cache store (redislock for a Redis
@@ -395,6 +396,15 @@ func (w *Worker) Resume() {
 // when they are not.
 func (w *Worker) logs(level slog.Level) bool {
 	return w.log.Enabled(context.Background(), level)
+}
+
+// jobLevel is the level of the Processing and Processed lines each job logs: debug when Params.Events
+// prints each job's lines already (queue:work's console lines), info otherwise.
+func (w *Worker) jobLevel() slog.Level {
+	if w.events != nil {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // Stats returns a snapshot of the counters.

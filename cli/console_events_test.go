@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
+	"github.com/artisan-go/artisan-go/worker"
+)
+
+// consoleReference runs cli/testdata/console_reference.php: PHP's number_format and Carbon's
+// forHumans of run times, and Symfony Console's rendering of markup with colours.
+func consoleReference(t *testing.T, ms []float64, tags []string) (numberFormat, forHumans, decorated []string) {
+	t.Helper()
+	php, err := exec.LookPath("php")
+	if err != nil {
+		testenv.Missing(t, "php is not installed (run .ci/services)")
+	}
+	for _, lib := range []string{"/usr/share/php/Carbon/autoload.php", "/usr/share/php/Symfony/Component/Console/autoload.php"} {
+		if _, err := os.Stat(lib); err != nil {
+			testenv.Missing(t, "%s is not installed: apt-get install php-laravel-framework (or run .ci/services)", lib)
+		}
+	}
+	in, _ := json.Marshal(map[string]any{"ms": ms, "tags": tags})
+	b, err := exec.Command(php, filepath.Join("testdata", "console_reference.php"), string(in)).Output()
+	if err != nil {
+		t.Fatalf("php: %v", err)
+	}
+	var out struct {
+		NumberFormat []string `json:"number_format"`
+		ForHumans    []string `json:"for_humans"`
+		Decorated    []string `json:"decorated"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("php printed %s: %v", b, err)
+	}
+	return out.NumberFormat, out.ForHumans, out.Decorated
+}
+
+// TestConsoleRunTimeAsPHP prints run times as PHP's number_format (halves rounded up, as PHP rounds
+// 1.005 to 1.01) and, above a second, as Carbon's short forHumans of the cascaded interval.
+func TestConsoleRunTimeAsPHP(t *testing.T) {
+	t.Parallel()
+	durations := []time.Duration{0, 4_999, 5_000, 1_005_000, 2_675_000, 12_345_000, 999_994_999, 999_995_000, time.Second,
+		1_000_100_000, 1_999_999_000, 59_999_900_000, time.Minute, 61_234_500_000, 3_723_456_700_000, 86_401_500_000,
+		8 * 24 * time.Hour, 29 * 24 * time.Hour, 400 * 24 * time.Hour, 2 * 336 * 24 * time.Hour * 12}
+	ms := make([]float64, len(durations))
+	for i, d := range durations {
+		ms[i] = float64(d.Nanoseconds()) / 1e6
+	}
+	numberFormat, forHumans, _ := consoleReference(t, ms, nil)
+	for i, d := range durations {
+		if got := runTime(d, false); got != numberFormat[i] {
+			t.Errorf("%v before 10.13: %q, PHP %q", d, got, numberFormat[i])
+		}
+		want := numberFormat[i]
+		if d > time.Second {
+			want = forHumans[i]
+		}
+		if got := runTime(d, true); got != want {
+			t.Errorf("%v from 10.13: %q, PHP %q", d, got, want)
+		}
+	}
+}
+
+// TestConsoleStylesAsSymfony colours each style as Symfony Console renders the markup Laravel's
+// WorkCommand writes.
+func TestConsoleStylesAsSymfony(t *testing.T) {
+	t.Parallel()
+	markup := map[string]string{
+		"comment": "<comment>%s</comment>", "info": "<info>%s</info>", "error": "<error>%s</error>",
+		"gray": "<fg=gray>%s</>", "blue": "<fg=blue>%s</>", "yellow;bold": "<fg=yellow;options=bold>%s</>",
+		"green;bold": "<fg=green;options=bold>%s</>", "red;bold": "<fg=red;options=bold>%s</>",
+	}
+	var styles, tags []string
+	for style := range consoleStyles {
+		styles = append(styles, style)
+		tags = append(tags, strings.Replace(markup[style], "%s", "[2026-11-28 09:00:00] Processing:", 1))
+	}
+	_, _, decorated := consoleReference(t, nil, tags)
+	for i, style := range styles {
+		if got := paint(true, style, "[2026-11-28 09:00:00] Processing:"); got != decorated[i] {
+			t.Errorf("%s: %q, Symfony %q", style, got, decorated[i])
+		}
+	}
+}
+
+// TestConsoleLines renders each event as the WorkCommand of each version writes it.
+func TestConsoleLines(t *testing.T) {
+	t.Parallel()
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	at := time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC)
+	ev := func(status string, d time.Duration) worker.RunEvent {
+		return worker.RunEvent{Status: status, ID: 42, Connection: "database", Queue: "emails", Job: `App\Jobs\SendInvoice`,
+			Duration: d, Time: at}
+	}
+	v := func(s string) payload.Version {
+		x, err := payload.ParseVersion(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		version string
+		verbose bool
+		e       worker.RunEvent
+		want    string
+	}{
+		{"5.5", false, ev(worker.EventStarting, 0), `[2026-11-28 10:30:00] Processing: App\Jobs\SendInvoice`},
+		{"5.5", false, ev(worker.EventSuccess, time.Second), `[2026-11-28 10:30:00] Processed:  App\Jobs\SendInvoice`},
+		{"8.83", false, ev(worker.EventStarting, 0), `[2026-11-28 10:30:00][42] Processing: App\Jobs\SendInvoice`},
+		{"8.83", false, ev(worker.EventSuccess, time.Second), `[2026-11-28 10:30:00][42] Processed:  App\Jobs\SendInvoice`},
+		{"8.83", false, ev(worker.EventFailed, time.Second), `[2026-11-28 10:30:00][42] Failed:     App\Jobs\SendInvoice`},
+		{"8.83", false, ev(worker.EventReleased, time.Second), ""},
+		{"9.20", true, ev(worker.EventSuccess, time.Second), `[2026-11-28 10:30:00][42] Processed:  App\Jobs\SendInvoice`},
+		// 9.21–9.40: one line, begun at the start time, 79 columns on 80.
+		{"9.21", false, ev(worker.EventStarting, 0), ""},
+		{"9.40", true, ev(worker.EventSuccess, 1500*time.Millisecond),
+			`  2026-11-28 10:29:58 App\Jobs\SendInvoice ` + strings.Repeat(".", 19) + ` 1,500.00ms DONE`},
+		{"9.21", false, ev(worker.EventReleased, 3*time.Millisecond), // started 3 ms before the second
+			`  2026-11-28 10:29:59 App\Jobs\SendInvoice ` + strings.Repeat(".", 23) + ` 3.00ms FAIL`},
+		// 9.41+: RUNNING (78 columns), then the result; -v adds the id.
+		{"9.52", false, ev(worker.EventStarting, 0), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 27) + ` RUNNING`},
+		{"9.52", true, ev(worker.EventStarting, 0), `  2026-11-28 10:30:00 App\Jobs\SendInvoice 42 ` + strings.Repeat(".", 24) + ` RUNNING`},
+		{"10.12", false, ev(worker.EventFailed, 2*time.Second), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 19) + ` 2,000.00ms FAIL`},
+		{"10.13", false, ev(worker.EventFailed, 2*time.Second), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 27) + ` 2s FAIL`},
+		{"11", true, ev(worker.EventSuccess, 12*time.Millisecond), `  2026-11-28 10:30:00 App\Jobs\SendInvoice 42 ` + strings.Repeat(".", 19) + ` 12.00ms DONE`},
+		// 12.20+: -v adds the id, the connection and the queue.
+		{"12.20", true, ev(worker.EventSuccess, 12*time.Millisecond),
+			`  2026-11-28 10:30:00 App\Jobs\SendInvoice 42 database emails ` + strings.Repeat(".", 4) + ` 12.00ms DONE`},
+		{"12", false, ev(worker.EventSuccess, 12*time.Millisecond), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 22) + ` 12.00ms DONE`},
+	} {
+		got := consoleLine(tc.e, ConsoleParams{Version: v(tc.version), Location: paris, Verbose: tc.verbose, Width: 80})
+		want := tc.want
+		if want != "" {
+			want += "\n"
+		}
+		if got != want {
+			t.Errorf("%s %s verbose=%v:\n got %q\nwant %q", tc.version, tc.e.Status, tc.verbose, got, want)
+		}
+		if want != "" && strings.HasPrefix(want, "  ") && len(strings.TrimSuffix(got, "\n")) > 79 {
+			t.Errorf("%s: %d columns, wider than the terminal less one", tc.version, len(got)-1)
+		}
+	}
+	// 13.3+: -v adds the memory after the run time, within the width.
+	got := consoleLine(ev(worker.EventSuccess, 12*time.Millisecond), ConsoleParams{Version: v("13"), Location: paris, Verbose: true, Width: 120})
+	if !strings.Contains(got, " 12.00ms ") || !strings.HasSuffix(got, "MB DONE\n") || len(got)-1 != 119 {
+		t.Errorf("13.x verbose: %q (%d columns), want the memory after the run time on 119", got, len(got)-1)
+	}
+	// Decorated: each dot coloured on its own, as PHP writes '<fg=gray>.</>' n times.
+	got = consoleLine(ev(worker.EventStarting, 0), ConsoleParams{Version: v("10"), Location: time.UTC, Decorated: true, Width: 54})
+	if want := "  \x1b[90m2026-11-28 09:30:00\x1b[39m App\\Jobs\\SendInvoice \x1b[90m.\x1b[39m \x1b[33;1mRUNNING\x1b[39;22m\n"; got != want {
+		t.Errorf("decorated:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestConsoleHeader prints Laravel 9.21+'s "Processing jobs from" line: always up to 9.40, only with a
+// terminal on standard input from 9.41.
+func TestConsoleHeader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version, queues string
+		stdinTerminal   bool
+		want            string
+	}{
+		{"8.83", "default", true, ""},
+		{"9.21", "default", false, "\n   INFO  Processing jobs from the [default] queue.  \n\n"},
+		{"9.41", "high,default", false, ""},
+		{"12", "high,default", true, "\n   INFO  Processing jobs from the [high,default] queues.  \n\n"},
+	} {
+		v, _ := payload.ParseVersion(tc.version)
+		if got := consoleHeader(v, tc.queues, tc.stdinTerminal, false); got != tc.want {
+			t.Errorf("%s terminal=%v: %q, want %q", tc.version, tc.stdinTerminal, got, tc.want)
+		}
+	}
+}
+
+// TestTerminalWidth reads COLUMNS as PHP's (int) does, and falls back to 80 without a terminal.
+func TestTerminalWidth(t *testing.T) {
+	t.Parallel()
+	env := func(v string, ok bool) func(string) (string, bool) {
+		return func(string) (string, bool) { return v, ok }
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	for _, tc := range []struct {
+		v    string
+		ok   bool
+		want int
+	}{{"120", true, 120}, {" 100 ", true, 100}, {"90x", true, 90}, {"wide", true, 0}, {"", false, 80}} {
+		if got := terminalWidth(env(tc.v, tc.ok), devNull); got != tc.want {
+			t.Errorf("COLUMNS %q (set %v): %d, want %d", tc.v, tc.ok, got, tc.want)
+		}
+	}
+	if isTerminal(devNull) {
+		t.Error("/dev/null is taken for a terminal")
+	}
+}
