@@ -126,9 +126,10 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	w.report(r, EventStarting, "", nil)
 	limits := w.limits(env)
 	if limits.AlreadyExceeded(w.version, j.Attempts, w.clock().Unix()) {
-		r.rj.obs.reported = true // PHP's worker throws it out of process(), and reports it
+		// PHP's worker throws it out of process() once the job has failed, and reports it: no
+		// JobProcessed follows, so no "Processed" line.
+		r.rj.obs.reported = true
 		w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
-		w.report(r, EventSuccess, "deleted", nil) // PHP raises JobProcessed for the job it just failed
 		return
 	}
 	if decodeErr != nil {
@@ -180,7 +181,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 	case handlers.ActionRelease:
 		w.releaseJob(r, delay)
-		w.report(r, EventSuccess, "released", nil)
+		if herr == nil { // one that threw after releasing goes out by PHP's exception path: no JobProcessed
+			w.report(r, EventSuccess, "released", nil)
+		}
 	case handlers.ActionFail:
 		if actionErr == nil {
 			actionErr = herr
@@ -189,7 +192,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			actionErr = newException(ManuallyFailedClass, "", nil)
 		}
 		w.fail(ctx, r, actionErr)
-		w.report(r, EventSuccess, "deleted", nil)
+		if herr == nil {
+			w.report(r, EventSuccess, "deleted", nil)
+		}
 	default:
 		if herr != nil {
 			w.exception(ctx, r, limits, herr)

@@ -59,6 +59,7 @@ var diffScenarios = []diffScenario{
 	{name: "failed-hook-on-fail", steps: []diffStep{
 		dispatchJobs(job("a", "fail").class("ScenarioWithFailedHook")), work(diffWork{phpFinishes: true}),
 	}},
+	{name: "release-then-throw", steps: []diffStep{dispatchJobs(job("a", "release-throw:30")), work(diffWork{tries: 3})}},
 	{name: "fail-then-throw", steps: []diffStep{dispatchJobs(job("a", "fail-throw")), work(diffWork{tries: 3})}},
 	{name: "delete", steps: []diffStep{dispatchJobs(job("a", "delete")), work(diffWork{tries: 3})}},
 	{name: "delete-then-throw", steps: []diffStep{dispatchJobs(job("a", "delete-throw")), work(diffWork{tries: 3})}},

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/cli"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -268,8 +269,13 @@ func runDifferential(t *testing.T, sc diffScenario, pairs *diffPairs) {
 			}
 			copied = true
 		}
-		php.diffApply(t, ctx, st, false)
-		gos.diffApply(t, ctx, st, true)
+		phpOut := php.diffApply(t, ctx, st, false)
+		goOut := gos.diffApply(t, ctx, st, true)
+		if st.work != nil && !st.work.phpFinishes && !st.work.phpExits {
+			if want, got := consoleLines(phpOut), consoleLines(goOut); want != got {
+				t.Errorf("step %d (%s): queue:work printed\n--- PHP's worker\n%s--- artisan-go\n%s", i+1, what, want, got)
+			}
+		}
 		if php.mc != nil {
 			// Each copy's keys are listed before either is rendered, so that a key one dump missed
 			// is still read on that copy by name.
@@ -299,8 +305,10 @@ func stepName(st diffStep) string {
 	return "sql " + st.sql
 }
 
-// diffApply runs one step on this copy; goWorker says whether work means artisan-go's worker.
-func (s *side) diffApply(t *testing.T, ctx context.Context, st diffStep, goWorker bool) {
+// diffApply runs one step on this copy; goWorker says whether work means artisan-go's worker. A work
+// step returns what the worker printed on standard output (artisan-go's: its console lines for the
+// app's Laravel version).
+func (s *side) diffApply(t *testing.T, ctx context.Context, st diffStep, goWorker bool) string {
 	t.Helper()
 	switch {
 	case st.dispatch != nil:
@@ -316,10 +324,46 @@ func (s *side) diffApply(t *testing.T, ctx context.Context, st diffStep, goWorke
 			t.Fatalf("%s: %v", st.sql, err)
 		}
 	case st.work != nil && goWorker:
+		var out strings.Builder
+		v, err := payload.ParseVersion(s.cfg.LaravelVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.events = cli.ConsoleEvents(&out, cli.ConsoleParams{Version: v, Location: time.UTC, Width: 80})
+		defer func() { s.events = nil }()
 		s.goWork(t, ctx, *st.work)
+		return out.String()
 	case st.work != nil:
-		s.phpWork(t, ctx, *st.work)
+		return s.phpWork(t, ctx, *st.work)
 	}
+	return ""
+}
+
+// consoleDate and consoleID are the time and the job id of a queue:work line of Laravel 8.
+var consoleDate, consoleID = regexp.MustCompile(`^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\]`), regexp.MustCompile(`^\[(\d+)\]`)
+
+// consoleLines is a worker's output with the times left out and the job ids numbered in order of
+// appearance, as two correct runs may differ in those.
+func consoleLines(out string) string {
+	ids := map[string]int{}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(out, "\n") {
+		if line == "" {
+			continue
+		}
+		if loc := consoleDate.FindStringIndex(line); loc != nil {
+			line = "[date]" + line[loc[1]:]
+			rest := strings.TrimPrefix(line, "[date]")
+			if m := consoleID.FindStringSubmatch(rest); m != nil {
+				if ids[m[1]] == 0 {
+					ids[m[1]] = len(ids) + 1
+				}
+				line = "[date][#" + strconv.Itoa(ids[m[1]]) + "]" + rest[len(m[0]):]
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 func (w diffWork) withDefaults() diffWork {
@@ -335,7 +379,7 @@ func (w diffWork) withDefaults() diffWork {
 	return w
 }
 
-func (s *side) phpWork(t *testing.T, ctx context.Context, w diffWork) {
+func (s *side) phpWork(t *testing.T, ctx context.Context, w diffWork) string {
 	t.Helper()
 	w = w.withDefaults()
 	args := []string{"queue:work", "database", "--stop-when-empty", "--sleep=0", "--queue=" + w.queue,
@@ -353,6 +397,7 @@ func (s *side) phpWork(t *testing.T, ctx context.Context, w diffWork) {
 	if err == nil && w.phpExits {
 		t.Fatalf("PHP's worker exited normally; the scenario expects its timeout to kill it\n%s", out)
 	}
+	return out
 }
 
 func (s *side) goWork(t *testing.T, ctx context.Context, w diffWork) {
@@ -454,6 +499,9 @@ func (h scenarioHandler) Handle(ctx context.Context, job *handlers.Job) error {
 	case "release":
 		job.Release(time.Duration(secs) * time.Second)
 		return nil
+	case "release-throw":
+		job.Release(time.Duration(secs) * time.Second)
+		return errors.New(message + " after releasing")
 	case "fail":
 		job.Fail(errors.New(message))
 		return nil

@@ -49,6 +49,9 @@ type side struct {
 	mcSeen map[string]bool
 	// goConfig changes the worker configuration of every differential work step (differential_test.go).
 	goConfig func(*worker.Config)
+	// events, when set, receives the Go worker's job events (the console lines a differential step
+	// compares with PHP's).
+	events func(worker.RunEvent)
 }
 
 func testContext(t *testing.T) context.Context {
@@ -133,7 +136,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	if mod != nil {
 		mod(&c)
 	}
-	p := worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock}
+	p := worker.Params{Queue: q, Conn: s.conn, Registry: s.reg, Keyring: s.keyring, Config: c, Logger: testLogger(t), Clock: clock, Events: s.events}
 	if s.locks != nil {
 		p.Locks, p.Cache = s.locks, s.cache
 	}

@@ -54,6 +54,9 @@ class Scenario implements ShouldQueue
             case 'release':
                 $this->release((int) $arg);
                 return;
+            case 'release-throw':
+                $this->release((int) $arg);
+                throw new RuntimeException($message.' after releasing');
             case 'fail':
                 $this->fail(new RuntimeException($message));
                 return;
