@@ -209,3 +209,15 @@ func TestTerminalWidth(t *testing.T) {
 		t.Error("/dev/null is taken for a terminal")
 	}
 }
+
+// BenchmarkConsoleLine renders a DONE line, as a busy worker does twice per job.
+func BenchmarkConsoleLine(b *testing.B) {
+	v, _ := payload.ParseVersion("12")
+	p := ConsoleParams{Version: v, Location: time.UTC, Width: 80}
+	e := worker.RunEvent{Status: worker.EventSuccess, ID: 42, Connection: "database", Queue: "default", Job: `App\Jobs\SendInvoice`,
+		Duration: 1234 * time.Microsecond, Time: time.Now()}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = consoleLine(e, p)
+	}
+}
