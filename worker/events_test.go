@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // TestJobEvents checks the events a job's run reports, in Laravel's order: starting, then success
 // (deleted or released by the handler), released_after_exception, or failed (deleted, with the class and
-// message) followed by success when the handler failed its job itself.
+// message) followed by success when the handler failed its job itself and returned.
 func TestJobEvents(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
@@ -24,6 +26,15 @@ func TestJobEvents(t *testing.T) {
 			j.Fail(errors.New("refused"))
 			return nil
 		}))
+		f.reg.Register(`App\Jobs\FailsThenThrows`, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
+			j.Fail(errors.New("refused"))
+			return errors.New("after failing")
+		}))
+		f.reg.Register(`App\Jobs\ReleasesThenThrows`, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
+			j.Release(0)
+			return errors.New("after releasing")
+		}))
+		f.reg.Register(`App\Jobs\WithPHPMiddleware`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
 		cfg := Defaults()
 		cfg.Tries, cfg.Timeout = 2, 0
 		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now,
@@ -35,14 +46,25 @@ func TestJobEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, class := range []string{`App\Jobs\Ok`, `App\Jobs\Fails`, `App\Jobs\Throws`} {
+		for _, class := range []string{`App\Jobs\Ok`, `App\Jobs\Fails`, `App\Jobs\Throws`, `App\Jobs\FailsThenThrows`, `App\Jobs\ReleasesThenThrows`} {
 			f.push(t, "default", envelope(t, class, "", nil))
 			runOnce(t, w)
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)) // the released ones too
+		}
+		// A job with middleware only PHP applies is left to PHP before it starts: no event.
+		mw := payload.NewList(payload.NewObject(`App\Http\Middleware\Custom`))
+		f.push(t, "default", envelope(t, `App\Jobs\WithPHPMiddleware`, "", map[string]payload.Value{"middleware": mw}))
+		runOnce(t, w)
+		if w.Stats().LeftForPHP != 1 {
+			t.Errorf("stats %+v: want the job with PHP middleware left", w.Stats())
 		}
 		want := []string{
 			`App\Jobs\Ok starting   `, `App\Jobs\Ok success deleted  `,
 			`App\Jobs\Fails starting   `, `App\Jobs\Fails failed deleted RuntimeException refused`, `App\Jobs\Fails success deleted  `,
 			`App\Jobs\Throws starting   `, `App\Jobs\Throws released_after_exception released  `,
+			// PHP's exception path follows a job that failed or released itself and then threw: no success.
+			`App\Jobs\FailsThenThrows starting   `, `App\Jobs\FailsThenThrows failed deleted RuntimeException refused`,
+			`App\Jobs\ReleasesThenThrows starting   `,
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

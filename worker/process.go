@@ -118,6 +118,13 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 	}
+	// A job whose middleware only PHP can apply is left before it starts: PHP's worker prints and
+	// counts its start when it runs it.
+	mws, why := w.readMiddleware(r)
+	if why != "" {
+		w.leave(r, why)
+		return
+	}
 	ctx = w.observeStart(ctx, r)
 	if w.logs(w.jobLevel()) {
 		w.log.Log(ctx, w.jobLevel(), "Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)
@@ -150,11 +157,6 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 	}
 
-	mws, why := w.readMiddleware(r)
-	if why != "" {
-		w.leave(r, why)
-		return
-	}
 	herr, timedOut := w.throughMiddleware(ctx, r, mws, func() (error, bool) {
 		return w.invokeWithTimeout(ctx, r, h, hj, w.timeout(env), limits)
 	})
