@@ -302,32 +302,44 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *p
 		value payload.Value
 		since [2]int
 	}
+	// Queueable's properties, in their order of declaration for the version (checked against each
+	// release's Queueable.php): 11.2 moved the chain properties after chained, 12.27 added a queue
+	// group (messageGroup from 12.28), 12.32 deduplicator, 13.6 debounceOwner, 13.24 uniqueLockOwner.
+	since := func(major, minor int) [2]int { return [2]int{major, minor} }
+	never := [2]int{99, 0}
 	list := []prop{
-		{"job", nil, [2]int{5, 0}},
-		{"connection", nil, [2]int{5, 0}},
-		{"queue", q, [2]int{5, 0}},
-		{"chainConnection", nil, [2]int{5, 5}},
-		{"chainQueue", nil, [2]int{5, 5}},
-		{"chainCatchCallbacks", nil, [2]int{8, 0}},
-		{"delay", dl, [2]int{5, 0}},
-		{"afterCommit", nil, [2]int{8, 0}},
-		{"middleware", payload.NewList(), [2]int{6, 0}},
-		{"chained", payload.NewList(), [2]int{5, 5}},
+		{"job", nil, since(5, 0)},
+		{"connection", nil, since(5, 0)},
+		{"queue", q, since(5, 0)},
+		{"chainConnection", nil, since(5, 5)},
+		{"chainQueue", nil, since(5, 5)},
+		{"chainCatchCallbacks", nil, since(8, 0)},
+		{"delay", dl, since(5, 0)},
+		{"afterCommit", nil, since(8, 19)},
+		{"middleware", payload.NewList(), since(6, 0)},
+		{"chained", payload.NewList(), since(5, 5)},
 	}
-	if v.AtLeast(12, 0) {
+	if v.AtLeast(11, 2) {
+		group := never
+		if !v.AtLeast(12, 28) {
+			group = since(12, 27)
+		}
 		list = []prop{
-			{"job", nil, [2]int{5, 0}},
-			{"connection", nil, [2]int{5, 0}},
-			{"queue", q, [2]int{5, 0}},
-			{"messageGroup", nil, [2]int{12, 0}},
-			{"deduplicator", nil, [2]int{12, 0}},
-			{"delay", dl, [2]int{5, 0}},
-			{"afterCommit", nil, [2]int{8, 0}},
-			{"middleware", payload.NewList(), [2]int{6, 0}},
-			{"chained", payload.NewList(), [2]int{5, 5}},
-			{"chainConnection", nil, [2]int{5, 5}},
-			{"chainQueue", nil, [2]int{5, 5}},
-			{"chainCatchCallbacks", nil, [2]int{8, 0}},
+			{"job", nil, since(5, 0)},
+			{"connection", nil, since(5, 0)},
+			{"queue", q, since(5, 0)},
+			{"group", nil, group},
+			{"messageGroup", nil, since(12, 28)},
+			{"deduplicator", nil, since(12, 32)},
+			{"debounceOwner", "", since(13, 6)},
+			{"uniqueLockOwner", "", since(13, 24)},
+			{"delay", dl, since(5, 0)},
+			{"afterCommit", nil, since(8, 19)},
+			{"middleware", payload.NewList(), since(6, 0)},
+			{"chained", payload.NewList(), since(5, 5)},
+			{"chainConnection", nil, since(5, 5)},
+			{"chainQueue", nil, since(5, 5)},
+			{"chainCatchCallbacks", nil, since(8, 0)},
 		}
 	}
 	for _, p := range list {

@@ -149,3 +149,53 @@ func topKeys(t *testing.T, raw []byte) []string {
 	}
 	return keys
 }
+
+// TestQueueablePropertiesByVersion serializes the properties of Laravel's InteractsWithQueue and
+// Queueable traits after the class's own, in the order each release declares them (Queueable.php of
+// 5.5 through 13.26), with their defaults.
+func TestQueueablePropertiesByVersion(t *testing.T) {
+	t.Parallel()
+	old := "job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained"
+	for version, want := range map[string]string{
+		"5.8":   "job connection queue chainConnection chainQueue delay chained",
+		"6.20":  "job connection queue chainConnection chainQueue delay middleware chained",
+		"8.18":  "job connection queue chainConnection chainQueue chainCatchCallbacks delay middleware chained",
+		"8.83":  old,
+		"11.1":  old,
+		"11.2":  "job connection queue delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"12.27": "job connection queue group delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"12.28": "job connection queue messageGroup delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"12.54": "job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"13.6":  "job connection queue messageGroup deduplicator debounceOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"13.24": "job connection queue messageGroup deduplicator debounceOwner uniqueLockOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+	} {
+		d, err := New(Params{Dialect: laravel.SQLite, LaravelVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("orderId", int64(7))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := payload.ParseEnvelope(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, err := payload.DecodeCommand(env, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, prop := range cmd.Props[1:] {
+			names = append(names, prop.Name)
+		}
+		if got := strings.Join(names, " "); cmd.Props[0].Name != "orderId" || got != want {
+			t.Errorf("%s: %s %s\nwant orderId %s", version, cmd.Props[0].Name, got, want)
+		}
+		for _, owner := range []string{"debounceOwner", "uniqueLockOwner"} {
+			if v, ok := cmd.Get(owner); ok && v != "" {
+				t.Errorf("%s: %s is %v, want ''", version, owner, v)
+			}
+		}
+	}
+}
