@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/dispatch"
+	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/jmoiron/sqlx"
 )
@@ -54,6 +56,9 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	timeout := fs.Int("timeout", 0, "the job's timeout in seconds (0: the worker's --timeout)")
 	maxExceptions := fs.Int("max-exceptions", 0, "the job's maxExceptions (0: none)")
 	encrypt := fs.Bool("encrypt", false, "encrypt the command with APP_KEY, as for a ShouldBeEncrypted job")
+	unique := fs.Bool("unique", false, "dispatch as a ShouldBeUnique job: take its lock in the app's cache store first, and queue nothing while another job holds it")
+	uniqueID := fs.String("unique-id", "", "the job's uniqueId() with --unique (default: its uniqueId property)")
+	uniqueFor := fs.Int("unique-for", 0, "seconds the unique lock lasts at most with --unique (default: its uniqueFor property; 0 until the job has run)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: artisan-go queue:push 'App\Jobs\Class' [options]`)
 		fs.PrintDefaults()
@@ -77,6 +82,7 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	job := dispatch.Job{
 		Command: cmd, Queue: *queue, Delay: time.Duration(*delay) * time.Second, Tries: *tries,
 		Timeout: time.Duration(*timeout) * time.Second, MaxExceptions: *maxExceptions, Encrypt: *encrypt,
+		Unique: *unique, UniqueID: *uniqueID, UniqueFor: time.Duration(*uniqueFor) * time.Second,
 	}
 	if job.Backoff, err = parseInts(*backoff); err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: --backoff: %v\n", err)
@@ -103,22 +109,60 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return 1
 		}
 	}
+	if *unique {
+		locks, closeLocks, err := dispatchLocks(ctx, cfg, conn)
+		if err != nil {
+			fmt.Fprintf(stderr, "artisan-go queue:push: --unique: %v\n", err)
+			return 1
+		}
+		defer closeLocks()
+		p.Locks = locks
+	}
 	d, err := dispatch.ForConn(conn, p)
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
 	}
 	var res *dispatch.Dispatched
-	err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
-		res, err = d.Dispatch(ctx, tx, job)
-		return err
-	})
+	if *unique {
+		// The lock is taken first, on its own: on SQLite a transaction open around it would hold the
+		// write lock the lock's insert waits for.
+		res, err = d.Dispatch(ctx, nil, job)
+	} else {
+		err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
+			res, err = d.Dispatch(ctx, tx, job)
+			return err
+		})
+	}
+	if errors.Is(err, dispatch.ErrDuplicate) {
+		fmt.Fprintf(stdout, "Not pushed: %v\n", err) // PHP's dispatch() of a duplicate is no error either
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "Pushed %s onto %q: id %d, uuid %s\n", cmd.Class, res.Queue, res.ID, res.UUID)
 	return 0
+}
+
+// dispatchLocks returns the application cache store's locks, where a unique job's dispatch takes its
+// lock, and what closes them.
+func dispatchLocks(ctx context.Context, cfg *config.Config, conn *laravel.Conn) (dispatch.LockStore, func(), error) {
+	if cfg.Cache.Store == "database" {
+		return conn, func() {}, nil
+	}
+	cs, err := openCacheStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cs != nil {
+		if l, ok := cs.locks.(dispatch.LockStore); ok {
+			return l, cs.close, nil
+		}
+		cs.close()
+	}
+	return nil, nil, fmt.Errorf("the cache store %q (CACHE_DRIVER, CACHE_STORE) keeps no locks artisan-go can take; PHP's dispatch() takes the unique lock there: use the database, redis, file or memcached store", cfg.Cache.Store)
 }
 
 // buildCommand makes the job object from the class, the --json object and the name=value options,

@@ -23,6 +23,19 @@ import (
 // ErrInvalid is wrapped by the errors for a job or a Dispatcher that cannot be dispatched as given.
 var ErrInvalid = errors.New("invalid dispatch")
 
+// ErrDuplicate is wrapped by the error of a Unique job's dispatch while another job holds its unique
+// lock (queued or running): nothing is inserted, as PHP's dispatch() of a ShouldBeUnique job then
+// queues nothing.
+var ErrDuplicate = errors.New("not queued: a job with the same unique lock is queued or running")
+
+// LockStore takes and gives back the application cache store's locks, where Laravel keeps the locks
+// of ShouldBeUnique jobs: *laravel.Conn (the database store, cache_locks), redislock.Locks,
+// filecache.Store and memcached.Store are ones.
+type LockStore interface {
+	LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error)
+	LockRelease(ctx context.Context, name, owner string) (bool, error)
+}
+
 // Execer is what a Dispatcher inserts through: *sql.DB, *sql.Tx, *sql.Conn, and sqlx's handles all
 // implement it.
 type Execer = laravel.Execer
@@ -43,6 +56,9 @@ type Params struct {
 	Keyring *payload.Keyring
 	// Clock gives the time written to created_at and available_at; nil means time.Now.
 	Clock func() time.Time
+	// Locks is the application's cache store, where Unique jobs take their lock (config/cache.php's
+	// default store, the one PHP's dispatch() uses). Needed only to dispatch Unique jobs.
+	Locks LockStore
 }
 
 // Dispatcher writes Laravel jobs into a jobs table. It is safe for concurrent use.
@@ -54,6 +70,8 @@ type Dispatcher struct {
 	defaultQueue string
 	keyring      *payload.Keyring
 	clock        func() time.Time
+	locks        LockStore
+	pool         Execer // ForConn's connection, for a nil Execer
 }
 
 // New checks the parameters and returns a Dispatcher.
@@ -80,15 +98,21 @@ func New(p Params) (*Dispatcher, error) {
 	}
 	return &Dispatcher{
 		jobs: jobs, table: p.Table, version: v, versionText: p.LaravelVersion,
-		defaultQueue: p.DefaultQueue, keyring: p.Keyring, clock: p.Clock,
+		defaultQueue: p.DefaultQueue, keyring: p.Keyring, clock: p.Clock, locks: p.Locks,
 	}, nil
 }
 
 // ForConn returns a Dispatcher for the database and jobs table of c; p's Dialect and Table are
-// ignored. Dispatch through a transaction of c.InTx, or through your own handle on the same database.
+// ignored. Dispatch through a transaction of c.InTx, through your own handle on the same database,
+// or with a nil Execer through c's own pool (the row commits on its own).
 func ForConn(c *laravel.Conn, p Params) (*Dispatcher, error) {
 	p.Dialect, p.Table = c.Dialect(), c.Tables().Jobs
-	return New(p)
+	d, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	d.pool = c.Pool()
+	return d, nil
 }
 
 // Job is one job to dispatch.
@@ -118,6 +142,18 @@ type Job struct {
 	// Bare leaves Command's properties exactly as given, for a class that does not use Laravel's
 	// Queueable trait.
 	Bare bool
+	// Unique dispatches the job as PHP dispatches a ShouldBeUnique class: it first takes the lock
+	// "laravel_unique_job:" + class + unique id (":" before the id from 11.0) in Params.Locks for
+	// UniqueFor, and queues nothing (ErrDuplicate) while another job holds it. The worker that runs
+	// the job, PHP's or artisan-go's, releases it.
+	Unique bool
+	// UniqueID is the job's uniqueId() (its public uniqueId property when empty).
+	UniqueID string
+	// UniqueFor is how long the lock lasts at most, in whole seconds (the public uniqueFor property
+	// when zero; zero holds it until the job has run: a day in the database store).
+	UniqueFor time.Duration
+
+	lockOwner string // the unique lock's owner, which 13.24+ keeps in Queueable's uniqueLockOwner
 }
 
 // Dispatched describes the row a dispatch inserted.
@@ -130,23 +166,81 @@ type Dispatched struct {
 }
 
 // Dispatch inserts the job through ex and reports the row. With a *sql.Tx as ex the row exists only
-// if the transaction commits, as with Laravel's afterCommit dispatching.
+// if the transaction commits, as with Laravel's afterCommit dispatching. A nil ex, for a Dispatcher
+// of ForConn, inserts through the connection's pool. A Unique job's lock is taken before the insert,
+// outside ex: on SQLite, dispatch it outside a write transaction of your own, which the lock's write
+// would wait for.
 func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatched, error) {
+	if ex == nil {
+		if d.pool == nil {
+			return nil, fmt.Errorf("%w: no Execer to insert through (only a Dispatcher of ForConn has a pool of its own)", ErrInvalid)
+		}
+		ex = d.pool
+	}
+	var unlock func()
+	if j.Unique {
+		var err error
+		if j, unlock, err = d.takeUniqueLock(ctx, j); err != nil {
+			return nil, err
+		}
+	}
 	p, queue, delay, err := d.build(j)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		now := d.clock()
+		avail := now.Add(time.Duration(delay) * time.Second)
+		var id int64
+		id, err = d.jobs.JobInsert(ctx, ex, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now.Unix(), AvailableAt: avail.Unix()})
+		if err == nil {
+			return d.dispatched(j, id, queue, avail, p)
+		}
+		err = fmt.Errorf("dispatch %s: insert into %s: %w", j.Command.Class, d.table, err)
 	}
-	now := d.clock()
-	avail := now.Add(time.Duration(delay) * time.Second)
-	id, err := d.jobs.JobInsert(ctx, ex, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now.Unix(), AvailableAt: avail.Unix()})
-	if err != nil {
-		return nil, fmt.Errorf("dispatch %s: insert into %s: %w", j.Command.Class, d.table, err)
+	if unlock != nil {
+		unlock() // nothing was queued: the next dispatch may go
 	}
+	return nil, err
+}
+
+// dispatched describes the row inserted for j.
+func (d *Dispatcher) dispatched(j Job, id int64, queue string, avail time.Time, p []byte) (*Dispatched, error) {
 	env, err := payload.ParseEnvelope(p)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch %s: %w", j.Command.Class, err)
 	}
 	return &Dispatched{ID: id, UUID: env.UUID, Queue: queue, AvailableAt: time.Unix(avail.Unix(), 0), Payload: p}, nil
+}
+
+// takeUniqueLock takes a Unique job's lock as PHP's UniqueLock::acquire does, with a random owner
+// (Str::random()'s sixteen letters and digits), and returns the job to build: from 13.24 its
+// uniqueLockOwner property names that owner, so the worker releases the lock only while this
+// dispatch still owns it. unlock gives the lock back when nothing gets queued.
+func (d *Dispatcher) takeUniqueLock(ctx context.Context, j Job) (Job, func(), error) {
+	if j.Command == nil || j.Command.Class == "" {
+		return j, nil, fmt.Errorf("%w: the job has no Command class; build one with payload.NewObject(`App\\Jobs\\Name`)", ErrInvalid)
+	}
+	class := strings.TrimPrefix(j.Command.Class, `\`)
+	if d.locks == nil {
+		return j, nil, fmt.Errorf("%w: %s is Unique, but the Dispatcher has no Locks (the application's cache store)", ErrInvalid, class)
+	}
+	id := j.UniqueID
+	if p := j.Command.Prop("uniqueId"); id == "" && p != nil && p.Visibility == payload.Public {
+		id = payload.StringCast(p.Value)
+	}
+	seconds := int64(j.UniqueFor / time.Second)
+	if p := j.Command.Prop("uniqueFor"); j.UniqueFor == 0 && p != nil && p.Visibility == payload.Public {
+		seconds, _ = p.Value.(int64)
+	}
+	key, _ := payload.UniqueLockKey(d.version, class, class, false, id, nil)
+	owner := laravel.NewLockOwner()
+	ok, err := d.locks.LockAcquire(ctx, key, owner, seconds)
+	if err != nil {
+		return j, nil, fmt.Errorf("dispatch %s: take its unique lock %s: %w", class, key, err)
+	}
+	if !ok {
+		return j, nil, fmt.Errorf("dispatch %s: %w (lock %s)", class, ErrDuplicate, key)
+	}
+	j.lockOwner = owner
+	return j, func() { _, _ = d.locks.LockRelease(context.WithoutCancel(ctx), key, owner) }, nil
 }
 
 // Payload returns the payload Dispatch would insert for j, and the queue it would use, without
@@ -195,6 +289,9 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 	}
 	if !j.Bare {
 		cmd = d.withTraits(cmd, j.Queue, delay)
+		if d.version.AtLeast(13, 24) && j.lockOwner != "" {
+			cmd.Set("uniqueLockOwner", j.lockOwner) // where Queueable declares it
+		}
 	}
 	jp := payload.JobPayloadParams{
 		LaravelVersion: d.versionText, Command: cmd, Encrypt: j.Encrypt, Keyring: d.keyring,

@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -50,4 +51,26 @@ func (c *Conn) CacheAdd(ctx context.Context, key, value string, ttl time.Duratio
 	}
 	n, _ := res.RowsAffected()
 	return n > 0, nil
+}
+
+// LockAcquire is CacheLockAcquire in the shape every cache store's locks share (seconds 0: a day).
+func (c *Conn) LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+	return c.CacheLockAcquire(ctx, &CacheLockParams{Key: name, Owner: owner, TTL: time.Duration(seconds) * time.Second})
+}
+
+// LockRelease is CacheLockRelease in the shape every cache store's locks share.
+func (c *Conn) LockRelease(ctx context.Context, name, owner string) (bool, error) {
+	return c.CacheLockRelease(ctx, &CacheLockReleaseParams{Key: name, Owner: owner})
+}
+
+// NewLockOwner returns a random lock owner token as Laravel's Lock makes one (Str::random()): sixteen
+// letters and digits.
+func NewLockOwner() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
 }

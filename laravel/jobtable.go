@@ -49,3 +49,7 @@ func newJobTable(d dialect, table string) *JobTable {
 func (t *JobTable) JobInsert(ctx context.Context, ex Execer, p *JobPushParams) (int64, error) {
 	return t.d.insertID(ctx, ex, t.insert, jobRow(p))
 }
+
+// Pool is the connection's own pool as an Execer, for a statement that commits on its own (a job
+// dispatched outside the caller's transaction).
+func (c *Conn) Pool() Execer { return c.db }

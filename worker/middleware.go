@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"crypto/md5"
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -180,7 +179,7 @@ type withoutOverlapping struct {
 }
 
 func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware, string) {
-	m := &withoutOverlapping{owner: lockOwner()}
+	m := &withoutOverlapping{owner: laravel.NewLockOwner()}
 	key, _ := o.Get("key")
 	prefix, ok := o.Get("prefix")
 	if !ok {
@@ -580,15 +579,4 @@ func (d *debounce) before(ctx context.Context, w *Worker, r *jobRun) (bool, erro
 
 func (d *debounce) after(_ context.Context, _ *Worker, _ *jobRun, herr error, _ bool) error {
 	return herr
-}
-
-// lockOwner returns a random owner token like Laravel's Str::random(): 16 letters and digits.
-func lockOwner() string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b[:])
 }

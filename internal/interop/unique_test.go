@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/internal/phpapp"
@@ -41,4 +43,51 @@ func TestGoReleasesUniqueLocks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGoDispatchTakesUniqueLocks dispatches ShouldBeUnique jobs with `queue:push --unique` beside
+// PHP's dispatch(), with the lock in every cache store: each refuses the other's duplicate while the
+// job is queued, PHP's worker runs Go's job and releases its lock, and both may dispatch again.
+func TestGoDispatchTakesUniqueLocks(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, ctx context.Context, s *side) {
+		push := func(key string) string {
+			t.Helper()
+			out, errOut, code := goArtisan(ctx, s.app, "", "queue:push", `App\Jobs\Unique`, "--prop", "key="+key, "--prop", "uniqueFor=3600",
+				"--unique", "--unique-id", key)
+			if code != 0 {
+				t.Fatalf("queue:push --unique %s: exit %d: %s%s", key, code, out, errOut)
+			}
+			return out
+		}
+		phpQueued := func(key string) int {
+			t.Helper()
+			return len(s.app.MustDispatch(ctx, "unique", phpapp.Key(key)).Jobs)
+		}
+		if out := push("a"); !strings.HasPrefix(out, "Pushed ") {
+			t.Fatalf("first push: %s", out)
+		}
+		if out := push("a"); !strings.HasPrefix(out, "Not pushed: ") {
+			t.Fatalf("second push while the first is queued: %s", out)
+		}
+		if n := phpQueued("a"); n != 0 {
+			t.Fatalf("PHP queued %d jobs while Go's holds the lock", n)
+		}
+		if n := phpQueued("b"); n != 1 {
+			t.Fatalf("PHP queued %d jobs of another key", n)
+		}
+		if out := push("b"); !strings.HasPrefix(out, "Not pushed: ") {
+			t.Fatalf("Go pushed while PHP's job holds the lock: %s", out)
+		}
+		s.phpDrain(t, ctx)
+		if ran := byClass(s.log(t, ctx))[`App\Jobs\Unique`]; len(ran) != 2 {
+			t.Fatalf("PHP ran %d unique jobs, want Go's and its own", len(ran))
+		}
+		if out := push("a"); !strings.HasPrefix(out, "Pushed ") {
+			t.Fatalf("push after PHP ran Go's job: %s (the lock was not released)", out)
+		}
+		if n := phpQueued("b"); n != 1 {
+			t.Fatalf("PHP queued %d jobs after its own ran", n)
+		}
+	})
 }
