@@ -69,3 +69,28 @@ func TestDoListsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestAppEnvPicksEnvFile reads .env.<APP_ENV> when the process environment sets APP_ENV and that file
+// exists, as Laravel's LoadEnvironmentVariables does, also when --env names a file that does not
+// exist; a false APP_ENV picks none. (Not parallel: it sets the process environment.)
+func TestAppEnvPicksEnvFile(t *testing.T) {
+	_, env := newSQLiteApp(t)
+	if err := os.WriteFile(env+".staging", []byte("DB_CONNECTION=sqlite\nDB_DATABASE=/nonexistent/staging.sqlite\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Do(context.Background(), append([]string{"queue:failed", "--env-file", env}, args...), nil, &out, &errb)
+		return code, errb.String()
+	}
+	t.Setenv("APP_ENV", "staging")
+	for _, args := range [][]string{nil, {"--env=production"}} {
+		if code, errOut := run(args...); code == 0 || !strings.Contains(errOut, "/nonexistent/staging.sqlite") {
+			t.Errorf("APP_ENV=staging %v: status %d, want .env.staging read\n%s", args, code, errOut)
+		}
+	}
+	t.Setenv("APP_ENV", "false")
+	if code, errOut := run(); code != 0 {
+		t.Errorf("APP_ENV=false: status %d, want .env read\n%s", code, errOut)
+	}
+}

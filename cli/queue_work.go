@@ -210,14 +210,20 @@ func emptyValues(fs *flag.FlagSet, args []string) []string {
 }
 
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
-// Symfony's --env names the application environment and picks .env.<env> when it exists.
+// Symfony's --env names the application environment and picks .env.<env> when it exists; else, as
+// Laravel's LoadEnvironmentVariables does, an APP_ENV in the process environment picks .env.<APP_ENV>
+// when it exists.
 func loadConfig(ctx context.Context, envFile, configFile string, overrides map[string]any) (*config.Config, error) {
+	given := envFile
 	if env := consoleOptionsOf(ctx).env; env != "" {
 		envFile = environmentFile(envFile, env)
 		if overrides == nil {
 			overrides = map[string]any{}
 		}
 		overrides["app.env"] = env
+	}
+	if appEnv, ok := config.LaravelEnv(os.Getenv("APP_ENV")); envFile == given && ok && appEnv != "" && appEnv != "0" && appEnv != "false" {
+		envFile = environmentFile(envFile, appEnv)
 	}
 	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, ConfigFile: configFile, Environ: os.Environ(), Overrides: overrides})
 	if err != nil {

@@ -46,7 +46,9 @@ func parseDotenv(path string, content string, environ map[string]string) (vars m
 		v, ok := out[name]
 		return v, ok
 	}
-	entries, unclosed := dotenvEntries(content)
+	// A UTF-8 byte order mark, which Windows editors write, is not part of the first name: phpdotenv
+	// reads the file without it.
+	entries, unclosed := dotenvEntries(strings.TrimPrefix(content, "\ufeff"))
 	for _, e := range entries {
 		name, value, hasValue, err := parseDotenvEntry(e.text, lookup)
 		if err != nil {
@@ -95,7 +97,7 @@ func dotenvEntries(content string) (entries []dotenvEntry, unclosed int) {
 		if multiline {
 			continue
 		}
-		t := strings.TrimSpace(line)
+		t := phpTrim(line)
 		if t == "" || t[0] == '#' {
 			continue
 		}
@@ -130,7 +132,10 @@ func closesQuote(line string, started bool) bool {
 // parseDotenvEntry parses one entry. hasValue is false for a bare name, which unsets it.
 func parseDotenvEntry(entry string, lookup func(string) (string, bool)) (name, value string, hasValue bool, err error) {
 	rawName, rawValue, hasValue := strings.Cut(entry, "=")
-	name = strings.TrimSpace(rawName)
+	name = rawName
+	if hasValue { // phpdotenv trims the name only of an entry with a value
+		name = phpTrim(rawName)
+	}
 	if hasValue && name == "" {
 		return "", "", false, fmt.Errorf("an entry starts with '=': %q", firstLine(entry))
 	}
@@ -146,7 +151,7 @@ func parseDotenvEntry(entry string, lookup func(string) (string, bool)) (name, v
 	if !hasValue {
 		return name, "", false, nil
 	}
-	value, err = parseDotenvValue(strings.TrimSpace(rawValue), lookup)
+	value, err = parseDotenvValue(phpTrim(rawValue), lookup)
 	if err != nil {
 		return "", "", false, fmt.Errorf("%s: %w", name, err)
 	}
@@ -253,6 +258,10 @@ func parseDotenvValue(v string, lookup func(string) (string, bool)) (string, err
 	return s, nil
 }
 
+// phpTrim is PHP's trim(): spaces, tabs, line breaks, NUL and vertical tabs at both ends, and no
+// other characters (a no-break space pasted into a password stays in it, as PHP reads it).
+func phpTrim(s string) string { return strings.Trim(s, " \t\n\r\x00\x0b") }
+
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
@@ -261,6 +270,10 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// LaravelEnv is what Laravel's env() returns for a variable's raw value, as a string: false when it
+// reads as null.
+func LaravelEnv(raw string) (string, bool) { return laravelEnvValue(raw) }
 
 // laravelEnvValue applies what Laravel's env() helper does to a raw value: "null" and "(null)" mean
 // unset, "empty" and "(empty)" the empty string, "true"/"(true)" and "false"/"(false)" booleans (kept
@@ -276,7 +289,9 @@ func laravelEnvValue(v string) (string, bool) {
 	case "false", "(false)":
 		return "false", true
 	}
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+	// Env::get's /\A(['"])(.*)\1\z/: '.' does not match a line break, so a value spanning lines keeps
+	// its quotes.
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] && !strings.Contains(v[1:len(v)-1], "\n") {
 		return v[1 : len(v)-1], true
 	}
 	return v, true

@@ -54,6 +54,11 @@ var dotenvCases = []struct {
 	{"unclosed multi-line value drops the rest", "A=1\nB=\"abc\nC=2", map[string]string{"A": "1"}},
 	// phpdotenv's line splitter sees `="` with one double quote as a multi-line start, single quotes or not.
 	{"=\" inside single quotes starts a multi-line value", "A=1\nK='0=\"'\nB=2", map[string]string{"A": "1"}},
+	{"byte order mark", "\ufeffDB_CONNECTION=sqlite\nB=2", map[string]string{"DB_CONNECTION": "sqlite", "B": "2"}},
+	{"byte order mark before a comment", "\ufeff# app\nA=1", map[string]string{"A": "1"}},
+	// PHP's trim() takes spaces, tabs, line breaks, NUL and \v, not a no-break space or a form feed.
+	{"no-break space kept", "A=secret\u00a0\nB=\u00a0secret", map[string]string{"A": "secret\u00a0", "B": "\u00a0secret"}},
+	{"trailing NUL trimmed", "A=secret\x00", map[string]string{"A": "secret"}},
 }
 
 func TestParseDotenv(t *testing.T) {
@@ -85,6 +90,7 @@ var dotenvErrorCases = []struct {
 	{"unknown escape", `A="\q"`, 1, "unexpected escape sequence"},
 	{"bad name", "A-B=c", 1, "invalid name"},
 	{"leading equals", "=c", 1, "starts with '='"},
+	{"bare name with a trailing space", "A=1\nDB_PASSWORD \nB=2", 2, "invalid name"},
 }
 
 func TestParseDotenvErrors(t *testing.T) {
