@@ -123,6 +123,12 @@ type DB struct {
 	Version string `mapstructure:"version"`
 	// DSN is an optional Go driver DSN that wins over the parts above. Default "".
 	DSN string `mapstructure:"dsn"`
+	// URL is the connection's url (DATABASE_URL before Laravel 11, DB_URL from 11 on), e.g.
+	// "mysql://user:p%40ss@db.internal:3307/shop": as Laravel's ConfigurationUrlParser merges it, its
+	// scheme (postgres and postgresql are pgsql), host, port, user, password and path (the database)
+	// replace the parts above, and its unix_socket and search_path (or schema) query options replace
+	// Socket and Schema. Default "".
+	URL string `mapstructure:"url"`
 }
 
 // Tables are Laravel's table names. Each must be a plain SQL identifier.

@@ -132,8 +132,10 @@ func laravelNames(v version) map[string][]string {
 		"cache.memcached.username": {"MEMCACHED_USERNAME"},
 		"log.channel":              {"LOG_CHANNEL"},
 	}
+	m["db.url"] = []string{"DATABASE_URL"}
 	if v.atLeast(11, 0) {
 		m["cache.store"] = []string{"CACHE_STORE"}
+		m["db.url"] = []string{"DB_URL"}
 	}
 	if !v.atLeast(5, 7) {
 		m["cache.redis.db"] = []string{"REDIS_DB"}

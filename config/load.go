@@ -364,6 +364,7 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if s, ok := set["cache.file.lock_path"]; ok {
 		c.Cache.File.LockPath = relativeTo(c.Cache.File.LockPath, s.dir)
 	}
+	applyDatabaseURL(c, set)
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"
 	}

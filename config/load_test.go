@@ -596,3 +596,50 @@ func TestLoadRedisURL(t *testing.T) {
 		t.Errorf("a bad REDIS_URL with a password: %v, want an error without the password", err)
 	}
 }
+
+// TestDatabaseURL merges DATABASE_URL (DB_URL from Laravel 11) over the connection's parts as
+// Laravel's ConfigurationUrlParser does.
+func TestDatabaseURL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		env  string
+		want DB
+	}{
+		{"DB_CONNECTION=mysql\nDB_HOST=127.0.0.1\nDB_PASSWORD=old\nDATABASE_URL=mysql://app:s3cr%23t@db.internal:3307/shop",
+			DB{Driver: "mysql", Host: "db.internal", Port: 3307, Database: "shop", Username: "app", Password: "s3cr#t"}},
+		{"DB_CONNECTION=mysql\nDATABASE_URL=postgres://app@pg.internal/shop?search_path=queue",
+			DB{Driver: "pgsql", Host: "pg.internal", Port: 5432, Database: "shop", Username: "app", Schema: "queue"}},
+		{"DB_CONNECTION=mysql\nDB_USERNAME=forge\nDATABASE_URL=mysql://db.internal/shop?unix_socket=%2Frun%2Fmysqld.sock",
+			DB{Driver: "mysql", Host: "db.internal", Port: 3306, Database: "shop", Username: "forge", Socket: "/run/mysqld.sock"}},
+		{"ARTISAN_GO_LARAVEL_VERSION=11\nDB_URL=sqlite:///database/app.sqlite\nDATABASE_URL=mysql://ignored/x",
+			DB{Driver: "sqlite", Host: "127.0.0.1", Database: filepath.Join(dir, "database", "app.sqlite"), Username: "root"}},
+		{"DB_CONNECTION=mysql\nDB_PASSWORD=kept\nDATABASE_URL=mysql://app:null@db.internal/shop",
+			DB{Driver: "mysql", Host: "db.internal", Port: 3306, Database: "shop", Username: "app", Password: "kept"}},
+	} {
+		env := filepath.Join(dir, ".env")
+		if err := os.WriteFile(env, []byte(tc.env+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cfg.DB
+		got.URL = ""
+		if got != tc.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.env, got, tc.want)
+		}
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DATABASE_URL=mysql://app:p@ss@[bad/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: env})
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "malformed") || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Errorf("a malformed url: %v", err)
+	}
+}

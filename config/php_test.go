@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
@@ -111,4 +112,67 @@ func TestParseDotenvAgreesWithPHP(t *testing.T) {
 			t.Errorf("%q: phpdotenv reads %q, this package %q", content, php.Vars, got)
 		}
 	}
+}
+
+// TestDatabaseURLAgreesWithPHP reads connection urls as Laravel's ConfigurationUrlParser merges them
+// into a connection's configuration.
+func TestDatabaseURLAgreesWithPHP(t *testing.T) {
+	t.Parallel()
+	urls := []string{
+		"mysql://app:s3cr%23t@db.internal:3307/shop",
+		"postgres://app@pg.internal/shop?search_path=queue",
+		"postgresql://u:p%40ss%2Fw@h:6432/d?schema=s",
+		"mysql2://root@127.0.0.1/forge?unix_socket=%2Frun%2Fmysqld.sock",
+		"sqlite:///database/app.sqlite",
+		"sqlite:////var/db/app.sqlite",
+		"mysql://app:null@db.internal/shop",
+		"mysql://app:true@db.internal/",
+		"mariadb://app:x@db.internal:3306/a%20b",
+		"mysql://app:p+s@db.internal/shop",
+	}
+	const script = `
+$out = [];
+foreach (json_decode(stream_get_contents(STDIN), true) as $url) {
+    $c = (new Illuminate\Support\ConfigurationUrlParser)->parseConfiguration(['url' => $url]);
+    $s = fn ($k) => array_key_exists($k, $c) && $c[$k] !== null ? (string) $c[$k] : null;
+    $out[] = ['driver' => $s('driver'), 'host' => $s('host'), 'port' => $s('port'), 'database' => $s('database'),
+        'username' => $s('username'), 'password' => $s('password'), 'socket' => $s('unix_socket'),
+        'schema' => $s('search_path') ?? $s('schema')];
+}
+echo json_encode($out);
+`
+	out, ok := runPHP(t, script, urls)
+	if !ok {
+		return
+	}
+	var php []map[string]*string
+	if err := json.Unmarshal(out, &php); err != nil || len(php) != len(urls) {
+		t.Fatalf("PHP printed %s (%v)", out, err)
+	}
+	for i, raw := range urls {
+		u, err := parseDatabaseURL(raw)
+		if err != nil {
+			t.Errorf("%s: %v", raw, err)
+			continue
+		}
+		var port *string
+		if u.port != nil {
+			p := strconv.Itoa(*u.port)
+			port = &p
+		}
+		got := map[string]*string{"driver": u.driver, "host": u.host, "port": port, "database": u.database,
+			"username": u.username, "password": u.password, "socket": u.socket, "schema": u.schema}
+		for k, want := range php[i] {
+			if (want == nil) != (got[k] == nil) || want != nil && *want != *got[k] {
+				t.Errorf("%s: %s is %v, PHP %v", raw, k, deref(got[k]), deref(want))
+			}
+		}
+	}
+}
+
+func deref(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }

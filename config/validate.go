@@ -130,6 +130,11 @@ func (c *Config) validateTop(v *validator) {
 	if !oneOf(c.Log.Level, []string{"debug", "info", "warn", "error"}) {
 		v.add("log.level", fmt.Sprintf("%q is not a log level", c.Log.Level), `use "debug", "info", "warn" or "error"`)
 	}
+	if c.DB.URL != "" {
+		if _, err := parseDatabaseURL(c.DB.URL); err != nil {
+			v.add("db.url", "the database configuration URL is malformed", `write it as driver://user:password@host:port/database, with special characters of the password percent-encoded (@ is %40)`)
+		}
+	}
 	if !oneOf(c.Log.Console, []string{"laravel", "off"}) {
 		v.add("log.console", fmt.Sprintf("%q is not a console output", c.Log.Console), `use "laravel" (PHP's queue:work lines) or "off"`)
 	}
