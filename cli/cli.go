@@ -63,6 +63,10 @@ func register(c command) {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
+	// A standard output or error nobody reads any more (`queue:work | head`, a log shipper that died)
+	// must not kill the worker with its jobs reserved, as the Go runtime's default SIGPIPE would: PHP
+	// ignores SIGPIPE. Caught, not ignored, so that commands the worker runs get the default back.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Do(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 

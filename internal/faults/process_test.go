@@ -88,11 +88,17 @@ func startWorker(t *testing.T, d *drain, ledger string, args ...string) *workerP
 // startWorkerLogging is startWorker with the process's log written to stderr (nil: dropped).
 func startWorkerLogging(t *testing.T, d *drain, ledger string, stderr io.Writer, args ...string) *workerProcess {
 	t.Helper()
+	return startWorkerOutput(t, d, ledger, nil, stderr, args...)
+}
+
+// startWorkerOutput is startWorker with the process's standard output and log given (nil: dropped).
+func startWorkerOutput(t *testing.T, d *drain, ledger string, stdout, stderr io.Writer, args ...string) *workerProcess {
+	t.Helper()
 	raw, _ := json.Marshal(append([]string{"queue:work"}, args...))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), workerArgsEnv+"="+string(raw), workerLedgerEnv+"="+ledger, "CACHE_DRIVER=database")
 	cmd.Env = append(cmd.Env, d.env()...)
-	cmd.Stderr = stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

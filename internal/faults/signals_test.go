@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bufio"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -49,6 +50,28 @@ func TestPauseSignals(t *testing.T) {
 			t.Fatalf("%d executions, %d rows left in jobs; want 2 and none", n, len(rows))
 		}
 	})
+}
+
+// TestStdoutReaderGone runs a worker whose standard output is a pipe nobody reads any more (a
+// `queue:work | head -1`, a log shipper that died): as PHP, which ignores SIGPIPE, it runs every job
+// and exits 0, where the Go runtime's default would kill it at the first line, a job reserved.
+func TestStdoutReaderGone(t *testing.T) {
+	d := newDrain(t, testenv.SQLite(t), laravel.SchemaParams{}, 20)
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	p := startWorkerOutput(t, d, ledger, w, nil, "--stop-when-empty", "--sleep", "0.05", "--concurrency", "1")
+	w.Close()
+	<-p.done
+	if p.err != nil {
+		t.Fatalf("the worker with a closed stdout: %v, want status 0", p.err)
+	}
+	if n, rows := ledgerLines(ledger), d.Rows(t); n != 20 || len(rows) != 0 {
+		t.Fatalf("%d executions, %d rows left in jobs; want 20 and none", n, len(rows))
+	}
 }
 
 // logLines returns a writer for a worker process's log and a channel of its lines.
