@@ -179,7 +179,7 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	r := envReader{}
 	names := &envKeys
 	e.UUID = r.str(names[kUUID], vals[kUUID])
-	e.DisplayName = r.str(names[kDisplayName], vals[kDisplayName])
+	e.DisplayName = displayText(vals[kDisplayName])
 	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
 	e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
 	e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
@@ -324,6 +324,24 @@ func (r *envReader) strp(key string, v json.RawMessage) *string {
 
 // jsonString decodes a JSON string value.
 func jsonString(v []byte) (string, bool) { return unquoteJSON(v) }
+
+// displayText is displayName as PHP prints it, whatever its JSON type: a string as it is, a number as
+// written, true "1", and "" for false, null, an array or an object (PHP's worker then shows the job key).
+func displayText(v json.RawMessage) string {
+	if len(v) == 0 || isNull(v) {
+		return ""
+	}
+	switch v[0] {
+	case '"':
+		s, _ := jsonString(v)
+		return s
+	case 't':
+		return "1"
+	case 'f', '[', '{':
+		return ""
+	}
+	return string(v)
+}
 
 // str decodes a string key, "" when it is null or absent.
 func (r *envReader) str(key string, v json.RawMessage) string {

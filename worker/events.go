@@ -32,7 +32,9 @@ const (
 
 // report sends one event of r's run to Params.Events.
 func (w *Worker) report(r *jobRun, status, result string, cause error) {
-	if w.events == nil {
+	if w.events == nil || r.env == nil {
+		// A payload that does not read as a job has no name PHP could print: its worker prints
+		// nothing for it (resolving the name throws in the JobProcessing listener).
 		return
 	}
 	j := r.rj.job

@@ -51,12 +51,26 @@ func TestJobEvents(t *testing.T) {
 			runOnce(t, w)
 			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)) // the released ones too
 		}
+		// The name PHP prints (JobName::resolve): a numeric displayName as written, an empty one or "0"
+		// the job key; a payload that reads as no job prints nothing.
+		for _, name := range []string{"123", `""`, `"0"`} {
+			p := strings.Replace(string(envelope(t, `App\Jobs\Ok`, "", nil)), `"displayName":"App\\Jobs\\Ok"`, `"displayName":`+name, 1)
+			f.push(t, "default", []byte(p))
+			runOnce(t, w)
+		}
+		f.push(t, "default", []byte(`{"job":`))
+		runOnce(t, w)
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 		// A job with middleware only PHP applies is left to PHP before it starts: no event.
 		mw := payload.NewList(payload.NewObject(`App\Http\Middleware\Custom`))
 		f.push(t, "default", envelope(t, `App\Jobs\WithPHPMiddleware`, "", map[string]payload.Value{"middleware": mw}))
 		runOnce(t, w)
-		if w.Stats().LeftForPHP != 1 {
-			t.Errorf("stats %+v: want the job with PHP middleware left", w.Stats())
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+		// So is a job whose models cannot be checked (their table is not there).
+		f.push(t, "default", envelope(t, `App\Jobs\WithPHPMiddleware`, "", map[string]payload.Value{"invoice": modelID(`App\Models\Invoice`, int64(1))}))
+		runOnce(t, w)
+		if w.Stats().LeftForPHP != 2 {
+			t.Errorf("stats %+v: want the job with PHP middleware and the one with unchecked models left", w.Stats())
 		}
 		want := []string{
 			`App\Jobs\Ok starting   `, `App\Jobs\Ok success deleted  `,
@@ -65,6 +79,9 @@ func TestJobEvents(t *testing.T) {
 			// PHP's exception path follows a job that failed or released itself and then threw: no success.
 			`App\Jobs\FailsThenThrows starting   `, `App\Jobs\FailsThenThrows failed deleted RuntimeException refused`,
 			`App\Jobs\ReleasesThenThrows starting   `,
+			`123 starting   `, `123 success deleted  `,
+			`Illuminate\Queue\CallQueuedHandler@call starting   `, `Illuminate\Queue\CallQueuedHandler@call success deleted  `,
+			`Illuminate\Queue\CallQueuedHandler@call starting   `, `Illuminate\Queue\CallQueuedHandler@call success deleted  `,
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -84,8 +84,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	} else {
 		r.class = env.CommandName
 	}
-	if r.displayName == "" {
-		r.displayName = r.class
+	if r.displayName == "" || r.displayName == "0" {
+		// JobName::resolve: an empty displayName (PHP's empty(): "" or "0") shows the job key.
+		r.displayName = env.Job
 	}
 	if env.Command != "" && env.CommandEncrypted() {
 		w.encryptedClasses.Store(r.class, true) // its class is ShouldBeEncrypted: so are its chain links of that class
@@ -118,8 +119,18 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 	}
-	// A job whose middleware only PHP can apply is left before it starts: PHP's worker prints and
-	// counts its start when it runs it.
+	// A job whose models cannot be checked, or whose middleware only PHP can apply, is left before it
+	// starts: PHP's worker prints and counts its start when it runs it.
+	var missing *Exception // a model that is gone: the job fails or is deleted once it has started
+	if r.cmd != nil && w.cfg.CheckModels && w.conn != nil {
+		var err error
+		if missing, err = w.checkModels(ctx, r); err != nil {
+			// The models cannot be checked (a missing table, a lost connection): PHP workers can run it.
+			w.log.Error("check the job's models", "class", r.displayName, "id", j.ID, "error", err)
+			w.leave(r, "its models could not be checked")
+			return
+		}
+	}
 	mws, why := w.readMiddleware(r)
 	if why != "" {
 		w.leave(r, why)
@@ -143,18 +154,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
 		return
 	}
-	if r.cmd != nil && w.cfg.CheckModels && w.conn != nil {
-		missing, err := w.checkModels(ctx, r)
-		if err != nil {
-			// The models cannot be checked (a missing table, a lost connection): PHP workers can run it.
-			w.log.Error("check the job's models", "class", r.displayName, "id", j.ID, "error", err)
-			w.leave(r, "its models could not be checked")
-			return
-		}
-		if missing != nil {
-			w.modelNotFound(ctx, r, missing)
-			return
-		}
+	if missing != nil {
+		w.modelNotFound(ctx, r, missing)
+		return
 	}
 
 	herr, timedOut := w.throughMiddleware(ctx, r, mws, func() (error, bool) {
