@@ -29,8 +29,24 @@ func TestConsoleOptions(t *testing.T) {
 	if strings.Join(args, " ") != "database --sleep=3 -- -q" || !o.quiet || o.verbosity != 3 || !o.noInteraction || o.env != "staging" {
 		t.Fatalf("splitConsoleOptions = %q %+v", args, o)
 	}
+	// Short options together, as Symfony reads them: -nv is -n (the verbosity is read from how the
+	// token starts), -qv is -q, -vvq is -vv.
+	for _, tc := range []struct {
+		arg  string
+		want consoleOptions
+	}{{"-nv", consoleOptions{noInteraction: true}}, {"-qv", consoleOptions{quiet: true}}, {"-vvq", consoleOptions{verbosity: 2}}} {
+		if args, o := splitConsoleOptions([]string{tc.arg}); len(args) != 0 || o != tc.want {
+			t.Errorf("%s: %q %+v, want %+v", tc.arg, args, o, tc.want)
+		}
+	}
+	if args, _ := splitConsoleOptions([]string{"--verbose=2"}); len(args) != 1 {
+		t.Errorf("--verbose=2 taken, as Symfony does not (the option takes no value)")
+	}
 	_, env := newSQLiteApp(t)
 	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env, "-qv", "--no-ansi", "-nv"}, nil, &out, &errb); code != 0 || out.Len() != 0 {
+		t.Fatalf("queue:failed -qv -nv: status %d, stdout %q\n%s", code, out.String(), errb.String())
+	}
 	if code := Do(context.Background(), []string{"queue:failed", "--env-file", env, "-q", "--no-ansi", "-v"}, nil, &out, &errb); code != 0 || out.Len() != 0 {
 		t.Fatalf("queue:failed -q: status %d, stdout %q\n%s", code, out.String(), errb.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -279,10 +280,34 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// colorTerm is the TERM values Symfony Console colours (after chalk's supports-color).
+var colorTerm = regexp.MustCompile(`^((screen|xterm|vt100|vt220|putty|rxvt|ansi|cygwin|linux).*)|(.*-256(color)?(-bce)?)$`)
+
+// colorSupport is Symfony Console's StreamOutput::hasColorSupport (5.4): no colours under a non-empty
+// NO_COLOR or off a terminal (unless MSYSTEM says MinGW), colours with COLORTERM, ANSICON,
+// ConEmuANSI=ON or Hyper, none for TERM=dumb, else colours for the TERM values known to take them.
+func colorSupport(getenv func(string) (string, bool), terminal bool) bool {
+	if v, _ := getenv("NO_COLOR"); v != "" {
+		return false
+	}
+	if msys, _ := getenv("MSYSTEM"); !terminal && strings.ToUpper(msys) != "MINGW32" && strings.ToUpper(msys) != "MINGW64" {
+		return false
+	}
+	_, colorterm := getenv("COLORTERM")
+	_, ansicon := getenv("ANSICON")
+	program, _ := getenv("TERM_PROGRAM")
+	conemu, _ := getenv("ConEmuANSI")
+	if program == "Hyper" || colorterm || ansicon || conemu == "ON" {
+		return true
+	}
+	t, _ := getenv("TERM")
+	return t != "dumb" && colorTerm.MatchString(t)
+}
+
 // startConsole prints queue:work's header for the app's Laravel version on w, when that version
 // prints one, and returns the events that print each job's lines there. terminal is the standard
 // output the lines end up on, which decides the colours as Symfony decides them: --ansi or
-// --no-ansi, else none under NO_COLOR, else colours on a terminal.
+// --no-ansi, else colorSupport.
 func startConsole(w io.Writer, terminal io.Writer, cfg *config.Config, opts consoleOptions) func(worker.RunEvent) {
 	v, err := payload.ParseVersion(cfg.LaravelVersion)
 	if err != nil {
@@ -292,8 +317,7 @@ func startConsole(w io.Writer, terminal io.Writer, cfg *config.Config, opts cons
 	if err != nil {
 		loc = time.UTC
 	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	decorated := !noColor && isTerminal(terminal)
+	decorated := colorSupport(os.LookupEnv, isTerminal(terminal))
 	if opts.ansi != nil {
 		decorated = *opts.ansi
 	}

@@ -221,3 +221,29 @@ func BenchmarkConsoleLine(b *testing.B) {
 		_ = consoleLine(e, p)
 	}
 }
+
+// TestColorSupport decides colours as Symfony Console 5.4's StreamOutput::hasColorSupport.
+func TestColorSupport(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env      map[string]string
+		terminal bool
+		want     bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true, true},
+		{map[string]string{"TERM": "xterm-256color"}, false, false},
+		{map[string]string{"TERM": "dumb"}, true, false},
+		{map[string]string{}, true, false},
+		{map[string]string{"TERM": "foo"}, true, false},
+		{map[string]string{"TERM": "foo-256color"}, true, true},
+		{map[string]string{"TERM": "dumb", "COLORTERM": ""}, true, true},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, true, false},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": ""}, true, true},
+		{map[string]string{"TERM": "xterm", "MSYSTEM": "mingw64"}, false, true},
+	} {
+		getenv := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		if got := colorSupport(getenv, tc.terminal); got != tc.want {
+			t.Errorf("%v terminal=%v: %v, want %v", tc.env, tc.terminal, got, tc.want)
+		}
+	}
+}

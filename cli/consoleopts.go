@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -18,6 +19,9 @@ type consoleOptions struct {
 }
 
 type consoleOptionsKey struct{}
+
+// combinedShorts is a token of Symfony Console's flag-only short options written together (-nv).
+var combinedShorts = regexp.MustCompile(`^-[qvn]{2,}$`)
 
 // splitConsoleOptions takes Symfony Console's options out of a command's arguments (up to a "--"
 // that ends the options). --ansi and --no-ansi are taken and have no effect: colours follow the
@@ -38,13 +42,17 @@ func splitConsoleOptions(args []string) ([]string, consoleOptions) {
 			o.verbosity = max(o.verbosity, 2)
 		case a == "-vvv":
 			o.verbosity = 3
-		case strings.HasPrefix(a, "--verbose="):
-			switch strings.TrimPrefix(a, "--verbose=") {
-			case "2":
-				o.verbosity = max(o.verbosity, 2)
-			case "3":
+		case combinedShorts.MatchString(a):
+			// Symfony's short options together (-nv, -qv): each is taken, and its Application reads
+			// -q, -n and the verbosity from how the token starts (ArgvInput::hasParameterOption).
+			o.quiet = o.quiet || strings.HasPrefix(a, "-q")
+			o.noInteraction = o.noInteraction || strings.HasPrefix(a, "-n")
+			switch {
+			case strings.HasPrefix(a, "-vvv"):
 				o.verbosity = 3
-			default:
+			case strings.HasPrefix(a, "-vv"):
+				o.verbosity = max(o.verbosity, 2)
+			case strings.HasPrefix(a, "-v"):
 				o.verbosity = max(o.verbosity, 1)
 			}
 		case a == "-n" || a == "--no-interaction":

@@ -1117,7 +1117,9 @@ func (w *Worker) restartSignal(ctx context.Context, prev string) string {
 	}
 	v, err := w.cacheGet(ctx, restartKey)
 	if err != nil {
-		w.log.Warn("read queue:restart signal", "error", err)
+		if ctx.Err() == nil { // not the read a stop interrupted
+			w.log.Warn("read queue:restart signal", "error", err)
+		}
 		return prev
 	}
 	return v
