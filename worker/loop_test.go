@@ -678,3 +678,28 @@ func TestStopWhenEmptyTakesRowsBelowTheBound(t *testing.T) {
 		seen.wantEachOnce(t, n)
 	})
 }
+
+// TestOnceAndMaxJobsSkipPHPJobs: a job left for PHP is not the job --once runs, nor one --max-jobs
+// counts, as PHP's worker runs and counts it: --once runs the next job Go can, --max-jobs=2 runs two.
+func TestOnceAndMaxJobsSkipPHPJobs(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error {
+			calls.Add(1)
+			return nil
+		}))
+		f.push(t, "default", envelope(t, `App\Jobs\OnlyPHP`, "", nil))
+		for range 4 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		w := f.worker(t, func(c *Config) { c.Once = true })
+		if _, err := w.Run(bg); err != nil || calls.Load() != 1 || w.Stats().LeftForPHP != 1 {
+			t.Fatalf("--once: %d run, stats %+v (%v); want the PHP job left and one Go job run", calls.Load(), w.Stats(), err)
+		}
+		w = f.worker(t, func(c *Config) { c.MaxJobs, c.Concurrency = 2, 1 })
+		if _, err := w.Run(bg); err != nil || calls.Load() != 3 {
+			t.Fatalf("--max-jobs=2: %d run in all, stats %+v (%v); want two more", calls.Load(), w.Stats(), err)
+		}
+	})
+}

@@ -441,7 +441,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			sleepCtx(ctx, w.cfg.Sleep)
 			return ExitSuccess, nil
 		}
-		found, err := w.runOne(ctx, jobCtx)
+		found, err := w.runOneOfOurs(ctx, jobCtx)
 		if err != nil {
 			w.log.Error("claim failed", "error", err)
 		}
@@ -473,7 +473,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		busy := w.inFlight()
 		free := cap(w.slots) - busy
 		if w.cfg.MaxJobs > 0 {
-			free = min(free, w.cfg.MaxJobs-st.jobs) // --max-jobs counts claims; never take more
+			free = min(free, w.cfg.MaxJobs-w.counted(st)) // never take more than --max-jobs leaves
 		}
 		claimed, err := 0, error(nil)
 		returned := w.returnedClaims()
@@ -603,8 +603,15 @@ type stopState struct {
 	restart     bool            // queue:restart changed since the start
 	down        bool            // the application is in maintenance mode
 	paused      map[string]bool // queues paused with queue:pause
-	jobs        int
+	jobs        int             // jobs claimed
 }
+
+// counted is the jobs --max-jobs counts: those claimed, less those handed to PHP (left or moved),
+// which PHP's worker runs and counts.
+func (w *Worker) counted(st *stopState) int { return st.jobs - int(w.notRun()) }
+
+// notRun is the jobs handed to PHP since the worker started: left for it or moved to its queue.
+func (w *Worker) notRun() int64 { return w.stats.left.Load() + w.stats.moved.Load() }
 
 // setDown records whether the application is in maintenance mode, logging when it goes down.
 func (w *Worker) setDown(st *stopState, down bool) {
@@ -698,7 +705,7 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		w.log.Info("--max-time reached; stopping")
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxJobs > 0 && st.jobs >= w.cfg.MaxJobs {
+	if w.cfg.MaxJobs > 0 && w.counted(st) >= w.cfg.MaxJobs {
 		w.log.Info("--max-jobs reached; stopping")
 		return ExitSuccess, true
 	}
@@ -782,6 +789,21 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
 	n, err := w.claimAndStart(ctx, jobCtx, 1, nil, false)
 	w.wg.Wait()
 	return n > 0, err
+}
+
+// runOneOfOurs is --once: runOne, again while the job claimed was handed to PHP (left for it, or
+// moved to its queue), which is not the one job --once runs; each claim skips the jobs left, up to as
+// many as the worker remembers.
+func (w *Worker) runOneOfOurs(ctx, jobCtx context.Context) (found bool, err error) {
+	for range max(w.cfg.ExcludeLimit, 1) {
+		notRun, again := w.notRun(), w.stats.leftAgain.Load()
+		n, err := w.runOne(ctx, jobCtx)
+		found = found || n
+		if !n || err != nil || ctx.Err() != nil || w.notRun() == notRun || w.stats.leftAgain.Load() != again {
+			return found, err
+		}
+	}
+	return found, nil
 }
 
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
