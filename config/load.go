@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/viper"
 )
@@ -364,6 +366,13 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if s, ok := set["cache.file.lock_path"]; ok {
 		c.Cache.File.LockPath = relativeTo(c.Cache.File.LockPath, s.dir)
 	}
+	if tz, ok := resolveTimezone(c.App.Timezone); ok {
+		c.App.Timezone = tz
+	} else {
+		// PHP's date_default_timezone_set refuses it with a notice and the application runs in UTC.
+		c.notes = append(c.notes, fmt.Sprintf("app.timezone %q is not a time zone: as PHP, which refuses it with a notice, the worker uses UTC; set APP_TIMEZONE (config/app.php's timezone) to a zone such as Europe/Paris", c.App.Timezone))
+		c.App.Timezone = "UTC"
+	}
 	applyDatabaseURL(c, set)
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"
@@ -467,4 +476,36 @@ func sqlitePath(p, dir string) string {
 		return p
 	}
 	return relativeTo(p, dir)
+}
+
+// zoneinfoDir is where the system's time zone files are, searched for a zone named in other case.
+var zoneinfoDir = "/usr/share/zoneinfo"
+
+// resolveTimezone returns the zone name as Go loads it for a name PHP accepts: PHP's zone names are
+// not case-sensitive ("utc", "europe/paris"). ok is false for a name that is no zone.
+func resolveTimezone(name string) (string, bool) {
+	if name == "" || name == "Local" {
+		return "", false
+	}
+	if _, err := time.LoadLocation(name); err == nil {
+		return name, true
+	}
+	if up := strings.ToUpper(name); up != name {
+		if _, err := time.LoadLocation(up); err == nil {
+			return up, true
+		}
+	}
+	found := ""
+	_ = filepath.WalkDir(zoneinfoDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return filepath.SkipDir
+		}
+		if rel, _ := filepath.Rel(zoneinfoDir, p); !d.IsDir() && strings.EqualFold(filepath.ToSlash(rel), name) {
+			if _, err := time.LoadLocation(filepath.ToSlash(rel)); err == nil {
+				found = filepath.ToSlash(rel)
+			}
+		}
+		return nil
+	})
+	return found, found != ""
 }

@@ -643,3 +643,34 @@ func TestDatabaseURL(t *testing.T) {
 		t.Errorf("a malformed url: %v", err)
 	}
 }
+
+// TestTimezoneAsPHP reads APP_TIMEZONE as PHP does: zone names in any case, and a name that is no zone
+// as UTC with a warning (PHP refuses it with a notice and runs in UTC).
+func TestTimezoneAsPHP(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(zoneinfoDir, "Europe", "Paris")); err != nil {
+		t.Skip("no system zoneinfo here")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ tz, want, warn string }{
+		{"utc", "UTC", ""}, {"europe/paris", "Europe/Paris", ""}, {"AMERICA/NEW_YORK", "America/New_York", ""},
+		{"Europe/Paris", "Europe/Paris", ""}, {"Mars/Olympus", "UTC", `app.timezone "Mars/Olympus" is not a time zone`},
+	} {
+		env := filepath.Join(dir, ".env")
+		if err := os.WriteFile(env, []byte("APP_TIMEZONE="+tc.tz+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: env})
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil || cfg.App.Timezone != tc.want {
+			t.Errorf("APP_TIMEZONE=%s: %v %v, want %s", tc.tz, cfg.App.Timezone, err, tc.want)
+			continue
+		}
+		warned := strings.Contains(strings.Join(cfg.Warnings(), "\n"), tc.warn)
+		if tc.warn != "" && !warned {
+			t.Errorf("APP_TIMEZONE=%s: warnings %q, want one saying %q", tc.tz, cfg.Warnings(), tc.warn)
+		}
+	}
+}
