@@ -114,7 +114,23 @@ func Load(p LoadParams) (*Config, error) {
 	procSet, n := envSettings(environ, ver, "in the environment", "")
 	notes = append(notes, n...)
 
-	layers := [][]setting{dotenvSet, yamlSet, procSet, overrides}
+	// A configuration cached by `php artisan config:cache` is what PHP reads instead of .env and the
+	// environment: it replaces their Laravel variables (ours still count).
+	cache, cachePath, err := readConfigCache(dotenvDir, environ)
+	if err != nil {
+		return nil, err
+	}
+	var cacheSet []setting
+	if cache != nil {
+		connection := ""
+		if c, ok := p.Overrides["connection"]; ok {
+			connection = fmt.Sprint(c)
+		}
+		var covered map[string]bool
+		cacheSet, covered = cachedSettings(cache, connection, cachePath, dotenvDir)
+		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
+	}
+	layers := [][]setting{dotenvSet, cacheSet, yamlSet, procSet, overrides}
 	typed := make([][]setting, len(layers))
 	winner := map[string]setting{}
 	for i, layer := range layers {
@@ -152,7 +168,7 @@ func Load(p LoadParams) (*Config, error) {
 	if _, ok := p.Overrides["connection"]; ok {
 		// queue:work's connection argument: Validate checks that the application has it.
 		cfg.configured = "database"
-		for _, layer := range typed[:3] {
+		for _, layer := range typed[:4] {
 			for _, s := range layer {
 				if s.path == "connection" {
 					cfg.configured = fmt.Sprint(s.value)
@@ -161,19 +177,35 @@ func Load(p LoadParams) (*Config, error) {
 		}
 	}
 	for _, vars := range []map[string]string{dotenv, environ} {
-		if raw, ok := vars["DB_QUEUE"]; ok {
+		if raw, ok := vars["DB_QUEUE"]; ok && cache == nil {
 			if v, defined := laravelEnvValue(raw); defined && strings.TrimSpace(v) != "" {
 				cfg.defaultQueue = strings.TrimSpace(v)
 			}
+		}
+	}
+	for _, s := range cacheSet {
+		if q, ok := s.value.(string); ok && s.path == "worker.queues" && q != "" {
+			cfg.defaultQueue = q // the connection's queue, as PHP's dispatch() uses it
 		}
 	}
 	deriveDefaults(cfg, winner, dotenvDir)
 	return cfg, nil
 }
 
+// withoutLaravel drops the settings of Laravel's variables for the keys a cached configuration covers.
+func withoutLaravel(set []setting, covered map[string]bool) []setting {
+	out := set[:0:0]
+	for _, s := range set {
+		if !covered[s.path] || strings.HasPrefix(s.source, "ARTISAN_GO_") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // merge layers the typed settings over Default() with viper: the defaults as viper's defaults, the
-// two files as merged configuration, the environment and the overrides as explicit sets, in that
-// order, and decodes the result.
+// three files (.env, the cached configuration, YAML) as merged configuration, the environment and the
+// overrides as explicit sets, in that order, and decodes the result.
 func merge(layers [][]setting) (*Config, error) {
 	v := viper.New()
 	def := Default()
@@ -182,7 +214,7 @@ func merge(layers [][]setting) (*Config, error) {
 		v.SetDefault(k.path, dv.FieldByIndex(k.index).Interface())
 	}
 	for i, layer := range layers {
-		if i < 2 {
+		if i < 3 {
 			if err := v.MergeConfigMap(nest(layer)); err != nil {
 				return nil, fmt.Errorf("merge configuration: %w", err)
 			}

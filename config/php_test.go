@@ -3,10 +3,13 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 )
@@ -175,4 +178,76 @@ func deref(s *string) any {
 		return nil
 	}
 	return *s
+}
+
+// TestConfigCache reads a configuration that PHP's var_export wrote, as `php artisan config:cache`
+// writes bootstrap/cache/config.php, instead of .env's Laravel variables (ARTISAN_GO_ names still
+// count): the queue connection, its database connection, the app, the cache store, memcached's
+// servers, quotes and backslashes in strings, objects and enum cases among the values.
+func TestConfigCache(t *testing.T) {
+	t.Parallel()
+	const script = `
+enum Mode: string { case Fast = 'fast'; }
+class Thing { public $x = 1; }
+$config = [
+  'app' => ['name' => "O'Brien \\ Sons", 'env' => 'production', 'key' => 'base64:' . base64_encode(str_repeat('k', 32)), 'cipher' => 'AES-256-CBC',
+    'timezone' => 'Europe/Paris', 'providers' => ['Illuminate\\Auth\\AuthServiceProvider'], 'mode' => Mode::Fast, 'thing' => new Thing, 'empty' => new stdClass],
+  'database' => ['default' => 'mysql', 'connections' => [
+    'mysql' => ['driver' => 'mysql', 'url' => null, 'host' => 'db.cached', 'port' => '3307', 'database' => 'shop', 'username' => 'app', 'password' => "p'w\\d\n", 'unix_socket' => ''],
+    'queue_db' => ['driver' => 'pgsql', 'host' => 'pg.cached', 'port' => 5433, 'database' => 'jobs', 'username' => 'q', 'password' => null, 'search_path' => 'queue'],
+  ], 'redis' => ['client' => 'phpredis', 'options' => ['prefix' => 'shop_database_'], 'default' => ['host' => '127.0.0.1', 'database' => '0'],
+    'cache' => ['host' => 'redis.cached', 'password' => null, 'port' => 6380, 'database' => '5']]],
+  'queue' => ['default' => 'database', 'connections' => [
+    'database' => ['driver' => 'database', 'table' => 'queued', 'queue' => 'high', 'retry_after' => 120, 'connection' => 'queue_db', 'after_commit' => false],
+  ], 'failed' => ['driver' => null, 'table' => 'failures']],
+  'cache' => ['default' => 'redis', 'prefix' => 'shop_cache', 'stores' => ['redis' => ['driver' => 'redis', 'connection' => 'cache'],
+    'memcached' => ['driver' => 'memcached', 'servers' => [['host' => 'mc1', 'port' => 11211, 'weight' => 100], ['host' => 'mc2', 'port' => 11212, 'weight' => 50]]]]],
+  'logging' => ['default' => 'daily'],
+  'ratio' => 1.5, 'big' => 1.0E+25, 'inf' => INF,
+];
+echo '<?php return '.var_export($config, true).';'.PHP_EOL;
+`
+	out, ok := runPHP(t, script, nil)
+	if !ok {
+		return
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bootstrap", "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bootstrap", "cache", "config.php"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DB_HOST=from-dotenv\nDB_PASSWORD=dotenv\nQUEUE_CONNECTION=database\nCACHE_DRIVER=file\nARTISAN_GO_WORKER_CONCURRENCY=7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: env, Environ: []string{"DB_DATABASE=from-env", "ARTISAN_GO_APP_ENV=staging"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{
+		"db": cfg.DB, "jobs": cfg.Tables.Jobs, "failed_table": cfg.Tables.FailedJobs, "queues": cfg.Worker.Queues,
+		"retry_after": cfg.Worker.RetryAfter, "failed": cfg.Failed.Driver, "name": cfg.App.Name, "env": cfg.App.Env,
+		"tz": cfg.App.Timezone, "store": cfg.Cache.Store, "prefix": cfg.Cache.Prefix, "redis_host": cfg.Cache.Redis.Host,
+		"redis_port": cfg.Cache.Redis.Port, "redis_db": cfg.Cache.Redis.DB, "redis_prefix": cfg.Cache.Redis.Prefix,
+		"servers": cfg.Cache.Memcached.Servers, "channel": cfg.Log.Channel, "concurrency": cfg.Worker.Concurrency,
+	}
+	want := map[string]any{
+		"db": DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue"},
+		"jobs": "queued", "failed_table": "failures", "queues": []string{"high"}, "retry_after": 120 * time.Second,
+		"failed": "null", "name": `O'Brien \ Sons`, "env": "staging", "tz": "Europe/Paris", "store": "redis",
+		"prefix": "shop_cache", "redis_host": "redis.cached", "redis_port": 6380, "redis_db": 5, "redis_prefix": "shop_database_",
+		"servers": []string{"mc1:11211:100", "mc2:11212:50"}, "channel": "daily", "concurrency": 7,
+	}
+	for k, w := range want {
+		if !reflect.DeepEqual(got[k], w) {
+			t.Errorf("%s: %#v, want %#v (from the cached configuration)", k, got[k], w)
+		}
+	}
+	if v, err := parsePHPExport(string(out)); err != nil {
+		t.Fatal(err)
+	} else if pw, _ := v.(*phpArray).get("database", "connections", "mysql", "password"); pw != "p'w\\d\n" {
+		t.Errorf("a string with a quote, a backslash and a line break: %q", pw)
+	}
 }

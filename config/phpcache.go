@@ -268,3 +268,136 @@ func (p *exportParser) number() (any, error) {
 	p.pos = start
 	return nil, p.fail("a value")
 }
+
+// cachedSettings turns the cached configuration into settings, as PHP reads its configuration from it
+// instead of .env and the environment: the queue connection (connection, or queue.default), its
+// table, queue and retry_after, the database connection it uses, failed jobs and batches, the app's
+// name, key, cipher, timezone and environment, the cache store and prefix with the database store's
+// tables, the file store's paths, memcached's servers and the Redis connections the cache uses, and
+// the log channel. covered lists every key it stands for, set or null, whose .env and environment
+// values PHP does not read.
+func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting, covered map[string]bool) {
+	covered = map[string]bool{}
+	put := func(path string, v any, ok bool) {
+		covered[path] = true
+		if s, isText := exportString(v); ok && isText {
+			out = append(out, setting{path: path, value: s, source: "in " + where, dir: dir})
+		}
+	}
+	from := func(path string, a *phpArray, keys ...string) {
+		v, ok := a.get(keys...)
+		put(path, v, ok)
+	}
+	str := func(a *phpArray, keys ...string) string {
+		v, _ := a.get(keys...)
+		s, _ := exportString(v)
+		return s
+	}
+	sub := func(a *phpArray, keys ...string) *phpArray {
+		v, _ := a.get(keys...)
+		s, _ := v.(*phpArray)
+		return s
+	}
+	from("connection", arr, "queue", "default")
+	if connection == "" {
+		connection = str(arr, "queue", "default")
+	}
+	dbName := str(arr, "database", "default")
+	if q := sub(arr, "queue", "connections", connection); q != nil {
+		from("tables.jobs", q, "table")
+		from("worker.queues", q, "queue")
+		from("worker.retry_after", q, "retry_after")
+		if c := str(q, "connection"); c != "" {
+			dbName = c
+		}
+	}
+	if d := sub(arr, "database", "connections", dbName); d != nil {
+		for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
+			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url"} {
+			from(path, d, key)
+		}
+		if _, ok := d.get("search_path"); ok { // Laravel 9+; schema before
+			from("db.schema", d, "search_path")
+		} else {
+			from("db.schema", d, "schema")
+		}
+	}
+	if v, ok := arr.get("queue", "failed", "driver"); ok && v == nil {
+		put("failed.driver", "null", true) // Laravel's Null provider
+	} else {
+		put("failed.driver", v, ok)
+	}
+	from("tables.failed_jobs", arr, "queue", "failed", "table")
+	from("tables.job_batches", arr, "queue", "batching", "table")
+	for _, k := range []string{"name", "key", "cipher", "timezone", "env"} {
+		from("app."+k, arr, "app", k)
+	}
+	if keys, ok := arr.get("app", "previous_keys"); ok {
+		put("app.previous_keys", joinList(keys), true)
+	}
+	from("cache.store", arr, "cache", "default")
+	from("cache.prefix", arr, "cache", "prefix")
+	from("tables.cache", arr, "cache", "stores", "database", "table")
+	from("tables.cache_locks", arr, "cache", "stores", "database", "lock_table")
+	from("cache.file.path", arr, "cache", "stores", "file", "path")
+	from("cache.file.lock_path", arr, "cache", "stores", "file", "lock_path")
+	if servers := sub(arr, "cache", "stores", "memcached", "servers"); servers != nil {
+		var list []string
+		for _, k := range servers.keys {
+			if s, _ := servers.values[k].(*phpArray); s != nil {
+				list = append(list, str(s, "host")+":"+str(s, "port")+":"+str(s, "weight"))
+			}
+		}
+		put("cache.memcached.servers", strings.Join(list, ","), len(list) > 0)
+	}
+	from("cache.redis.prefix", arr, "database", "redis", "options", "prefix")
+	if c := sub(arr, "database", "redis", str(arr, "cache", "stores", "redis", "connection")); c != nil {
+		for key, path := range map[string]string{"host": "cache.redis.host", "port": "cache.redis.port", "password": "cache.redis.password",
+			"username": "cache.redis.username", "database": "cache.redis.db", "url": "cache.redis.url"} {
+			from(path, c, key)
+		}
+	}
+	lockConn := str(arr, "cache", "stores", "redis", "lock_connection")
+	if lockConn == "" {
+		lockConn = "default"
+	}
+	from("cache.redis.lock_db", arr, "database", "redis", lockConn, "database")
+	from("log.channel", arr, "logging", "default")
+	return out, covered
+}
+
+
+// joinList is a cached list of strings joined with commas, as APP_PREVIOUS_KEYS writes them.
+func joinList(v any) string {
+	a, ok := v.(*phpArray)
+	if !ok {
+		s, _ := exportString(v)
+		return s
+	}
+	var parts []string
+	for _, k := range a.keys {
+		if s, ok := exportString(a.values[k]); ok && s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// exportString is a cached value as the string a .env line would give: strings as they are, numbers
+// in decimal, true "1", false ""; false for null, arrays and objects.
+func exportString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		if x {
+			return "1", true
+		}
+		return "", true
+	}
+	return "", false
+}
