@@ -234,7 +234,7 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		"servers": cfg.Cache.Memcached.Servers, "channel": cfg.Log.Channel, "concurrency": cfg.Worker.Concurrency,
 	}
 	want := map[string]any{
-		"db": DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue"},
+		"db":   DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue"},
 		"jobs": "queued", "failed_table": "failures", "queues": []string{"high"}, "retry_after": 120 * time.Second,
 		"failed": "null", "name": `O'Brien \ Sons`, "env": "staging", "tz": "Europe/Paris", "store": "redis",
 		"prefix": "shop_cache", "redis_host": "redis.cached", "redis_port": 6380, "redis_db": 5, "redis_prefix": "shop_database_",

@@ -366,7 +366,6 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	return out, covered
 }
 
-
 // joinList is a cached list of strings joined with commas, as APP_PREVIOUS_KEYS writes them.
 func joinList(v any) string {
 	a, ok := v.(*phpArray)
