@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -276,8 +279,15 @@ func envSettings(vars map[string]string, ver version, where, dir string) ([]sett
 				// A null failed driver is Laravel's Null provider, not the default.
 				val, defined = "null", true
 			}
+			if !defined && k.path == "worker.retry_after" {
+				val, defined = "0", true // (int) null
+			}
 			if !defined {
 				continue
+			}
+			if k.path == "worker.retry_after" {
+				// The skeleton reads it as (int) env('DB_QUEUE_RETRY_AFTER', 90): "90.5" is 90, "" 0.
+				val = strconv.FormatInt(phpIntCast(val), 10)
 			}
 			out = append(out, setting{path: k.path, value: val, source: name + " " + where, dir: dir})
 			break
@@ -540,4 +550,24 @@ func resolveTimezone(name string) (string, bool) {
 		return nil
 	})
 	return found, found != ""
+}
+
+// phpNumeric is the leading numeric part of a string as PHP's (int) cast reads it.
+var phpNumeric = regexp.MustCompile(`^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
+
+// phpIntCast is PHP's (int) of an env() value: its leading number truncated toward zero ("90.7" 90,
+// "1e3" 1000, "90s" 90), 1 for true, 0 for anything else.
+func phpIntCast(s string) int64 {
+	if s == "true" {
+		return 1
+	}
+	m := strings.TrimSpace(phpNumeric.FindString(s))
+	if m == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(m, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0
+	}
+	return int64(f)
 }

@@ -577,7 +577,14 @@ func TestLoadRedisURL(t *testing.T) {
 	if r := cfg.Cache.Redis; r.Host != "cache.internal" || r.Port != 6379 || r.Password != "secret" || r.TLS || r.DB != 5 || r.LockDB != 0 {
 		t.Errorf("from a URL with the host alone: %+v", r)
 	}
-	for _, bad := range []string{"ftp://cache.internal", "redis://", "redis://h:99999", "redis://h/db"} {
+	envFile = writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_URL=redis://:p%23w@redis.internal:6380/2?database=4\n")
+	if cfg, err = Load(LoadParams{EnvFile: envFile}); err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Cache.Redis; r.Host != "redis.internal" || r.Password != "p#w" || r.DB != 4 || r.LockDB != 4 {
+		t.Errorf("?database=4 wins over the path, as the query's options are merged last: %+v", r)
+	}
+	for _, bad := range []string{"ftp://cache.internal", "redis://", "redis://h:99999", "redis://h/db", "redis://h?database=x"} {
 		envFile = writeFile(t, dir, ".env", "CACHE_DRIVER=redis\nREDIS_URL="+bad+"\n")
 		cfg, err := Load(LoadParams{EnvFile: envFile})
 		if err == nil {
@@ -672,5 +679,25 @@ func TestTimezoneAsPHP(t *testing.T) {
 		if tc.warn != "" && !warned {
 			t.Errorf("APP_TIMEZONE=%s: warnings %q, want one saying %q", tc.tz, cfg.Warnings(), tc.warn)
 		}
+	}
+}
+
+// TestRetryAfterIsPHPInt reads DB_QUEUE_RETRY_AFTER as the skeleton's (int) env(...) does, and an
+// empty one (PHP's 0: every reservation expired at once) stops the worker naming it.
+func TestRetryAfterIsPHPInt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for value, want := range map[string]time.Duration{"90.7": 90 * time.Second, "120": 120 * time.Second, "1e3": 1000 * time.Second, " 60s": 60 * time.Second} {
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_QUEUE_RETRY_AFTER="+value+"\n")})
+		if err != nil || cfg.Worker.RetryAfter != want {
+			t.Errorf("DB_QUEUE_RETRY_AFTER=%q: %v (%v), want %v", value, cfg.Worker.RetryAfter, err, want)
+		}
+	}
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_QUEUE_RETRY_AFTER=\n")})
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "DB_QUEUE_RETRY_AFTER") {
+		t.Errorf("an empty DB_QUEUE_RETRY_AFTER: %v, want an error naming it", err)
 	}
 }

@@ -64,6 +64,14 @@ func parseRedisURL(s string) (*redisURL, error) {
 		}
 		out.db = &n
 	}
+	// ConfigurationUrlParser merges the query's options last: ?database=3 wins over the path.
+	if q := u.Query(); q.Has("database") {
+		n, err := strconv.Atoi(q.Get("database"))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("the database option %q is not a Redis database number", q.Get("database"))
+		}
+		out.db = &n
+	}
 	return &out, nil
 }
 
