@@ -3,9 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -241,10 +241,7 @@ func forHumansShort(secs int64) string {
 // memoryMB is Laravel 13.3+'s verbose memory figure, round(memory_get_usage(true) / 1024 / 1024, 1)
 // followed by "MB", of the memory the Go runtime holds from the system.
 func memoryMB() string {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	held := float64(s[0].Value.Uint64()-s[1].Value.Uint64()) / 1024 / 1024
-	return strconv.FormatFloat(float64(int64(held*10+0.5))/10, 'f', -1, 64) + "MB"
+	return strconv.FormatFloat(math.Round(worker.MemoryMB()*10)/10, 'f', -1, 64) + "MB"
 }
 
 // terminalWidth is Symfony's Terminal::getWidth: COLUMNS when it is set (as PHP's (int) reads it),

@@ -394,8 +394,8 @@ func TestQueueWorkConsoleLines(t *testing.T) {
 		{"Laravel8", "", nil, []string{`^\[` + date + `\]\[1\] Processing: CLASS$`, `^\[` + date + `\]\[1\] Processed:  CLASS$`,
 			`^\[` + date + `\]\[2\] Processing: CLASS$`, `^\[` + date + `\]\[2\] Processed:  CLASS$`}},
 		{"Laravel12", "ARTISAN_GO_LARAVEL_VERSION=12", []string{"-v"}, []string{
-			`^  ` + date + ` CLASS 1 database emails \.+ RUNNING$`, `^  ` + date + ` CLASS 1 database emails \.+ \d+\.\d\dms DONE$`,
-			`^  ` + date + ` CLASS 2 database emails \.+ RUNNING$`, `^  ` + date + ` CLASS 2 database emails \.+ \d+\.\d\dms DONE$`}},
+			`^  ` + date + ` CLASS 1 database emails \.* RUNNING$`, `^  ` + date + ` CLASS 1 database emails \.* (\d+\.\d\dms|\d+s) DONE$`,
+			`^  ` + date + ` CLASS 2 database emails \.* RUNNING$`, `^  ` + date + ` CLASS 2 database emails \.* (\d+\.\d\dms|\d+s) DONE$`}},
 		{"Quiet", "", []string{"-q"}, nil},
 		{"Off", "ARTISAN_GO_LOG_CONSOLE=off", nil, nil},
 	} {

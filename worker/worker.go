@@ -684,8 +684,8 @@ func (w *Worker) returnedClaims() int64 {
 
 // shouldStop checks Laravel's stop conditions in Laravel's order.
 func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int, bool) {
-	if w.cfg.MemoryMB > 0 && memoryMB() >= float64(w.cfg.MemoryMB) {
-		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(memoryMB()), "limit_mb", w.cfg.MemoryMB)
+	if w.cfg.MemoryMB > 0 && MemoryMB() >= float64(w.cfg.MemoryMB) {
+		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(MemoryMB()), "limit_mb", w.cfg.MemoryMB)
 		return ExitMemoryLimit, true
 	}
 	w.readSignals(ctx, st)
@@ -727,9 +727,9 @@ func (w *Worker) emptyForElapsed(st *stopState) bool {
 	return w.cfg.StopWhenEmptyFor > 0 && w.idleFor(st) >= w.cfg.StopWhenEmptyFor
 }
 
-// memoryMB is the memory the Go runtime holds from the system, the counterpart of PHP's
-// memory_get_usage(true).
-func memoryMB() float64 {
+// MemoryMB is the memory the Go runtime holds from the system, in megabytes: the counterpart of PHP's
+// memory_get_usage(true), which --memory compares with its limit.
+func MemoryMB() float64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	var total, released uint64
