@@ -69,7 +69,7 @@ type JobEvent struct {
 	Connection  string
 	Queue       string
 	Class       string // commandName, or the class of a raw job; "" when the payload is unreadable
-	DisplayName string // what Laravel's resolveName returns: displayName, else Class
+	DisplayName string // what Laravel's resolveName returns: displayName, else the payload's job key
 	Attempts    int
 	AvailableAt int64     // Unix seconds: when the row became available
 	Claimed     time.Time // when the worker took it from its queue
