@@ -384,6 +384,9 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if perr != nil {
 		log.Warn("could not tell whether a transaction pooler stands between the worker and the server", "err", perr)
 	}
+	if f := cfg.CachedConfig(); f != "" {
+		log.Info("the application's configuration is read from its cache (php artisan config:cache), as PHP reads it, not from .env; cache it again after changing .env", "file", f)
+	}
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}

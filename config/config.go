@@ -89,7 +89,13 @@ type Config struct {
 	notes []string
 	// sources says where each key that is not at its default was set, for Validate's messages.
 	sources map[string]string
+	// cachedConfig is the cached configuration read (php artisan config:cache), "" when none.
+	cachedConfig string
 }
+
+// CachedConfig is the file `php artisan config:cache` wrote that the configuration was read from
+// instead of .env's Laravel variables, or "" when there is none.
+func (c *Config) CachedConfig() string { return c.cachedConfig }
 
 // DB is the database connection, as in Laravel's config/database.php.
 type DB struct {

@@ -164,6 +164,9 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	if cache != nil {
+		cfg.cachedConfig = cachePath
+	}
 	cfg.sources = make(map[string]string, len(winner))
 	for path, s := range winner {
 		cfg.sources[path] = s.source

@@ -245,6 +245,9 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 			t.Errorf("%s: %#v, want %#v (from the cached configuration)", k, got[k], w)
 		}
 	}
+	if want := filepath.Join(dir, "bootstrap", "cache", "config.php"); cfg.CachedConfig() != want {
+		t.Errorf("CachedConfig() = %q, want %q", cfg.CachedConfig(), want)
+	}
 	if v, err := parsePHPExport(string(out)); err != nil {
 		t.Fatal(err)
 	} else if pw, _ := v.(*phpArray).get("database", "connections", "mysql", "password"); pw != "p'w\\d\n" {
