@@ -85,6 +85,7 @@ func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 		return c.run(ctx, args[1:], stdin, stdout, stderr) // artisan-go's own, with -v and --quiet of their own
 	}
 	rest, opts := splitConsoleOptions(args[1:])
+	opts = opts.withShellVerbosity(os.Getenv("SHELL_VERBOSITY"))
 	if opts.quiet {
 		stdout = io.Discard
 	}

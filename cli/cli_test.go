@@ -39,6 +39,17 @@ func TestConsoleOptions(t *testing.T) {
 			t.Errorf("%s: %q %+v, want %+v", tc.arg, args, o, tc.want)
 		}
 	}
+	for env, want := range map[string]consoleOptions{"-1": {quiet: true}, "2": {verbosity: 2}, "7": {}, "": {}} {
+		if got := (consoleOptions{}).withShellVerbosity(env); got != want {
+			t.Errorf("SHELL_VERBOSITY=%q: %+v, want %+v", env, got, want)
+		}
+	}
+	if got := (consoleOptions{verbosity: 1}).withShellVerbosity("-1"); got.quiet {
+		t.Error("SHELL_VERBOSITY=-1 won over -v")
+	}
+	if _, o := splitConsoleOptions([]string{"--ansi", "--no-ansi", "--silent"}); o.ansi == nil || !*o.ansi || !o.quiet {
+		t.Errorf("--ansi --no-ansi --silent: %+v, want colours (--ansi wins) and quiet", o)
+	}
 	if args, _ := splitConsoleOptions([]string{"--verbose=2"}); len(args) != 1 {
 		t.Errorf("--verbose=2 taken, as Symfony does not (the option takes no value)")
 	}

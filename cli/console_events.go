@@ -70,7 +70,11 @@ func consoleHeader(v payload.Version, queues string, stdinTerminal, decorated bo
 	if decorated {
 		label = "\x1b[37;44m INFO \x1b[39;49m"
 	}
-	return "\n  " + label + " Processing jobs from the [" + queues + "] " + noun + ".  \n\n"
+	list := "[" + queues + "]"
+	if decorated {
+		list = "\x1b[1m" + list + "\x1b[22m"
+	}
+	return "\n  " + label + " Processing jobs from the " + list + " " + noun + ".  \n\n"
 }
 
 // consoleEvents returns a worker.Params.Events that prints each job's lines as PHP's `queue:work`
@@ -99,6 +103,13 @@ func ConsoleEvents(w io.Writer, p ConsoleParams) func(worker.RunEvent) { return 
 
 // consoleLine renders the line an event prints, newline included, or "" for none.
 func consoleLine(e worker.RunEvent, p ConsoleParams) string {
+	if e.Status == worker.EventQueuePaused || e.Status == worker.EventQueueResumed { // 13.26+
+		word := paint(p.Decorated, "green;bold", "RESUMED")
+		if e.Status == worker.EventQueuePaused {
+			word = paint(p.Decorated, "yellow;bold", "PAUSED")
+		}
+		return "  " + paint(p.Decorated, "gray", e.Time.In(p.Location).Format(time.DateTime)) + " Queue " + paint(p.Decorated, "blue", e.Queue) + " " + word + "\n"
+	}
 	shape := consoleShape(p.Version)
 	if shape <= consoleBracketID {
 		var status, style string
@@ -280,12 +291,23 @@ func isTerminal(w io.Writer) bool {
 // colorTerm is the TERM values Symfony Console colours (after chalk's supports-color).
 var colorTerm = regexp.MustCompile(`^((screen|xterm|vt100|vt220|putty|rxvt|ansi|cygwin|linux).*)|(.*-256(color)?(-bce)?)$`)
 
-// colorSupport is Symfony Console's StreamOutput::hasColorSupport (5.4): no colours under a non-empty
-// NO_COLOR or off a terminal (unless MSYSTEM says MinGW), colours with COLORTERM, ANSICON,
-// ConEmuANSI=ON or Hyper, none for TERM=dumb, else colours for the TERM values known to take them.
-func colorSupport(getenv func(string) (string, bool), terminal bool) bool {
+// colorSupport is Symfony Console's StreamOutput::hasColorSupport for the Symfony of the Laravel
+// version. 5.4 (Laravel 7–10): no colours under a non-empty NO_COLOR or off a terminal (unless
+// MSYSTEM says MinGW), colours with COLORTERM, ANSICON, ConEmuANSI=ON or Hyper, none for TERM=dumb,
+// else colours for the TERM values known to take them. 7.2 (Laravel 11 on) also colours whenever
+// FORCE_COLOR is not empty. 3.4 and 4.4 (Laravel 5.4–6): none when NO_COLOR is set at all, else
+// colours on any terminal.
+func colorSupport(getenv func(string) (string, bool), terminal bool, v payload.Version) bool {
+	if !v.AtLeast(7, 0) {
+		_, noColor := getenv("NO_COLOR")
+		program, _ := getenv("TERM_PROGRAM")
+		return !noColor && (program == "Hyper" || terminal)
+	}
 	if v, _ := getenv("NO_COLOR"); v != "" {
 		return false
+	}
+	if force, _ := getenv("FORCE_COLOR"); force != "" && v.AtLeast(11, 0) {
+		return true
 	}
 	if msys, _ := getenv("MSYSTEM"); !terminal && strings.ToUpper(msys) != "MINGW32" && strings.ToUpper(msys) != "MINGW64" {
 		return false
@@ -314,12 +336,15 @@ func startConsole(w io.Writer, terminal io.Writer, cfg *config.Config, opts cons
 	if err != nil {
 		loc = time.UTC
 	}
-	decorated := colorSupport(os.LookupEnv, isTerminal(terminal))
+	decorated := colorSupport(os.LookupEnv, isTerminal(terminal), v)
 	if opts.ansi != nil {
 		decorated = *opts.ansi
 	}
 	stdinTerminal := term.IsTerminal(int(os.Stdin.Fd()))
-	if h := consoleHeader(v, strings.Join(cfg.Worker.Queues, ","), stdinTerminal, decorated); h != "" {
+	// PHP's handle() returns before its header with --once in maintenance mode (the file driver's).
+	_, downErr := os.Stat(cfg.Worker.MaintenanceFile)
+	down := cfg.Worker.MaintenanceFile != "" && downErr == nil && !cfg.Worker.Force
+	if h := consoleHeader(v, strings.Join(cfg.Worker.Queues, ","), stdinTerminal, decorated); h != "" && !(cfg.Worker.Once && down) {
 		_, _ = io.WriteString(w, h)
 	}
 	return consoleEvents(w, ConsoleParams{Version: v, Location: loc, Verbose: opts.verbosity > 0, Decorated: decorated,

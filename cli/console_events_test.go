@@ -183,6 +183,11 @@ func TestConsoleHeader(t *testing.T) {
 			t.Errorf("%s terminal=%v: %q, want %q", tc.version, tc.stdinTerminal, got, tc.want)
 		}
 	}
+	// Decorated as Termwind renders Laravel's info component: the label white on blue, [...] bold.
+	v, _ := payload.ParseVersion("12")
+	if got, want := consoleHeader(v, "default", true, true), "\n  \x1b[37;44m INFO \x1b[39;49m Processing jobs from the \x1b[1m[default]\x1b[22m queue.  \n\n"; got != want {
+		t.Errorf("decorated: %q, want %q", got, want)
+	}
 }
 
 // TestTerminalWidth reads COLUMNS as PHP's (int) does, and falls back to 80 without a terminal.
@@ -242,8 +247,46 @@ func TestColorSupport(t *testing.T) {
 		{map[string]string{"TERM": "xterm", "MSYSTEM": "mingw64"}, false, true},
 	} {
 		getenv := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-		if got := colorSupport(getenv, tc.terminal); got != tc.want {
+		if got := colorSupport(getenv, tc.terminal, payload.Version{Major: 8, Minor: 83}); got != tc.want {
 			t.Errorf("%v terminal=%v: %v, want %v", tc.env, tc.terminal, got, tc.want)
 		}
+	}
+	// Laravel 11+'s Symfony 7.2 colours under FORCE_COLOR, off a terminal too; 5.4–6's Symfony colours
+	// any terminal, and no NO_COLOR at all.
+	for _, tc := range []struct {
+		version  payload.Version
+		env      map[string]string
+		terminal bool
+		want     bool
+	}{
+		{payload.Version{Major: 12, Minor: 999}, map[string]string{"FORCE_COLOR": "0"}, false, true},
+		{payload.Version{Major: 8, Minor: 83}, map[string]string{"FORCE_COLOR": "1"}, false, false},
+		{payload.Version{Major: 6, Minor: 20}, map[string]string{"TERM": "dumb"}, true, true},
+		{payload.Version{Major: 6, Minor: 20}, map[string]string{"NO_COLOR": ""}, true, false},
+	} {
+		getenv := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		if got := colorSupport(getenv, tc.terminal, tc.version); got != tc.want {
+			t.Errorf("%d.%d %v terminal=%v: %v, want %v", tc.version.Major, tc.version.Minor, tc.env, tc.terminal, got, tc.want)
+		}
+	}
+}
+
+// TestQueuePausedLines prints Laravel 13.26+'s lines for a queue the worker sees paused or resumed,
+// on the console and as --json does.
+func TestQueuePausedLines(t *testing.T) {
+	t.Parallel()
+	v, _ := payload.ParseVersion("13.26")
+	at := time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC)
+	paused := worker.RunEvent{Status: worker.EventQueuePaused, Connection: "database", Queue: "emails", Time: at}
+	resumed := paused
+	resumed.Status = worker.EventQueueResumed
+	if got := consoleLine(paused, ConsoleParams{Version: v, Location: time.UTC, Width: 80}); got != "  2026-11-28 09:30:00 Queue emails PAUSED\n" {
+		t.Errorf("paused: %q", got)
+	}
+	if got := consoleLine(resumed, ConsoleParams{Version: v, Location: time.UTC, Decorated: true}); got != "  \x1b[90m2026-11-28 09:30:00\x1b[39m Queue \x1b[34memails\x1b[39m \x1b[32;1mRESUMED\x1b[39;22m\n" {
+		t.Errorf("resumed, decorated: %q", got)
+	}
+	if got := string(jsonEventLine(paused, time.UTC)); got != `{"level":"warning","queue":"emails","status":"paused","timestamp":"2026-11-28T09:30:00.000000+00:00"}`+"\n" {
+		t.Errorf("paused as JSON: %s", got)
 	}
 }

@@ -24,8 +24,7 @@ type consoleOptionsKey struct{}
 var combinedShorts = regexp.MustCompile(`^-[qvn]{2,}$`)
 
 // splitConsoleOptions takes Symfony Console's options out of a command's arguments (up to a "--"
-// that ends the options). --ansi and --no-ansi are taken and have no effect: colours follow the
-// terminal.
+// that ends the options).
 func splitConsoleOptions(args []string) ([]string, consoleOptions) {
 	var o consoleOptions
 	out := make([]string, 0, len(args))
@@ -58,8 +57,10 @@ func splitConsoleOptions(args []string) ([]string, consoleOptions) {
 		case a == "-n" || a == "--no-interaction":
 			o.noInteraction = true
 		case a == "--ansi" || a == "--no-ansi":
-			on := a == "--ansi"
+			on := a == "--ansi" || o.ansi != nil && *o.ansi // with both, --ansi wins, as in Symfony
 			o.ansi = &on
+		case a == "--silent": // Symfony 7.2+ (Laravel 11 on): nothing at all on standard output
+			o.quiet = true
 		case strings.HasPrefix(a, "--env="):
 			o.env = strings.TrimPrefix(a, "--env=")
 		case a == "--env" && i+1 < len(args):
@@ -73,6 +74,21 @@ func splitConsoleOptions(args []string) ([]string, consoleOptions) {
 }
 
 // withConsoleOptions returns ctx carrying o.
+// withShellVerbosity applies Symfony's SHELL_VERBOSITY variable when no -q or -v option was given:
+// -1 (and 7.2's -2) is quiet, 1 to 3 verbose to debug.
+func (o consoleOptions) withShellVerbosity(v string) consoleOptions {
+	if o.quiet || o.verbosity > 0 {
+		return o
+	}
+	switch n := phpInt(strings.TrimSpace(v)); {
+	case n == -1 || n == -2:
+		o.quiet = true
+	case n >= 1 && n <= 3:
+		o.verbosity = n
+	}
+	return o
+}
+
 func withConsoleOptions(ctx context.Context, o consoleOptions) context.Context {
 	return context.WithValue(ctx, consoleOptionsKey{}, o)
 }

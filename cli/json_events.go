@@ -59,6 +59,17 @@ func jsonEventLine(e worker.RunEvent, loc *time.Location) []byte {
 			b = s
 		}
 	}
+	if e.Status == worker.EventQueuePaused || e.Status == worker.EventQueueResumed {
+		// 13.26+'s writeQueueStatus: four keys, none left out.
+		ts := e.Time.In(loc).Format("2006-01-02T15:04:05.000000-07:00")
+		for _, kv := range [][2]string{{"level", "warning"}, {"queue", e.Queue}, {"status", e.Status}, {"timestamp", ts}} {
+			key(kv[0])
+			if s, err := payload.AppendPHPJSONString(b, strings.ToValidUTF8(kv[1], "?"), false); err == nil {
+				b = s
+			}
+		}
+		return append(b, '}', '\n')
+	}
 	str("level", level)
 	if e.ID != 0 {
 		key("id")
@@ -79,31 +90,7 @@ func jsonEventLine(e worker.RunEvent, loc *time.Location) []byte {
 	str("timestamp", e.Time.In(loc).Format("2006-01-02T15:04:05.000000-07:00"))
 	if e.Status != worker.EventStarting {
 		key("duration")
-		b = appendPHPFloat(b, math.Round(e.Duration.Seconds()*1e6)/1e6)
+		b = payload.AppendPHPFloat(b, math.Round(e.Duration.Seconds()*1e6)/1e6)
 	}
 	return append(b, '}', '\n')
-}
-
-// appendPHPFloat writes a float as json_encode does with serialize_precision -1: the shortest form
-// that reads back, with ".0" on whole numbers, and an exponent ("1.0e-5", "1.0e+20") below 1e-4 or
-// from 1e15.
-func appendPHPFloat(b []byte, v float64) []byte {
-	abs := math.Abs(v)
-	if v != 0 && (abs < 1e-4 || abs >= 1e15) {
-		s := strconv.FormatFloat(v, 'e', -1, 64)
-		mant, exp, _ := strings.Cut(s, "e")
-		if !strings.Contains(mant, ".") {
-			mant += ".0"
-		}
-		sign, digits := exp[:1], strings.TrimLeft(exp[1:], "0")
-		if sign == "+" {
-			return append(b, mant+"e+"+digits...)
-		}
-		return append(b, mant+"e-"+digits...)
-	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return append(b, s...)
 }

@@ -34,7 +34,7 @@ func TestJSONEventLine(t *testing.T) {
 		{"released", func(e *worker.RunEvent) {
 			e.Status, e.Result, e.Duration, e.Attempts = worker.EventReleased, "released", 2*time.Second, 2
 		}, time.UTC,
-			`{"level":"warning","id":7,"uuid":"9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d","connection":"database","queue":"emails","job":"App\\Jobs\\SendInvoice","status":"released_after_exception","result":"released","attempts":2,"timestamp":"2026-11-24T10:00:00.123456+00:00","duration":2.0}`},
+			`{"level":"warning","id":7,"uuid":"9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d","connection":"database","queue":"emails","job":"App\\Jobs\\SendInvoice","status":"released_after_exception","result":"released","attempts":2,"timestamp":"2026-11-24T10:00:00.123456+00:00","duration":2}`},
 		{"failed", func(e *worker.RunEvent) {
 			e.Status, e.Result, e.Duration = worker.EventFailed, "deleted", 40*time.Microsecond
 			e.Exception, e.Message = "RuntimeException", "upstream/partner said: café"

@@ -84,13 +84,13 @@ func phpNumber(b []byte, n json.Number) []byte {
 	if err != nil {
 		return append(b, s...)
 	}
-	return appendPHPFloat(b, f)
+	return AppendPHPFloat(b, f)
 }
 
-// appendPHPFloat writes a finite float as json_encode does with serialize_precision -1: the shortest
+// AppendPHPFloat writes a finite float as json_encode does with serialize_precision -1: the shortest
 // digits that read back the same, in fixed notation with no ".0" for whole numbers, and in exponent
 // notation ("1.0e-5", "1.2345678901234568e+17") below 1e-4 or from 1e17 on.
-func appendPHPFloat(b []byte, f float64) []byte {
+func AppendPHPFloat(b []byte, f float64) []byte {
 	if f == 0 {
 		if math.Signbit(f) {
 			return append(b, "-0"...)

@@ -28,6 +28,11 @@ const (
 	EventSuccess  = "success"
 	EventReleased = "released_after_exception"
 	EventFailed   = "failed"
+	// EventQueuePaused and EventQueueResumed say that the worker saw one of its queues paused or
+	// resumed (queue:pause, queue:resume), as Laravel 13.26+ raises WorkerQueuePaused and
+	// WorkerQueueResumed; such an event names only the queue, the connection and the time.
+	EventQueuePaused  = "paused"
+	EventQueueResumed = "resumed"
 )
 
 // report sends one event of r's run to Params.Events.

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
@@ -87,4 +89,31 @@ func TestJobEvents(t *testing.T) {
 			t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
+}
+
+// TestQueuePausedEvents reports, from Laravel 13.26, a queue the worker sees paused, as PHP's worker
+// raises WorkerQueuePaused (queue:work prints a line for it); before 13.26 nothing.
+func TestQueuePausedEvents(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	if err := f.Conn.CachePut(bg, pausedPrefix+"database:default", "b:1;", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for version, want := range map[string]string{"13.26": "paused default", "13.25": ""} {
+		var mu sync.Mutex
+		var got []string
+		cfg := Defaults()
+		cfg.LaravelVersion, cfg.MaxTime, cfg.Sleep = version, 200*time.Millisecond, 20*time.Millisecond
+		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now,
+			Events: func(e RunEvent) { mu.Lock(); defer mu.Unlock(); got = append(got, e.Status+" "+e.Queue) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: events %q, want %q", version, got, want)
+		}
+	}
 }

@@ -656,6 +656,13 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 			paused := all || cacheTruthy(v, ok)
 			if paused != st.paused[q] {
 				w.log.Info("queue pause changed", "queue", q, "paused", paused)
+				if w.events != nil && w.version.AtLeast(13, 26) {
+					status := EventQueueResumed
+					if paused {
+						status = EventQueuePaused
+					}
+					w.events(RunEvent{Status: status, Connection: w.cfg.Connection, Queue: q, Time: w.clock()})
+				}
 			}
 			st.paused[q] = paused
 		}
