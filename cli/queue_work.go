@@ -152,9 +152,10 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	_, queueFlag := overrides["worker.queues"]
 	var events func(worker.RunEvent)
 	switch opts := consoleOptionsOf(ctx); {
+	case opts.quiet: // -q writes nothing on standard output, JSON lines included
 	case *jsonLog:
 		events = jsonEvents(stdout, cfg.App.Timezone)
-	case !opts.quiet && cfg.Log.Console == "laravel":
+	case cfg.Log.Console == "laravel":
 		lines := newLogWriter(stdout, cfg.Log.Flush)
 		defer lines.Close()
 		events = startConsole(lines, stdout, cfg, opts)

@@ -397,6 +397,7 @@ func TestQueueWorkConsoleLines(t *testing.T) {
 			`^  ` + date + ` CLASS 1 database emails \.* RUNNING$`, `^  ` + date + ` CLASS 1 database emails \.* (\d+\.\d\dms|\d+s) DONE$`,
 			`^  ` + date + ` CLASS 2 database emails \.* RUNNING$`, `^  ` + date + ` CLASS 2 database emails \.* (\d+\.\d\dms|\d+s) DONE$`}},
 		{"Quiet", "", []string{"-q"}, nil},
+		{"QuietJSON", "", []string{"-q", "--json"}, nil},
 		{"Off", "ARTISAN_GO_LOG_CONSOLE=off", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
