@@ -77,12 +77,12 @@ func consoleHeader(v payload.Version, queues string, stdinTerminal, decorated bo
 	return "\n  " + label + " Processing jobs from the " + list + " " + noun + ".  \n\n"
 }
 
-// consoleEvents returns a worker.Params.Events that prints each job's lines as PHP's `queue:work`
+// ConsoleEvents returns a worker.Params.Events that prints each job's lines as PHP's `queue:work`
 // prints them for the version in p: Laravel 5.4–9.20's "[date][id] Processing: Name" lines (no id
 // before 5.6), 9.21+'s dotted lines with the run time and DONE or FAIL. Each line is written whole,
 // so that lines of jobs run at once do not mix; the one-line shape of 9.21–9.40, which PHP starts as
 // the job starts, is written as the job ends.
-func consoleEvents(w io.Writer, p ConsoleParams) func(worker.RunEvent) {
+func ConsoleEvents(w io.Writer, p ConsoleParams) func(worker.RunEvent) {
 	if p.Location == nil {
 		p.Location = time.UTC
 	}
@@ -97,9 +97,6 @@ func consoleEvents(w io.Writer, p ConsoleParams) func(worker.RunEvent) {
 		_, _ = io.WriteString(w, line)
 	}
 }
-
-// ConsoleEvents is consoleEvents for programs that run the worker themselves.
-func ConsoleEvents(w io.Writer, p ConsoleParams) func(worker.RunEvent) { return consoleEvents(w, p) }
 
 // consoleLine renders the line an event prints, newline included, or "" for none.
 func consoleLine(e worker.RunEvent, p ConsoleParams) string {
@@ -347,6 +344,6 @@ func startConsole(w io.Writer, terminal io.Writer, cfg *config.Config, opts cons
 	if h := consoleHeader(v, strings.Join(cfg.Worker.Queues, ","), stdinTerminal, decorated); h != "" && !(cfg.Worker.Once && down) {
 		_, _ = io.WriteString(w, h)
 	}
-	return consoleEvents(w, ConsoleParams{Version: v, Location: loc, Verbose: opts.verbosity > 0, Decorated: decorated,
+	return ConsoleEvents(w, ConsoleParams{Version: v, Location: loc, Verbose: opts.verbosity > 0, Decorated: decorated,
 		Width: terminalWidth(os.LookupEnv, os.Stdin)})
 }
