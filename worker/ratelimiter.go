@@ -27,29 +27,11 @@ type LimiterStore interface {
 	CacheForget(ctx context.Context, key string) error
 }
 
-// DatabaseLocks is what the database cache store's locks take: cache_locks rows by key and owner.
-// *laravel.Conn is one.
-type DatabaseLocks interface {
-	CacheLockAcquire(ctx context.Context, p *laravel.CacheLockParams) (bool, error)
-	CacheLockRelease(ctx context.Context, p *laravel.CacheLockReleaseParams) (bool, error)
-}
-
-// The database is the middleware's default store.
+// The database is the middleware's default store: *laravel.Conn holds cache_locks rows and values.
 var (
-	_ DatabaseLocks = (*laravel.Conn)(nil)
-	_ LimiterStore  = (*laravel.Conn)(nil)
+	_ LockStore    = (*laravel.Conn)(nil)
+	_ LimiterStore = (*laravel.Conn)(nil)
 )
-
-// dbLocks is the database cache store's LockStore.
-type dbLocks struct{ conn DatabaseLocks }
-
-func (d dbLocks) LockAcquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
-	return d.conn.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: name, Owner: owner, TTL: time.Duration(seconds) * time.Second})
-}
-
-func (d dbLocks) LockRelease(ctx context.Context, name, owner string) (bool, error) {
-	return d.conn.CacheLockRelease(ctx, &laravel.CacheLockReleaseParams{Key: name, Owner: owner})
-}
 
 // rateLimiter is Laravel's Illuminate\Cache\RateLimiter on the worker's cache store: a hit counter
 // under key and its expiry time under key+":timer", both with the decay as their TTL.

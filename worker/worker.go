@@ -362,12 +362,12 @@ func middlewareStores(p Params) (LockStore, LimiterStore, bool) {
 		s, ok := p.Cache.(interface{ SerializesValues() bool })
 		return locks, values, ok && s.SerializesValues()
 	}
-	locks, hasLocks := p.Conn.(DatabaseLocks)
+	locks, hasLocks := p.Conn.(LockStore)
 	values, hasValues := p.Conn.(LimiterStore)
 	if !p.Config.CacheEnabled || !hasLocks || !hasValues {
 		return nil, nil, false
 	}
-	return dbLocks{locks}, values, true
+	return locks, values, true
 }
 
 func logger(l *slog.Logger) *slog.Logger {
