@@ -17,9 +17,33 @@ import (
 	"strings"
 )
 
-// ErrDecrypt is the one error every failed decryption returns: a wrong key, a bad MAC or tag, a tampered
-// or malformed payload. It deliberately says nothing more, as Laravel's DecryptException does not.
+// ErrDecrypt is what every failed decryption is (errors.Is): a wrong key, a bad MAC or tag, a tampered
+// or malformed payload. The error itself is a *DecryptError, which says which as Laravel does.
 var ErrDecrypt = errors.New("the payload could not be decrypted with APP_KEY or APP_PREVIOUS_KEYS")
+
+// DecryptError is a failed decryption. Message is what Laravel's Encrypter puts in the
+// DecryptException it throws for the same payload and keys.
+type DecryptError struct {
+	Message string
+}
+
+// Laravel's DecryptException messages.
+const (
+	DecryptPayloadInvalid = "The payload is invalid."
+	DecryptMACInvalid     = "The MAC is invalid."
+	DecryptFailed         = "Could not decrypt the data."
+	DecryptTagUnsupported = "Unable to use tag because the cipher algorithm does not support AEAD."
+)
+
+// DecryptExceptionClass is the class of the exception PHP throws for a payload it cannot decrypt.
+const DecryptExceptionClass = `Illuminate\Contracts\Encryption\DecryptException`
+
+func (e *DecryptError) Error() string { return ErrDecrypt.Error() + " (" + e.Message + ")" }
+
+// Is reports whether target is ErrDecrypt.
+func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
+
+func decryptError(message string) error { return &DecryptError{Message: message} }
 
 // ErrKey is wrapped by NewKeyring's errors about APP_KEY, APP_PREVIOUS_KEYS and APP_CIPHER.
 var ErrKey = errors.New("invalid encryption key")
@@ -107,54 +131,60 @@ type laravelEnvelope struct {
 
 // Decrypt reverses Laravel's Crypt::encrypt (without the final unserialize): it reads base64(JSON{iv,
 // value, mac, tag}), and for CBC checks the HMAC-SHA256 in constant time before decrypting; GCM checks
-// its tag. It tries the current key, then each previous key. Every failure is ErrDecrypt.
+// its tag. It tries the current key, then each previous key. Every failure is a *DecryptError with
+// the message Laravel's Encrypter gives, checked in its order: the payload's shape, the MAC, the tag,
+// then the decryption.
 func (kr *Keyring) Decrypt(payload string) ([]byte, error) {
 	raw, err := base64.StdEncoding.DecodeString(payload)
 	if err != nil {
-		return nil, ErrDecrypt
+		return nil, decryptError(DecryptPayloadInvalid)
 	}
 	var env laravelEnvelope
 	if json.Unmarshal(raw, &env) != nil || env.IV == nil || env.Value == nil || env.MAC == nil {
-		return nil, ErrDecrypt
+		return nil, decryptError(DecryptPayloadInvalid)
 	}
 	iv, err := base64.StdEncoding.DecodeString(*env.IV)
 	if err != nil || len(iv) != kr.spec.ivLen {
-		return nil, ErrDecrypt
+		return nil, decryptError(DecryptPayloadInvalid)
 	}
-	ct, err := base64.StdEncoding.DecodeString(*env.Value)
-	if err != nil {
-		return nil, ErrDecrypt
-	}
-	var tag []byte
-	if env.Tag != nil && *env.Tag != "" {
-		if tag, err = base64.StdEncoding.DecodeString(*env.Tag); err != nil {
-			return nil, ErrDecrypt
-		}
-	}
-	if kr.spec.aead {
-		if len(tag) != 16 {
-			return nil, ErrDecrypt
-		}
+	hasTag := env.Tag != nil && *env.Tag != "" && *env.Tag != "0" // PHP's empty()
+	if !kr.spec.aead {
+		var keys [][]byte // the keys the MAC is valid for
 		for _, key := range kr.keys {
-			if pt, ok := openGCM(key, iv, ct, tag); ok {
-				return pt, nil
+			want := macHex(key, *env.IV, *env.Value)
+			if subtle.ConstantTimeCompare([]byte(want), []byte(*env.MAC)) == 1 {
+				keys = append(keys, key)
 			}
 		}
-		return nil, ErrDecrypt
+		if len(keys) == 0 {
+			return nil, decryptError(DecryptMACInvalid)
+		}
+		if hasTag {
+			return nil, decryptError(DecryptTagUnsupported)
+		}
+		if ct, err := base64.StdEncoding.DecodeString(*env.Value); err == nil {
+			for _, key := range keys {
+				if pt, ok := openCBC(key, iv, ct); ok {
+					return pt, nil
+				}
+			}
+		}
+		return nil, decryptError(DecryptFailed)
 	}
-	if tag != nil {
-		return nil, ErrDecrypt
+	var tag []byte
+	if hasTag {
+		tag, _ = base64.StdEncoding.DecodeString(*env.Tag)
+	}
+	ct, err := base64.StdEncoding.DecodeString(*env.Value)
+	if len(tag) != 16 || err != nil {
+		return nil, decryptError(DecryptFailed)
 	}
 	for _, key := range kr.keys {
-		want := macHex(key, *env.IV, *env.Value)
-		if subtle.ConstantTimeCompare([]byte(want), []byte(*env.MAC)) != 1 {
-			continue
-		}
-		if pt, ok := openCBC(key, iv, ct); ok {
+		if pt, ok := openGCM(key, iv, ct, tag); ok {
 			return pt, nil
 		}
 	}
-	return nil, ErrDecrypt
+	return nil, decryptError(DecryptFailed)
 }
 
 func macHex(key []byte, iv, value string) string {

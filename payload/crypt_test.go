@@ -57,7 +57,7 @@ func TestDecryptLaravelCiphertexts(t *testing.T) {
 			t.Errorf("%s with a previous key: %v", c.cipher, err)
 		}
 		wrong, _ := NewKeyring(other, nil, c.cipher)
-		if _, err := wrong.Decrypt(c.ciphertext); err != ErrDecrypt {
+		if _, err := wrong.Decrypt(c.ciphertext); !errors.Is(err, ErrDecrypt) {
 			t.Errorf("%s with a wrong key: %v", c.cipher, err)
 		}
 	}
@@ -71,7 +71,10 @@ func mustKey(t *testing.T, k string) []byte {
 	return key
 }
 
+// TestDecryptTampered decrypts damaged payloads and payloads under a wrong key; each fails with the
+// DecryptException message Laravel's Encrypter gives for it, compared with PHP's own when it is here.
 func TestDecryptTampered(t *testing.T) {
+	php, autoload := phpEncrypter(t)
 	for _, c := range cryptCases(t) {
 		kr, _ := NewKeyring(c.key, nil, c.cipher)
 		raw, _ := base64.StdEncoding.DecodeString(c.ciphertext)
@@ -93,24 +96,74 @@ func TestDecryptTampered(t *testing.T) {
 			b[len(b)-1] ^= 1
 			return base64.StdEncoding.EncodeToString(b)
 		}
-		bad := []string{
-			"", "not base64!", base64.StdEncoding.EncodeToString([]byte("[]")), base64.StdEncoding.EncodeToString([]byte(`{"iv":1}`)),
-			mutate("value", flip(env["value"])),
-			mutate("iv", flip(env["iv"])),
-			mutate("iv", base64.StdEncoding.EncodeToString([]byte("short"))),
-			mutate("value", ""),
+		other := "base64:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, len(mustKey(t, c.key))))
+		wrong, _ := NewKeyring(other, nil, c.cipher)
+		type bad struct {
+			kr      *Keyring
+			key     string
+			payload string
+			want    string
+		}
+		invalid, mac, failed := DecryptPayloadInvalid, DecryptMACInvalid, DecryptFailed
+		if env["mac"] == "" {
+			mac = failed // GCM: no MAC; a changed value or iv fails the tag
+		}
+		cases := []bad{
+			{kr, c.key, "", invalid},
+			{kr, c.key, "not base64!", invalid},
+			{kr, c.key, base64.StdEncoding.EncodeToString([]byte("[]")), invalid},
+			{kr, c.key, base64.StdEncoding.EncodeToString([]byte(`{"iv":1}`)), invalid},
+			{kr, c.key, mutate("value", flip(env["value"])), mac},
+			{kr, c.key, mutate("iv", flip(env["iv"])), mac},
+			{kr, c.key, mutate("iv", base64.StdEncoding.EncodeToString([]byte("short"))), invalid},
+			{kr, c.key, mutate("value", ""), mac},
+			{wrong, other, c.ciphertext, mac},
 		}
 		if env["mac"] != "" {
-			bad = append(bad, mutate("mac", strings.Repeat("0", 64)), mutate("tag", base64.StdEncoding.EncodeToString(make([]byte, 16))))
+			cases = append(cases,
+				bad{kr, c.key, mutate("mac", strings.Repeat("0", 64)), mac},
+				bad{kr, c.key, mutate("tag", base64.StdEncoding.EncodeToString(make([]byte, 16))), DecryptTagUnsupported})
 		} else {
-			bad = append(bad, mutate("tag", flip(env["tag"])), mutate("tag", ""), mutate("tag", "AAAA"))
+			cases = append(cases,
+				bad{kr, c.key, mutate("tag", flip(env["tag"])), failed},
+				bad{kr, c.key, mutate("tag", ""), failed},
+				bad{kr, c.key, mutate("tag", "AAAA"), failed})
 		}
-		for i, b := range bad {
-			if _, err := kr.Decrypt(b); err != ErrDecrypt {
-				t.Errorf("%s case %d: %v, want ErrDecrypt", c.cipher, i, err)
+		for i, b := range cases {
+			_, err := b.kr.Decrypt(b.payload)
+			var de *DecryptError
+			if !errors.Is(err, ErrDecrypt) || !errors.As(err, &de) || de.Message != b.want {
+				t.Errorf("%s case %d: %v, want %q", c.cipher, i, err, b.want)
+			}
+			if php == "" {
+				continue
+			}
+			script := `require '` + autoload + `'; $e = new Illuminate\Encryption\Encrypter(base64_decode(substr($argv[1], 7)), $argv[2]);
+				try { $e->decrypt($argv[3], false); echo "decrypted"; } catch (Throwable $x) { echo get_class($x), ": ", $x->getMessage(); }`
+			out, err := exec.Command(php, "-r", script, b.key, c.cipher, b.payload).CombinedOutput()
+			if want := DecryptExceptionClass + ": " + b.want; err != nil || string(out) != want {
+				t.Errorf("%s case %d: PHP says %q (%v), want %q", c.cipher, i, out, err, want)
 			}
 		}
 	}
+}
+
+// phpEncrypter returns the php binary and Laravel's Encrypter's autoloader, or "" when they are
+// missing (a failure with ARTISAN_GO_REQUIRE_ALL=1).
+func phpEncrypter(t *testing.T) (php, autoload string) {
+	autoload = "/usr/share/php/Illuminate/Encryption/autoload.php"
+	php, err := exec.LookPath("php")
+	if _, serr := os.Stat(autoload); err != nil || serr != nil {
+		// internal/testenv.Missing does this too; it is not imported so that the fuzzing build of this
+		// package stays free of the database drivers.
+		msg := "php with Laravel's Encrypter (" + autoload + ") is missing; install php-cli and php-laravel-framework"
+		if os.Getenv("ARTISAN_GO_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Log(msg)
+		return "", ""
+	}
+	return php, autoload
 }
 
 func TestEncryptRoundTrip(t *testing.T) {
@@ -132,16 +185,9 @@ func TestEncryptRoundTrip(t *testing.T) {
 
 // TestEncryptReadByLaravel has Laravel's own Encrypter decrypt what Keyring.Encrypt wrote.
 func TestEncryptReadByLaravel(t *testing.T) {
-	const autoload = "/usr/share/php/Illuminate/Encryption/autoload.php"
-	php, err := exec.LookPath("php")
-	if _, serr := os.Stat(autoload); err != nil || serr != nil {
-		// internal/testenv.Missing does this too; it is not imported so that the fuzzing build of this
-		// package stays free of the database drivers.
-		msg := "php with Laravel's Encrypter (" + autoload + ") is missing; install php-cli and php-laravel-framework"
-		if os.Getenv("ARTISAN_GO_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+	php, autoload := phpEncrypter(t)
+	if php == "" {
+		t.Skip("no PHP")
 	}
 	for _, c := range cryptCases(t) {
 		kr, _ := NewKeyring(c.key, nil, c.cipher)

@@ -114,7 +114,7 @@ func FuzzDecrypt(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, in string) {
 		kr := rings[int(which)%len(rings)]
 		pt, err := kr.Decrypt(in)
-		if err != nil && err != ErrDecrypt {
+		if err != nil && !errors.Is(err, ErrDecrypt) {
 			t.Fatalf("error %v is not ErrDecrypt", err)
 		}
 		if err == nil {

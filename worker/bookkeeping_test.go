@@ -1,9 +1,12 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -455,6 +459,38 @@ func TestChainLinkEncrypted(t *testing.T) {
 		runOnce(t, w)
 		if s := w.Stats(); s.Processed != 2 || s.Failed != 0 {
 			t.Errorf("stats %+v, want the encrypted link read and run", s)
+		}
+	})
+}
+
+// TestEncryptedUnderAnotherKey: a job encrypted with a key the worker does not have fails as PHP's
+// worker fails it, with the Encrypter's DecryptException (its message is checked against PHP's in
+// payload's tests), once its tries are used.
+func TestEncryptedUnderAnotherKey(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		other, err := payload.NewKeyring("base64:"+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32)), nil, "AES-256-CBC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := payload.NewObject(jobClass).Set("connection", nil).Set("queue", nil).Set("chained", payload.NewList())
+		ct, err := payload.EncryptCommand(cmd, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cls, _ := json.Marshal(jobClass)
+		f.push(t, "default", fmt.Appendf(nil, `{"uuid":%q,"displayName":%s,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":1,"data":{"commandName":%s,"command":%q}}`,
+			testUUID(), cls, cls, ct))
+		runOnce(t, f.worker(t, nil))
+		failed := f.FailedRows(t)
+		if calls.Load() != 0 || len(failed) != 1 {
+			t.Fatalf("handler ran %d times, %d failed rows; want 0 and 1", calls.Load(), len(failed))
+		}
+		want := payload.DecryptExceptionClass + ": " + payload.DecryptMACInvalid + " in "
+		if !strings.HasPrefix(failed[0].Exception, want) {
+			t.Fatalf("exception %.200q, want it to start %q", failed[0].Exception, want)
 		}
 	})
 }

@@ -151,6 +151,14 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		return
 	}
 	if decodeErr != nil {
+		var de *payload.DecryptError
+		if errors.As(decodeErr, &de) {
+			// PHP's CallQueuedHandler throws the Encrypter's DecryptException; the log says what to fix.
+			w.log.Error("the job's command could not be decrypted: set APP_KEY (and APP_PREVIOUS_KEYS) to the keys the app encrypts with",
+				"class", r.displayName, "id", j.ID, "reason", de.Message)
+			w.exception(ctx, r, limits, newException(payload.DecryptExceptionClass, de.Message, nil))
+			return
+		}
 		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
 		return
 	}
