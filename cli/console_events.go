@@ -320,6 +320,16 @@ func colorSupport(getenv func(string) (string, bool), terminal bool, v payload.V
 	return t != "dumb" && colorTerm.MatchString(t)
 }
 
+// outputTimezone is the zone of the times queue:work prints: Laravel 9.49+'s queue.output_timezone
+// when it is set and not the app's zone (WorkCommand::now), else the app's.
+func outputTimezone(cfg *config.Config) string {
+	v, err := payload.ParseVersion(cfg.LaravelVersion)
+	if tz := cfg.Log.OutputTimezone; tz != "" && tz != cfg.App.Timezone && err == nil && v.AtLeast(9, 49) {
+		return tz
+	}
+	return cfg.App.Timezone
+}
+
 // startConsole prints queue:work's header for the app's Laravel version on w, when that version
 // prints one, and returns the events that print each job's lines there. terminal is the standard
 // output the lines end up on, which decides the colours as Symfony decides them: --ansi or
@@ -329,7 +339,7 @@ func startConsole(w io.Writer, terminal io.Writer, cfg *config.Config, opts cons
 	if err != nil {
 		v = payload.Version{Major: 8, Minor: 83}
 	}
-	loc, err := time.LoadLocation(cfg.App.Timezone)
+	loc, err := time.LoadLocation(outputTimezone(cfg))
 	if err != nil {
 		loc = time.UTC
 	}

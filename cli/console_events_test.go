@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/payload"
 	"github.com/artisan-go/artisan-go/worker"
@@ -288,5 +289,26 @@ func TestQueuePausedLines(t *testing.T) {
 	}
 	if got := string(jsonEventLine(paused, time.UTC)); got != `{"level":"warning","queue":"emails","status":"paused","timestamp":"2026-11-28T09:30:00.000000+00:00"}`+"\n" {
 		t.Errorf("paused as JSON: %s", got)
+	}
+}
+
+// TestOutputTimezone: Laravel 9.49+ prints queue:work's times in queue.output_timezone when it is set
+// and not the app's zone (WorkCommand::now); before 9.49, and without it, in the app's.
+func TestOutputTimezone(t *testing.T) {
+	for _, c := range []struct {
+		version, app, output, want string
+	}{
+		{"9.49", "UTC", "America/New_York", "America/New_York"},
+		{"13.26", "Europe/Paris", "Asia/Tokyo", "Asia/Tokyo"},
+		{"9.48", "UTC", "America/New_York", "UTC"},
+		{"8.83", "Europe/Paris", "America/New_York", "Europe/Paris"},
+		{"12.0", "Europe/Paris", "", "Europe/Paris"},
+		{"12.0", "Europe/Paris", "Europe/Paris", "Europe/Paris"},
+	} {
+		cfg := config.Default()
+		cfg.LaravelVersion, cfg.App.Timezone, cfg.Log.OutputTimezone = c.version, c.app, c.output
+		if got := outputTimezone(&cfg); got != c.want {
+			t.Errorf("%s, app %s, output %q: %s, want %s", c.version, c.app, c.output, got, c.want)
+		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 // 11.27+'s `queue:work --json` writes (WorkCommand::writeOutputAsJson): the keys level, id, uuid,
 // connection, queue, job, status, result, attempts, exception, message, timestamp in that order, empty
 // ones left out as PHP's array_filter leaves them out, then duration (seconds, rounded to 6 places)
-// after starting. Strings are escaped as json_encode escapes them by default. Times are in the app's
-// timezone.
+// after starting. Strings are escaped as json_encode escapes them by default. Times are in timezone
+// (see outputTimezone).
 func jsonEvents(w io.Writer, timezone string) func(worker.RunEvent) {
 	loc, err := time.LoadLocation(timezone)
 	if err != nil {

@@ -154,7 +154,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	switch opts := consoleOptionsOf(ctx); {
 	case opts.quiet: // -q writes nothing on standard output, JSON lines included
 	case *jsonLog:
-		events = jsonEvents(stdout, cfg.App.Timezone)
+		events = jsonEvents(stdout, outputTimezone(cfg))
 	case cfg.Log.Console == "laravel":
 		lines := newLogWriter(stdout, cfg.Log.Flush)
 		defer lines.Close()

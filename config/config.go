@@ -437,6 +437,11 @@ type Log struct {
 	// 9.20, "  date App\Jobs\X ..... 1.23ms DONE" from 9.21), or "off". --json prints Laravel 11.27+'s
 	// JSON lines instead, and -q nothing, as in PHP.
 	Console string `mapstructure:"console"`
+	// OutputTimezone is Laravel 9.49+'s queue.output_timezone: the time zone of the times queue:work
+	// prints (its per-job lines and --json's timestamp) when it is not the app's. PHP reads it from
+	// config/queue.php, which has no variable for it, so here it is read from the cached
+	// configuration, or set in YAML or ARTISAN_GO_LOG_OUTPUT_TIMEZONE. Default "": the app's zone.
+	OutputTimezone string `mapstructure:"output_timezone"`
 	// Channel is the application's log channel (LOG_CHANNEL), where PHP's exception handler reports
 	// the exceptions of the jobs it runs. Default "stack" (the skeleton's, a stack of "single").
 	Channel string `mapstructure:"channel"`

@@ -418,6 +418,14 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		c.notes = append(c.notes, fmt.Sprintf("app.timezone %q is not a time zone: as PHP, which refuses it with a notice, the worker uses UTC; set APP_TIMEZONE (config/app.php's timezone) to a zone such as Europe/Paris", c.App.Timezone))
 		c.App.Timezone = "UTC"
 	}
+	if tz := c.Log.OutputTimezone; tz != "" {
+		if resolved, ok := resolveTimezone(tz); ok {
+			c.Log.OutputTimezone = resolved
+		} else {
+			c.notes = append(c.notes, fmt.Sprintf("log.output_timezone %q is not a time zone: the times queue:work prints are in the app's zone; set queue.output_timezone (config/queue.php) or log.output_timezone to a zone such as Europe/Paris", tz))
+			c.Log.OutputTimezone = ""
+		}
+	}
 	applyDatabaseURL(c, set)
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"

@@ -682,6 +682,30 @@ func TestTimezoneAsPHP(t *testing.T) {
 	}
 }
 
+// TestOutputTimezoneChecked: log.output_timezone is read in any case; a name that is no zone warns and
+// leaves the app's zone for queue:work's times.
+func TestOutputTimezoneChecked(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(zoneinfoDir, "Europe", "Paris")); err != nil {
+		t.Skip("no system zoneinfo here")
+	}
+	for _, tc := range []struct{ tz, want, warn string }{
+		{"europe/paris", "Europe/Paris", ""}, {"Mars/Olympus", "", `log.output_timezone "Mars/Olympus" is not a time zone`},
+	} {
+		cfg, err := Load(LoadParams{Environ: []string{"ARTISAN_GO_LOG_OUTPUT_TIMEZONE=" + tc.tz}})
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil || cfg.Log.OutputTimezone != tc.want {
+			t.Errorf("%s: %q %v, want %q", tc.tz, cfg.Log.OutputTimezone, err, tc.want)
+			continue
+		}
+		if warned := strings.Contains(strings.Join(cfg.Warnings(), "\n"), tc.warn); tc.warn != "" && !warned {
+			t.Errorf("%s: warnings %q, want one saying %q", tc.tz, cfg.Warnings(), tc.warn)
+		}
+	}
+}
+
 // TestRetryAfterIsPHPInt reads DB_QUEUE_RETRY_AFTER as the skeleton's (int) env(...) does, and an
 // empty one (PHP's 0: every reservation expired at once) stops the worker naming it.
 func TestRetryAfterIsPHPInt(t *testing.T) {

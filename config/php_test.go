@@ -199,7 +199,7 @@ $config = [
     'cache' => ['host' => 'redis.cached', 'password' => null, 'port' => 6380, 'database' => '5']]],
   'queue' => ['default' => 'database', 'connections' => [
     'database' => ['driver' => 'database', 'table' => 'queued', 'queue' => 'high', 'retry_after' => 120, 'connection' => 'queue_db', 'after_commit' => false],
-  ], 'failed' => ['driver' => null, 'table' => 'failures']],
+  ], 'failed' => ['driver' => null, 'table' => 'failures'], 'output_timezone' => 'america/new_york'],
   'cache' => ['default' => 'redis', 'prefix' => 'shop_cache', 'stores' => ['redis' => ['driver' => 'redis', 'connection' => 'cache'],
     'memcached' => ['driver' => 'memcached', 'servers' => [['host' => 'mc1', 'port' => 11211, 'weight' => 100], ['host' => 'mc2', 'port' => 11212, 'weight' => 50]]]]],
   'logging' => ['default' => 'daily'],
@@ -232,6 +232,7 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		"tz": cfg.App.Timezone, "store": cfg.Cache.Store, "prefix": cfg.Cache.Prefix, "redis_host": cfg.Cache.Redis.Host,
 		"redis_port": cfg.Cache.Redis.Port, "redis_db": cfg.Cache.Redis.DB, "redis_prefix": cfg.Cache.Redis.Prefix,
 		"servers": cfg.Cache.Memcached.Servers, "channel": cfg.Log.Channel, "concurrency": cfg.Worker.Concurrency,
+		"output_tz": cfg.Log.OutputTimezone,
 	}
 	want := map[string]any{
 		"db":   DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue"},
@@ -239,6 +240,7 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		"failed": "null", "name": `O'Brien \ Sons`, "env": "staging", "tz": "Europe/Paris", "store": "redis",
 		"prefix": "shop_cache", "redis_host": "redis.cached", "redis_port": 6380, "redis_db": 5, "redis_prefix": "shop_database_",
 		"servers": []string{"mc1:11211:100", "mc2:11212:50"}, "channel": "daily", "concurrency": 7,
+		"output_tz": "America/New_York",
 	}
 	for k, w := range want {
 		if !reflect.DeepEqual(got[k], w) {

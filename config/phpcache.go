@@ -363,6 +363,7 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	}
 	from("cache.redis.lock_db", arr, "database", "redis", lockConn, "database")
 	from("log.channel", arr, "logging", "default")
+	from("log.output_timezone", arr, "queue", "output_timezone")
 	return out, covered
 }
 
