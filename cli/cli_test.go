@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,29 @@ func TestAppEnvPicksEnvFile(t *testing.T) {
 	t.Setenv("APP_ENV", "false")
 	if code, errOut := run(); code != 0 {
 		t.Errorf("APP_ENV=false: status %d, want .env read\n%s", code, errOut)
+	}
+}
+
+// TestEnvFileFromWorkingDirectory: without --env-file the working directory's .env is read, as artisan
+// reads the application's; with none, a connection error says that no .env was read.
+func TestEnvFileFromWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "from-dotenv.sqlite")
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DB_CONNECTION=sqlite\nDB_DATABASE="+missing+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:failed"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), missing) {
+		t.Fatalf("exit %d, stderr %q: want the database of the working directory's .env", code, errb.String())
+	}
+	if err := os.Remove(filepath.Join(dir, ".env")); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	t.Setenv("ARTISAN_GO_DB_DRIVER", "sqlite")
+	t.Setenv("ARTISAN_GO_DB_DATABASE", missing)
+	if code := Do(context.Background(), []string{"queue:failed"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no .env file was read") {
+		t.Fatalf("exit %d, stderr %q: want it to say no .env was read", code, errb.String())
 	}
 }

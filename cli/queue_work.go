@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,10 +212,19 @@ func emptyValues(fs *flag.FlagSet, args []string) []string {
 }
 
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
-// Symfony's --env names the application environment and picks .env.<env> when it exists; else, as
+// Without envFile it reads the working directory's .env when there is one, as artisan reads the
+// application's from its directory. Symfony's --env names the application environment and picks .env.<env> when it exists; else, as
 // Laravel's LoadEnvironmentVariables does, an APP_ENV in the process environment picks .env.<APP_ENV>
 // when it exists.
 func loadConfig(ctx context.Context, envFile, configFile string, overrides map[string]any) (*config.Config, error) {
+	if envFile == "" {
+		// artisan reads base_path('.env'), and it is run from the application's directory.
+		if st, err := os.Stat(".env"); err == nil && st.Mode().IsRegular() {
+			if abs, err := filepath.Abs(".env"); err == nil {
+				envFile = abs
+			}
+		}
+	}
 	given := envFile
 	if env := consoleOptionsOf(ctx).env; env != "" {
 		envFile = environmentFile(envFile, env)
@@ -249,9 +259,9 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// openConn opens the database the configuration names.
+// openConn opens the database the configuration names; when no .env file was read, its error says so.
 func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
-	return laravel.Open(ctx, laravel.OpenParams{
+	conn, err := laravel.Open(ctx, laravel.OpenParams{
 		Dialect: laravel.Dialect(cfg.DB.Driver), DSN: cfg.DB.DSN, Host: cfg.DB.Host, Port: cfg.DB.Port,
 		Database: cfg.DB.Database, Username: cfg.DB.Username, Password: cfg.DB.Password,
 		Socket: cfg.DB.Socket, Schema: cfg.DB.Schema, ServerVersion: cfg.DB.Version,
@@ -265,6 +275,10 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 		// database created there would only hide it behind "table jobs does not exist".
 		RequireSQLiteFile: true,
 	})
+	if err != nil && cfg.EnvFile() == "" {
+		err = fmt.Errorf("%w (no .env file was read: run artisan-go from the application's directory, or pass --env-file /path/to/app/.env)", err)
+	}
+	return conn, err
 }
 
 // maxPoolSize bounds a worker's database connections whatever its concurrency: claims and grouped

@@ -79,6 +79,8 @@ type Config struct {
 	// Pulse configures the rows written for Laravel Pulse's dashboard.
 	Pulse Pulse `mapstructure:"pulse"`
 
+	// envFile is the .env file read ("" for none).
+	envFile string
 	// defaultQueue is the connection's queue setting (DB_QUEUE) as loaded; see DefaultQueue.
 	defaultQueue string
 	// configured is the connection the .env, the YAML file and the environment name, when the
@@ -96,6 +98,9 @@ type Config struct {
 // CachedConfig is the file `php artisan config:cache` wrote that the configuration was read from
 // instead of .env's Laravel variables, or "" when there is none.
 func (c *Config) CachedConfig() string { return c.cachedConfig }
+
+// EnvFile returns the .env file read, or "" when none was.
+func (c *Config) EnvFile() string { return c.envFile }
 
 // DB is the database connection, as in Laravel's config/database.php.
 type DB struct {

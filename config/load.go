@@ -164,6 +164,7 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	cfg.notes = notes
+	cfg.envFile = p.EnvFile
 	if cache != nil {
 		cfg.cachedConfig = cachePath
 	}
