@@ -59,7 +59,14 @@ func (w *Worker) queueBatchCallbacks(ctx context.Context, r *jobRun, id string, 
 // queues one job of the companion class Config.FailedCompanion carrying the failed job's data.command
 // (serialized or encrypted, as it was). Raw Class@method jobs are left out.
 func (w *Worker) queueFailedHooks(ctx context.Context, r *jobRun, cause error) {
-	if w.cfg.FailedCompanion == "" || r.env == nil || r.env.IsRaw() || r.env.Command == "" || r.class == w.cfg.FailedCompanion {
+	if r.env == nil || r.env.IsRaw() || r.env.Command == "" || r.class == w.cfg.FailedCompanion {
+		return
+	}
+	if w.cfg.FailedCompanion == "" {
+		if w.failedWarned.add(r.class) {
+			w.log.Warn("a job failed here and no companion runs its PHP failure hooks: if its class has a failed() method, PHP did not run it; copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app and set worker.failed_companion to its class",
+				"class", r.displayName)
+		}
 		return
 	}
 	class, msg := exceptionClassMessage(cause)

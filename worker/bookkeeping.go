@@ -213,6 +213,17 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 	return false
 }
 
+// chainNeedsPHP reports whether the job's chain has catch callbacks (PHP closures, run when a link
+// fails) and no companion job can run them for this worker: such a job is left to PHP, as a job of a
+// batch with callbacks is, unless BatchCallbacks is "run" (the callbacks then skipped).
+func (w *Worker) chainNeedsPHP(r *jobRun) bool {
+	if w.cfg.FailedCompanion != "" || w.cfg.BatchCallbacks == BatchCallbacksRun || r.cmd == nil {
+		return false
+	}
+	cbs, _ := r.cmd.Get("chainCatchCallbacks")
+	return !phpFalsy(cbs)
+}
+
 // recordBatchSuccess counts a successful job in its batch (pending-1, finished_at at zero).
 func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
 	id := batchID(r)

@@ -494,3 +494,33 @@ func TestEncryptedUnderAnotherKey(t *testing.T) {
 		}
 	})
 }
+
+// TestChainCatchCallbacksLeftForPHP: a link of a chain with catch callbacks (PHP closures) is left to
+// PHP when no companion can run them, as a job of a batch with callbacks is; with the failed-hooks
+// companion, or the "run" policy, it runs here.
+func TestChainCatchCallbacksLeftForPHP(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		catch := payload.NewList(payload.NewObject(`Illuminate\Queue\SerializableClosure`))
+		push := func() {
+			f.push(t, "default", envelope(t, jobClass, "", map[string]payload.Value{"chainCatchCallbacks": catch}))
+		}
+		push()
+		w := f.worker(t, nil)
+		runOnce(t, w)
+		if calls.Load() != 0 || w.Stats().LeftForPHP != 1 {
+			t.Fatalf("ran %d times, stats %+v: want it left for PHP", calls.Load(), w.Stats())
+		}
+		if r := f.onlyRow(t); r.Attempts != 0 || r.ReservedAt != nil {
+			t.Fatalf("left row: attempts %d reserved_at %v, want untouched", r.Attempts, r.ReservedAt)
+		}
+		runOnce(t, f.worker(t, func(c *Config) { c.FailedCompanion = `App\Jobs\RunFailedHooks` }))
+		push()
+		runOnce(t, f.worker(t, func(c *Config) { c.BatchCallbacks = BatchCallbacksRun }))
+		if calls.Load() != 2 || len(f.Rows(t)) != 0 {
+			t.Fatalf("ran %d times with a companion and with the run policy, %d rows left; want 2 and 0", calls.Load(), len(f.Rows(t)))
+		}
+	})
+}

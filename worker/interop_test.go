@@ -100,7 +100,8 @@ func TestInteropPHP(t *testing.T) {
 
 		t.Run("chain continued by PHP and by Go", func(t *testing.T) {
 			p.app.MustDispatch(ctx, "chain", phpapp.Count(3))
-			w := p.worker(t, nil)
+			// The chain has a catch callback: Go runs its links with the failed-hooks companion set.
+			w := p.worker(t, func(c *Config) { c.FailedCompanion = `App\Jobs\RunFailedHooks` })
 			runOnce(t, w) // step 1 in Go pushes step 2
 			if _, err := p.app.Work(ctx, "--once"); err != nil {
 				t.Fatal(err) // step 2 in PHP pushes step 3

@@ -118,6 +118,10 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			w.leave(r, "its batch has PHP callbacks")
 			return
 		}
+		if w.chainNeedsPHP(r) {
+			w.leave(r, "its chain has PHP catch callbacks")
+			return
+		}
 	}
 	// A job whose models cannot be checked, or whose middleware only PHP can apply, is left before it
 	// starts: PHP's worker prints and counts its start when it runs it.

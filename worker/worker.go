@@ -72,9 +72,9 @@ type Config struct {
 	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
 	// claims nothing unless Force; "" does not look.
 	MaintenanceFile string
-	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks (PHP
-	// closures): "php" (default) leaves it to PHP workers so the callbacks run; "run" runs it here and
-	// the callbacks are skipped.
+	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks, or whose
+	// chain has catch callbacks (PHP closures), when no companion class runs them: "php" (default)
+	// leaves it to PHP workers so the callbacks run; "run" runs it here and the callbacks are skipped.
 	BatchCallbacks string
 	AbandonAfter   time.Duration // how long a timed-out handler that ignores its context keeps its slot
 	Unhandled      string        // "leave", "fail" or "move:<queue>"
@@ -93,7 +93,9 @@ type Config struct {
 	BatchCompanion string
 	// FailedCompanion is the PHP job class that runs a failed job's chain catch callbacks and failed()
 	// method for Go (testdata/laravel/app/Jobs/RunFailedHooks.php is one to copy). When this worker
-	// fails an object job it queues one such job for PHP workers; "" skips those hooks.
+	// fails an object job it queues one such job for PHP workers. With "", jobs whose chain has catch
+	// callbacks are left to PHP (see BatchCallbacks), and a failed() method of a class failed here is
+	// not run: the first failure of each class logs a warning saying so.
 	FailedCompanion string
 	// RateLimiters are the limits of the PHP application's named rate limiters (RateLimiter::for),
 	// which the RateLimited job middleware applies; a job limited by a limiter not listed here is
@@ -241,6 +243,8 @@ type Worker struct {
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
 	modelWarned onceSet
+	// failedWarned names the classes failed here without a failed companion, each logged once.
+	failedWarned onceSet
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).

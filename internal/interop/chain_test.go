@@ -9,8 +9,9 @@ import (
 	"github.com/artisan-go/artisan-go/worker"
 )
 
-// TestGoChainPHPContinues runs the first link of PHP-dispatched chains under Go; PHP's worker runs the
-// next links, which see their step, the rest of the chain, the chain's queue, and the chain's catch
+// TestGoChainPHPContinues runs the first link of PHP-dispatched chains under Go (their catch callback
+// makes Go leave them to PHP until the failed-hooks companion is set); PHP's worker runs the next
+// links, which see their step, the rest of the chain, the chain's queue, and the chain's catch
 // callback, which PHP runs when a later link fails.
 func TestGoChainPHPContinues(t *testing.T) {
 	t.Parallel()
@@ -23,7 +24,13 @@ func TestGoChainPHPContinues(t *testing.T) {
 			d := s.app.MustDispatch(ctx, "chain", phpapp.Count(3), phpapp.OnQueue("chainq"), phpapp.Fail(fail))
 			heads[d.Jobs[0].UUID] = true
 		}
-		st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"chainq"}; c.MaxJobs = 2; c.StopWhenEmpty = false })
+		// The chains have a catch callback: without a companion to run it, Go leaves their links to PHP.
+		if st := s.drain(t, ctx, func(c *worker.Config) { c.Queues = []string{"chainq"} }); st.LeftForPHP != 2 || st.Processed != 0 {
+			t.Fatalf("Go stats without a companion %+v, want the two heads left for PHP", st)
+		}
+		st := s.drain(t, ctx, func(c *worker.Config) {
+			c.Queues, c.MaxJobs, c.StopWhenEmpty, c.FailedCompanion = []string{"chainq"}, 2, false, failedHooks
+		})
 		if st.Processed != 2 || st.ChainDispatched != 2 {
 			t.Fatalf("Go stats %+v, want the two heads processed and their next links queued", st)
 		}
