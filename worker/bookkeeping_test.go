@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -353,6 +354,8 @@ func TestLeftBeyondRemembered(t *testing.T) {
 		f.push(t, "default", fixture883(t, "closure"))
 	}
 	w := f.worker(t, func(c *Config) { c.ExcludeLimit = 4; c.Sleep = 300 * time.Millisecond })
+	var logged lockedBuffer
+	w.log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond) // the window measured, not a wait
 	defer cancel()
 	if _, err := w.Run(ctx); err != nil {
@@ -360,6 +363,10 @@ func TestLeftBeyondRemembered(t *testing.T) {
 	}
 	if left := w.Stats().LeftForPHP; left <= 4 || left > 1000 {
 		t.Fatalf("%d hand-backs of 40 rows in 1.5 s; want more than the 4 remembered, and no more than 1,000", left)
+	}
+	// Each row's first hand-back is logged at info, the others at debug.
+	if n, left := strings.Count(logged.String(), "Left for PHP"), w.Stats().LeftForPHP; n > 40 || n >= int(left) {
+		t.Fatalf("%d info lines for %d hand-backs of 40 rows, want one for each row's first", n, left)
 	}
 	if rows := f.Rows(t); len(rows) != 40 {
 		t.Fatalf("%d rows left, want the 40", len(rows))
@@ -523,4 +530,22 @@ func TestChainCatchCallbacksLeftForPHP(t *testing.T) {
 			t.Fatalf("ran %d times with a companion and with the run policy, %d rows left; want 2 and 0", calls.Load(), len(f.Rows(t)))
 		}
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writes of several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	"github.com/artisan-go/artisan-go/laravel"
@@ -43,7 +44,8 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 // remembers its id so that this worker does not claim it again.
 func (w *Worker) leave(r *jobRun, why string) {
 	j := r.rj.job
-	if w.leftBefore.seen(j.ID) {
+	again := w.leftBefore.seen(j.ID)
+	if again {
 		w.stats.leftAgain.Add(1) // claimed again after the claims forgot it (see leftChurn)
 	}
 	// Remember the id before handing the row back, so no claim in between takes it again.
@@ -54,6 +56,10 @@ func (w *Worker) leave(r *jobRun, why string) {
 	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
 		return w.queue.JobReturn(ctx, []*laravel.Job{j})
 	}, &w.stats.left) {
-		w.log.Info("Left for PHP ("+why+")", "class", r.displayName, "id", j.ID, "queue", j.Queue)
+		level := slog.LevelInfo
+		if again {
+			level = slog.LevelDebug // logged when it was first left
+		}
+		w.log.Log(context.Background(), level, "Left for PHP ("+why+")", "class", r.displayName, "id", j.ID, "queue", j.Queue)
 	}
 }
