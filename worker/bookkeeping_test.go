@@ -354,7 +354,7 @@ func TestLeftBeyondRemembered(t *testing.T) {
 		f.push(t, "default", fixture883(t, "closure"))
 	}
 	w := f.worker(t, func(c *Config) { c.ExcludeLimit = 4; c.Sleep = 300 * time.Millisecond })
-	var logged lockedBuffer
+	var logged lockedLog
 	w.log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond) // the window measured, not a wait
 	defer cancel()
@@ -530,22 +530,4 @@ func TestChainCatchCallbacksLeftForPHP(t *testing.T) {
 			t.Fatalf("ran %d times with a companion and with the run policy, %d rows left; want 2 and 0", calls.Load(), len(f.Rows(t)))
 		}
 	})
-}
-
-// lockedBuffer is a bytes.Buffer safe for the writes of several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,22 +107,4 @@ func TestClaimBoundWithoutLockFilesWarns(t *testing.T) {
 	if !strings.Contains(out, "TMPDIR") || !strings.Contains(out, "not a directory") {
 		t.Fatalf("the warning names neither the fix nor the cause:\n%s", out)
 	}
-}
-
-// lockedLog is a log destination safe for concurrent writes and a read.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
