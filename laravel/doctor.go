@@ -170,13 +170,24 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 				"index %s is invalid (a CREATE INDEX CONCURRENTLY that did not finish): PostgreSQL maintains it but never uses it", ix.Name)
 			continue
 		}
-		if len(ix.Columns) == 1 && ix.Columns[0] == "queue" {
-			hasQueueIndex = true
+		if len(ix.Columns) > 0 && ix.Columns[0] == "queue" {
+			hasQueueIndex = true // a claim's lookup by queue uses its first column
 		}
 		if !ix.timeAfterQueue() {
 			continue
 		}
-		if slices.Equal(ix.Columns, []string{"queue", "reserved_at"}) {
+		legacy := slices.Equal(ix.Columns, []string{"queue", "reserved_at"})
+		if c.name != MySQL {
+			// Without InnoDB's range locks there is no deadlock; the cost is the index's churn.
+			code, what := "composite-index", "has a time column after queue"
+			if legacy {
+				code, what = "legacy-index", "(Laravel 5.4's) has reserved_at after queue"
+			}
+			add(code, SeverityWarning, migrate,
+				"index %s (%s) %s: every claim, release and delete moves the row within it (on PostgreSQL none of these updates can be HOT), which the claims do not need; Laravel 5.5+ indexes (queue) alone", ix.Name, strings.Join(ix.Columns, ", "), what)
+			continue
+		}
+		if legacy {
 			add("legacy-index", SeverityError, migrate,
 				"index %s (queue, reserved_at) is Laravel 5.4's: concurrent claims lock ranges of it while releases and deletes change reserved_at, the deadlock pattern of laravel/framework #7046 and #31660; Laravel 5.5+ indexes (queue) alone", ix.Name)
 			continue
