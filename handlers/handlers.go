@@ -138,22 +138,33 @@ func (j *Job) Action() (Action, time.Duration, error) {
 // instead (an empty data value leaves T zero). A command that does not bind fails the job without
 // retry, since every attempt would bind the same way; the payload is kept in failed_jobs.
 func Typed[T any](fn func(ctx context.Context, job *Job, cmd *T) error) Handler {
-	return HandlerFunc(func(ctx context.Context, job *Job) error {
-		cmd := new(T)
-		var err error
-		switch {
-		case job.Command != nil:
-			err = payload.Bind(job.Command, cmd)
-		case len(job.Data) > 0 && string(job.Data) != `""` && string(job.Data) != "null":
-			err = json.Unmarshal(job.Data, cmd)
-		}
-		if err != nil {
-			job.Fail(fmt.Errorf("bind %s into %T: %w", job.Class, cmd, err))
-			return nil
-		}
-		return fn(ctx, job, cmd)
-	})
+	return typed[T]{fn}
 }
+
+// typed is the Handler Typed returns.
+type typed[T any] struct {
+	fn func(ctx context.Context, job *Job, cmd *T) error
+}
+
+func (h typed[T]) Handle(ctx context.Context, job *Job) error {
+	cmd := new(T)
+	var err error
+	switch {
+	case job.Command != nil:
+		err = payload.Bind(job.Command, cmd)
+	case len(job.Data) > 0 && string(job.Data) != `""` && string(job.Data) != "null":
+		err = json.Unmarshal(job.Data, cmd)
+	}
+	if err != nil {
+		job.Fail(fmt.Errorf("bind %s into %T: %w", job.Class, cmd, err))
+		return nil
+	}
+	return h.fn(ctx, job, cmd)
+}
+
+// Target returns the function the handler calls, where the worker places a returned error that carries
+// no location of its own.
+func (h typed[T]) Target() any { return h.fn }
 
 // Registry maps PHP class names to handlers. Names are matched as PHP matches class names: without a
 // leading backslash and ignoring case. It is safe for concurrent use; registering is meant for

@@ -1,11 +1,14 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/artisan-go/artisan-go/handlers"
 )
 
 type classedError struct{}
@@ -77,5 +80,22 @@ func TestPanicText(t *testing.T) {
 	}
 	if !strings.Contains(text, "worker.panicky()") && !strings.Contains(lines[0], "exception_test.go") {
 		t.Fatalf("trace misses the panic site:\n%s", text)
+	}
+}
+
+type typedCmd struct{}
+
+func typedTarget(context.Context, *handlers.Job, *typedCmd) error { return nil }
+
+// TestHandlerFrameOfTyped: an error a handlers.Typed function returns is placed at that function, not
+// at the wrapper in the handlers package.
+func TestHandlerFrameOfTyped(t *testing.T) {
+	f := handlerFrame(handlers.Typed(typedTarget))
+	if !strings.HasSuffix(f.File, "exception_test.go") || !strings.HasSuffix(f.Function, ".typedTarget") {
+		t.Fatalf("frame %+v, want typedTarget in exception_test.go", f)
+	}
+	f = handlerFrame(handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+	if !strings.HasSuffix(f.File, "exception_test.go") {
+		t.Fatalf("frame of a HandlerFunc %+v, want this file", f)
 	}
 }

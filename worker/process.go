@@ -357,7 +357,9 @@ func invoke(ctx context.Context, h handlers.Handler, hj *handlers.Job) (err erro
 // carry none.
 func handlerFrame(h handlers.Handler) Frame {
 	var pc uintptr
-	if f, ok := h.(handlers.HandlerFunc); ok {
+	if t, ok := h.(interface{ Target() any }); ok && reflect.ValueOf(t.Target()).Kind() == reflect.Func {
+		pc = reflect.ValueOf(t.Target()).Pointer() // the function handlers.Typed calls
+	} else if f, ok := h.(handlers.HandlerFunc); ok {
 		pc = reflect.ValueOf(f).Pointer()
 	} else if m, ok := reflect.TypeOf(h).MethodByName("Handle"); ok {
 		pc = m.Func.Pointer()
