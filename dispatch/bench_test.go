@@ -2,11 +2,11 @@ package dispatch
 
 import (
 	"context"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 

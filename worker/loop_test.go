@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +13,7 @@ import (
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // waitCtx blocks until the handler's context ends and returns its error.
@@ -507,6 +508,28 @@ func TestMaintenanceModeAndPausedQueues(t *testing.T) {
 			t.Fatalf("the paused queue's row %+v, want it never claimed", row)
 		}
 	})
+}
+
+// TestStopWhenEmptyInMaintenanceSaysWhy: --stop-when-empty stops a worker in maintenance mode, as
+// Laravel's does, and the log says that maintenance mode, not an empty queue, stopped it.
+func TestStopWhenEmptyInMaintenanceSaysWhy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	f.reg.Register(jobClass, &queueLog{})
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	if err := f.Conn.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
+		t.Fatal(err)
+	}
+	w := f.worker(t, func(c *Config) { c.LaravelVersion = "12.40"; c.StopWhenEmpty = true; c.Sleep = 10 * time.Millisecond })
+	var logged lockedLog
+	w.log = slog.New(slog.NewTextHandler(&logged, nil))
+	if _, err := w.Run(bg); err != nil {
+		t.Fatal(err)
+	}
+	if out := logged.String(); !strings.Contains(out, "maintenance mode; stopping") || strings.Contains(out, "queue is empty") {
+		t.Fatalf("log:\n%s\nwant it to name maintenance mode", out)
+	}
+	f.wantUntouched(t, 1)
 }
 
 func TestPauseAndResume(t *testing.T) {

@@ -2,11 +2,11 @@ package worker
 
 import (
 	"context"
-	"github.com/artisan-go/artisan-go/internal/testenv"
 	"strings"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/handlers"
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )

@@ -705,7 +705,14 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		return ExitSuccess, true
 	}
 	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 && !w.returningClaims() {
-		w.log.Info("queue is empty; stopping (--stop-when-empty)")
+		switch {
+		case st.down && !w.cfg.Force:
+			w.log.Info("the application is in maintenance mode; stopping (--stop-when-empty)")
+		case w.stats.left.Load() > 0:
+			w.log.Info("no job this worker runs is waiting (jobs it left for PHP may be); stopping (--stop-when-empty)", "left_for_php", w.stats.left.Load())
+		default:
+			w.log.Info("queue is empty; stopping (--stop-when-empty)")
+		}
 		return ExitSuccess, true
 	}
 	if empty && w.inFlight() == 0 && !w.returningClaims() && w.emptyForElapsed(st) {

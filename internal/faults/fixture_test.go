@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/artisan-go/artisan-go/internal/leakcheck"
 	"io"
 	"log"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/faults"
+	"github.com/artisan-go/artisan-go/internal/leakcheck"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"encoding/json"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/artisan-go/artisan-go/dispatch"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
