@@ -91,6 +91,11 @@ func TestMissingGrant(t *testing.T) {
 			if code != 1 || !strings.Contains(errb.String(), "lacks DELETE on jobs") {
 				t.Fatalf("queue:work: status %d, want 1 naming DELETE on jobs:\n%s", code, errb.String())
 			}
+			// The fix names the account the server matched: 'user'@'%' on MariaDB, the role on PostgreSQL.
+			if grantee := map[string]string{"mysql": `'@'%'`, "pgsql": `"`}[d.name]; !strings.Contains(errb.String(), "TO ") ||
+				strings.Contains(errb.String(), "<the worker's user>") || !strings.Contains(errb.String()[strings.Index(errb.String(), "TO "):], grantee) {
+				t.Fatalf("queue:work: the GRANT names no user:\n%s", errb.String())
+			}
 			out.Reset()
 			errb.Reset()
 			code = Do(ctx, []string{"queue:doctor", "--env-file", env}, nil, &out, &errb)

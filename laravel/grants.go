@@ -115,10 +115,36 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 		}
 		byTable[g.Table] = append(byTable[g.Table], g.Privilege)
 	}
+	user := c.grantee(ctx)
 	for _, t := range order {
-		fix = append(fix, fmt.Sprintf("GRANT %s ON %s TO <the worker's user>", strings.Join(byTable[t], ", "), t))
+		fix = append(fix, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(byTable[t], ", "), t, user))
 	}
 	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; ")}
+}
+
+// grantee names the connection's user as a GRANT statement names it: 'user'@'host' on MySQL and
+// MariaDB (the account the server matched), the quoted role on PostgreSQL; a placeholder when the
+// server does not say.
+func (c *Conn) grantee(ctx context.Context) string {
+	var q string
+	switch c.name {
+	case MySQL:
+		q = "select current_user()"
+	case Postgres:
+		q = "select current_user"
+	default:
+		return "<the worker's user>"
+	}
+	var user string
+	if err := c.db.QueryRowxContext(ctx, q).Scan(&user); err != nil || user == "" {
+		return "<the worker's user>"
+	}
+	if c.name == Postgres {
+		return c.d.quote(user)
+	}
+	name, host, _ := strings.Cut(user, "@")
+	esc := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	return esc(name) + "@" + esc(host)
 }
 
 // hasGrant reports whether the connection's user holds g, by running the statement that needs it with
