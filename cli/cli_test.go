@@ -146,3 +146,23 @@ func TestEnvFileFromWorkingDirectory(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want it to say no .env was read", code, errb.String())
 	}
 }
+
+// TestUnknownOptionAsSymfony: an unknown option is refused in Symfony's words, as artisan refuses it.
+func TestUnknownOptionAsSymfony(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"queue:work", "--bogus"}, `The "--bogus" option does not exist.`},
+		{[]string{"queue:work", "--bogus=1"}, `The "--bogus" option does not exist.`},
+		{[]string{"queue:failed", "-x"}, `The "-x" option does not exist.`},
+		{[]string{"queue:doctor", "--nope"}, `The "--nope" option does not exist.`},
+	} {
+		var out, errb bytes.Buffer
+		code := Do(context.Background(), c.args, nil, &out, &errb)
+		if code == 0 || strings.TrimSpace(errb.String()) != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want non-zero and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func runDemo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	path := fs.String("db", filepath.Join(os.TempDir(), "artisan-go-demo.sqlite"), "SQLite file to create (replaced on each run)")
 	verbose := fs.Bool("v", false, "print the worker's log lines")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAsSymfony(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

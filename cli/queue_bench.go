@@ -65,7 +65,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
 	from := fs.String("from", "", "render JSON reports of earlier runs (comma-separated, joined) instead of running, with --format and --plot")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAsSymfony(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

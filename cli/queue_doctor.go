@@ -57,7 +57,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		[3]string{"timeout", "worker.timeout", "the longest job timeout in seconds (default: worker.timeout)"},
 		[3]string{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (default: worker.retry_after)"})
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAsSymfony(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -18,7 +18,7 @@ func runQueueMigrateIndex(ctx context.Context, args []string, _ io.Reader, stdou
 	dryRun := fs.Bool("dry-run", false, "print the statements without running them")
 	rollback := fs.Bool("rollback", false, "remove what the migration added beyond Laravel's own table (strategy columns and their indexes)")
 	legacy := fs.Bool("legacy-index", false, "with --rollback: also restore Laravel 5.4's (queue, reserved_at) index in place of (queue)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAsSymfony(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -173,7 +173,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string)) error {
 	args = emptyValues(fs, args)
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseAsSymfony(fs, args); err != nil {
 			return err
 		}
 		rest := fs.Args()
@@ -183,6 +183,33 @@ func parseWithPositional(fs *flag.FlagSet, args []string, positional func(string
 		positional(rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseAsSymfony parses args with fs, and words an unknown option as Symfony's console does
+// ('The "--bogus" option does not exist.') instead of the flag package's message and usage.
+func parseAsSymfony(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	name, unknown := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: ")
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+	case unknown:
+		dashes := "--"
+		if len(name) == 2 { // -x
+			dashes = "-"
+		}
+		fmt.Fprintf(out, "The \"%s%s\" option does not exist.\n", dashes, strings.TrimLeft(name, "-"))
+	default:
+		fmt.Fprintln(out, err)
+		fs.Usage()
+	}
+	return err
 }
 
 // emptyValues gives an option that takes a value, written without one before another option or at
