@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 )
@@ -76,6 +77,10 @@ func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-V" {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "artisan-go: Command %q is not defined; run `artisan-go list` to see the commands\n", args[0])
@@ -95,10 +100,35 @@ func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 	return c.run(withConsoleOptions(ctx, opts), rest, stdin, stdout, stderr)
 }
 
+// versionLine is what --version prints: the module's version and, for a build from a checkout, its
+// commit, as artisan --version names the framework's.
+func versionLine() string {
+	line := "artisan-go"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return line
+	}
+	version := info.Main.Version
+	for _, s := range info.Deps {
+		if s.Path == "github.com/artisan-go/artisan-go" { // a binary of its own that imports this module
+			version = s.Version
+		}
+	}
+	if version != "" {
+		line += " " + version
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			line += " (" + s.Value[:12] + ")"
+		}
+	}
+	return line
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "artisan-go: a Go worker for Laravel's database queue")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: artisan-go <command> [options]")
+	fmt.Fprintln(w, "Usage: artisan-go <command> [options]    (artisan-go --version prints its version)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	names := make([]string, 0, len(commands))

@@ -166,3 +166,12 @@ func TestUnknownOptionAsSymfony(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion: --version prints the command's name and version, as artisan --version does its own.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"--version"}, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "artisan-go ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
