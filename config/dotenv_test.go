@@ -202,6 +202,10 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	// LOG_CHANNEL=stack: the single channel's file.
 	want.Log.LaravelFile = filepath.Join(dir, "storage", "logs", "laravel.log")
 	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
+	if cfg.EnvFile() != path {
+		t.Errorf("EnvFile() = %q, want %q", cfg.EnvFile(), path)
+	}
+	want.envFile = path
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", *cfg, want)
 	}

@@ -138,7 +138,11 @@ func Load(p LoadParams) (*Config, error) {
 	winner := map[string]setting{}
 	for i, layer := range layers {
 		for _, s := range layer {
-			v, err := convert(keyByPath[s.path].typ, s.value)
+			raw := s.value
+			if text, ok := raw.(string); ok && s.path == "worker.queues" {
+				raw = markEmptyQueues(text)
+			}
+			v, err := convert(keyByPath[s.path].typ, raw)
 			if q, ok := v.([]string); ok && len(q) == 0 && s.path == "worker.queues" {
 				// An empty --queue falls back to the connection's queue, as `queue:work` does.
 				continue
@@ -196,7 +200,31 @@ func Load(p LoadParams) (*Config, error) {
 		}
 	}
 	deriveDefaults(cfg, winner, dotenvDir)
+	for i, q := range cfg.Worker.Queues {
+		if q == emptyQueue {
+			cfg.Worker.Queues[i] = cfg.DefaultQueue()
+		}
+	}
 	return cfg, nil
+}
+
+// emptyQueue stands for an empty name in a list of queues until the connection's queue is known.
+const emptyQueue = "\x00"
+
+// markEmptyQueues marks the empty names of a comma-separated list of queues (--queue=high,,low): PHP's
+// worker pops each name, and the database queue takes an empty one as the connection's queue. A list
+// with no name at all is left as it is (the connection's queue, as no list).
+func markEmptyQueues(text string) string {
+	parts := strings.Split(text, ",")
+	if strings.TrimSpace(text) == "" {
+		return text
+	}
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			parts[i] = emptyQueue
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // withoutLaravel drops the settings of Laravel's variables for the keys a cached configuration covers.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -723,5 +724,31 @@ func TestRetryAfterIsPHPInt(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "DB_QUEUE_RETRY_AFTER") {
 		t.Errorf("an empty DB_QUEUE_RETRY_AFTER: %v, want an error naming it", err)
+	}
+}
+
+// TestQueueListWithEmptyName: an empty name in --queue is the connection's queue, as PHP's database
+// queue pops an empty name as its default (--queue=high,,low works high, the connection's queue, then
+// low).
+func TestQueueListWithEmptyName(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		flag    string
+		environ []string
+		want    []string
+	}{
+		{"high,,low", nil, []string{"high", "default", "low"}},
+		{"high, ,low", []string{"DB_QUEUE=jobs"}, []string{"high", "jobs", "low"}},
+		{",", nil, []string{"default", "default"}},
+		{"", []string{"DB_QUEUE=jobs"}, []string{"jobs"}},
+		{"a,b", nil, []string{"a", "b"}},
+	} {
+		cfg, err := Load(LoadParams{Environ: c.environ, Overrides: map[string]any{"worker.queues": c.flag}})
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil || !slices.Equal(cfg.Worker.Queues, c.want) {
+			t.Errorf("--queue=%q with %v: %q %v, want %q", c.flag, c.environ, cfg.Worker.Queues, err, c.want)
+		}
 	}
 }
