@@ -24,6 +24,7 @@ func TestPauseSignals(t *testing.T) {
 		logs, lines := logLines(t)
 		p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
 		waitLedger(t, p, ledger, 1)
+		waitNoRows(t, p, d) // the first job's delete commits a moment after it ran
 
 		p.signal(syscall.SIGUSR2)
 		waitLine(t, p, lines, "paused; not claiming jobs until resumed")
@@ -94,6 +95,22 @@ func logLines(t *testing.T) (io.Writer, <-chan string) {
 }
 
 // waitLine waits for a log line that contains want.
+// waitNoRows waits until the jobs table is empty: the jobs run have been deleted.
+func waitNoRows(t *testing.T, p *workerProcess, d *drain) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for len(d.Rows(t)) > 0 {
+		select {
+		case <-p.done:
+			t.Fatalf("the worker ended with rows left: %v", p.err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows still in jobs after a minute", len(d.Rows(t)))
+		}
+	}
+}
+
 func waitLine(t *testing.T, p *workerProcess, lines <-chan string, want string) {
 	t.Helper()
 	timeout := time.After(time.Minute)
