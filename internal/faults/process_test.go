@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -151,15 +152,23 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // waitLedger waits until the ledger holds n executions.
 func waitLedger(t *testing.T, p *workerProcess, ledger string, n int) {
 	t.Helper()
+	waitFor(t, p, func() bool { return ledgerLines(ledger) >= n },
+		func() string { return fmt.Sprintf("%d of %d jobs run", ledgerLines(ledger), n) })
+}
+
+// waitFor waits up to a minute until done holds; it fails, saying what state says, when the worker
+// ends first or the minute passes.
+func waitFor(t *testing.T, p *workerProcess, done func() bool, state func() string) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for ledgerLines(ledger) < n {
+	for !done() {
 		select {
 		case <-p.done:
-			t.Fatalf("the worker ended with %d of %d jobs run: %v", ledgerLines(ledger), n, p.err)
+			t.Fatalf("the worker ended (%v) with %s", p.err, state())
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d jobs run within a minute", ledgerLines(ledger), n)
+			t.Fatalf("after a minute: %s", state())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,23 +95,14 @@ func logLines(t *testing.T) (io.Writer, <-chan string) {
 	return w, lines
 }
 
-// waitLine waits for a log line that contains want.
 // waitNoRows waits until the jobs table is empty: the jobs run have been deleted.
 func waitNoRows(t *testing.T, p *workerProcess, d *drain) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for len(d.Rows(t)) > 0 {
-		select {
-		case <-p.done:
-			t.Fatalf("the worker ended with rows left: %v", p.err)
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d rows still in jobs after a minute", len(d.Rows(t)))
-		}
-	}
+	waitFor(t, p, func() bool { return len(d.Rows(t)) == 0 },
+		func() string { return fmt.Sprintf("%d rows still in jobs", len(d.Rows(t))) })
 }
 
+// waitLine waits for a log line that contains want.
 func waitLine(t *testing.T, p *workerProcess, lines <-chan string, want string) {
 	t.Helper()
 	timeout := time.After(time.Minute)
