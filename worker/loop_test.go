@@ -532,6 +532,22 @@ func TestStopWhenEmptyInMaintenanceSaysWhy(t *testing.T) {
 	f.wantUntouched(t, 1)
 }
 
+// TestStopWhenEmptySleepsFirst: on an empty queue --stop-when-empty stops after one --sleep, as
+// Laravel's loop sleeps after a pop that found nothing before it checks, not the moment it starts.
+func TestStopWhenEmptySleepsFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	const sleep = 300 * time.Millisecond
+	w := f.worker(t, func(c *Config) { c.StopWhenEmpty = true; c.Sleep = sleep })
+	start := time.Now()
+	if status, err := w.Run(bg); err != nil || status != ExitSuccess {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	if took := time.Since(start); took < sleep {
+		t.Fatalf("stopped after %v on an empty queue, want at least --sleep (%v)", took, sleep)
+	}
+}
+
 func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
