@@ -533,6 +533,12 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			st.jobs += claimed
 			empty = err == nil && claimed == 0 && !w.returningClaims() && w.returnedClaims() == returned
 		}
+		if empty && w.cfg.StopWhenEmpty && w.inFlight() == 0 && !w.returningClaims() {
+			// Laravel's daemon loop sleeps --sleep after a pop that found nothing and only then checks
+			// --stop-when-empty, so its worker never exits the moment it starts on an empty queue
+			// (which supervisor's startsecs would count as a failed start).
+			sleepCtx(ctx, w.cfg.Sleep)
+		}
 		if status, stop := w.shouldStop(ctx, st, empty); stop {
 			return w.finish(ctx, cancelJobs, status), nil
 		}
@@ -705,10 +711,6 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		return ExitSuccess, true
 	}
 	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 && !w.returningClaims() {
-		// Laravel's daemon loop sleeps --sleep after a pop that found nothing and only then checks
-		// --stop-when-empty, so its worker never exits the moment it starts on an empty queue (which
-		// supervisor's startsecs would count as a failed start).
-		sleepCtx(ctx, w.cfg.Sleep)
 		switch {
 		case st.down && !w.cfg.Force:
 			w.log.Info("the application is in maintenance mode; stopping (--stop-when-empty)")
