@@ -240,9 +240,9 @@ func emptyValues(fs *flag.FlagSet, args []string) []string {
 
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
 // Without envFile it reads the working directory's .env when there is one, as artisan reads the
-// application's from its directory. Symfony's --env names the application environment and picks .env.<env> when it exists; else, as
-// Laravel's LoadEnvironmentVariables does, an APP_ENV in the process environment picks .env.<APP_ENV>
-// when it exists.
+// application's from its directory. Symfony's --env names the application environment and picks
+// .env.<env> when it exists; else, as Laravel's LoadEnvironmentVariables does, an APP_ENV in the
+// process environment picks .env.<APP_ENV> when it exists.
 func loadConfig(ctx context.Context, envFile, configFile string, overrides map[string]any) (*config.Config, error) {
 	if envFile == "" {
 		// artisan reads base_path('.env'), and it is run from the application's directory.

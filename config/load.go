@@ -215,10 +215,10 @@ const emptyQueue = "\x00"
 // worker pops each name, and the database queue takes an empty one as the connection's queue. A list
 // with no name at all is left as it is (the connection's queue, as no list).
 func markEmptyQueues(text string) string {
-	parts := strings.Split(text, ",")
 	if strings.TrimSpace(text) == "" {
 		return text
 	}
+	parts := strings.Split(text, ",")
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
 			parts[i] = emptyQueue
