@@ -403,6 +403,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if err != nil {
 		return nil, nil, err
 	}
+	reg = reg.Clone() // the routes are this worker's: a second worker in the process adds them again
 	if err := addRoutes(reg, cfg.Routes); err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -183,6 +184,17 @@ type entry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{handlers: map[string]entry{}, aliases: map[string]string{}}
+}
+
+// Clone returns a registry with the same handlers and aliases, which can be added to without changing
+// r: a worker adds its configured routes to a clone of Default.
+func (r *Registry) Clone() *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c := NewRegistry()
+	maps.Copy(c.handlers, r.handlers)
+	maps.Copy(c.aliases, r.aliases)
+	return c
 }
 
 // fold normalizes a PHP class name for matching.

@@ -270,3 +270,22 @@ func TestBatchWithoutStore(t *testing.T) {
 		t.Fatalf("CancelBatch without a store: %v", err)
 	}
 }
+
+// TestRegistryClone adds to a clone without changing the registry it came from.
+func TestRegistryClone(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	r.Register(`App\Jobs\A`, HandlerFunc(func(context.Context, *Job) error { return nil }))
+	r.Alias(`App\Jobs\OldA`, `App\Jobs\A`)
+	c := r.Clone()
+	c.Register(`App\Jobs\B`, HandlerFunc(func(context.Context, *Job) error { return nil }))
+	if _, ok := c.Lookup(`app\jobs\olda`); !ok {
+		t.Error("the clone lost the alias")
+	}
+	if _, ok := r.Lookup(`App\Jobs\B`); ok {
+		t.Error("registering on the clone changed the original")
+	}
+	if got := c.Classes(); len(got) != 2 {
+		t.Errorf("clone classes %v, want A and B", got)
+	}
+}
