@@ -296,6 +296,7 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 			Jobs: cfg.Tables.Jobs, FailedJobs: cfg.Tables.FailedJobs, JobBatches: cfg.Tables.JobBatches,
 			Cache: cfg.Tables.Cache, CacheLocks: cfg.Tables.CacheLocks,
 		},
+		TablePrefix: cfg.DB.Prefix, PrefixIndexes: cfg.DB.PrefixIndexes,
 		CachePrefix:  cfg.Cache.Prefix,
 		MaxOpenConns: poolSize(cfg.Worker.Concurrency),
 		// A DB_DATABASE that names no file is a wrong path, as Laravel's SQLite connector says; an empty

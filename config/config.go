@@ -129,6 +129,16 @@ type DB struct {
 	// Schema is PostgreSQL's search_path (a comma-separated list of schemas). DB_SCHEMA. Default "":
 	// the server's default search_path.
 	Schema string `mapstructure:"schema"`
+	// Prefix is the connection's table prefix (config/database.php's prefix, e.g. "app_"): Laravel's
+	// query builder puts it before every table name, so the jobs table is then app_jobs, and the
+	// worker does the same for every name under tables. Read from the cached configuration; Laravel's
+	// skeleton has no .env key for it. Default "".
+	Prefix string `mapstructure:"prefix"`
+	// PrefixIndexes says whether the schema builder also put Prefix before index names
+	// (prefix_indexes), which decides the names queue:migrate-index gives. Default true for mysql,
+	// mariadb and pgsql and false for sqlite when Prefix is set, as in Laravel's skeleton; false
+	// without a prefix, where it changes nothing.
+	PrefixIndexes bool `mapstructure:"prefix_indexes"`
 	// Version overrides the server version used to pick the claim query, as Laravel's `version`
 	// connection key does (e.g. "8.0.36" or "10.6.0-MariaDB"). Default "": ask the server.
 	Version string `mapstructure:"version"`

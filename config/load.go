@@ -469,6 +469,9 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 			c.DB.Port = 3306
 		}
 	}
+	if unset("db.prefix_indexes") && c.DB.Prefix != "" {
+		c.DB.PrefixIndexes = c.DB.Driver != "sqlite"
+	}
 	if unset("db.username") && ver.atLeast(11, 0) {
 		c.DB.Username = "root"
 	}

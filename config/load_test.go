@@ -301,6 +301,30 @@ func TestLoadDriverDefaults(t *testing.T) {
 	}
 }
 
+// TestLoadPrefixIndexesDefault gives prefix_indexes the skeleton's value for the driver once a table
+// prefix is set: true on servers, false on SQLite, and what a layer sets wins.
+func TestLoadPrefixIndexesDefault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		environ []string
+		want    DB
+	}{
+		{[]string{"DB_CONNECTION=pgsql"}, DB{Prefix: "", PrefixIndexes: false}},
+		{[]string{"DB_CONNECTION=pgsql", "ARTISAN_GO_DB_PREFIX=app_"}, DB{Prefix: "app_", PrefixIndexes: true}},
+		{[]string{"DB_CONNECTION=mysql", "ARTISAN_GO_DB_PREFIX=app_"}, DB{Prefix: "app_", PrefixIndexes: true}},
+		{[]string{"DB_CONNECTION=sqlite", "DB_DATABASE=:memory:", "ARTISAN_GO_DB_PREFIX=app_"}, DB{Prefix: "app_", PrefixIndexes: false}},
+		{[]string{"DB_CONNECTION=mysql", "ARTISAN_GO_DB_PREFIX=app_", "ARTISAN_GO_DB_PREFIX_INDEXES=false"}, DB{Prefix: "app_", PrefixIndexes: false}},
+	} {
+		cfg, err := Load(LoadParams{Environ: tt.environ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.DB.Prefix != tt.want.Prefix || cfg.DB.PrefixIndexes != tt.want.PrefixIndexes {
+			t.Errorf("%q: prefix %q, prefix_indexes %v; want %q, %v", tt.environ, cfg.DB.Prefix, cfg.DB.PrefixIndexes, tt.want.Prefix, tt.want.PrefixIndexes)
+		}
+	}
+}
+
 // TestLoadFileCachePaths puts the file cache store beside the .env file, and reads a path set in
 // YAML relative to the YAML file.
 func TestLoadFileCachePaths(t *testing.T) {

@@ -194,7 +194,7 @@ $config = [
     'timezone' => 'Europe/Paris', 'providers' => ['Illuminate\\Auth\\AuthServiceProvider'], 'mode' => Mode::Fast, 'thing' => new Thing, 'empty' => new stdClass],
   'database' => ['default' => 'mysql', 'connections' => [
     'mysql' => ['driver' => 'mysql', 'url' => null, 'host' => 'db.cached', 'port' => '3307', 'database' => 'shop', 'username' => 'app', 'password' => "p'w\\d\n", 'unix_socket' => ''],
-    'queue_db' => ['driver' => 'pgsql', 'host' => 'pg.cached', 'port' => 5433, 'database' => 'jobs', 'username' => 'q', 'password' => null, 'search_path' => 'queue'],
+    'queue_db' => ['driver' => 'pgsql', 'host' => 'pg.cached', 'port' => 5433, 'database' => 'jobs', 'username' => 'q', 'password' => null, 'search_path' => 'queue', 'prefix' => 'app_'],
   ], 'redis' => ['client' => 'phpredis', 'options' => ['prefix' => 'shop_database_'], 'default' => ['host' => '127.0.0.1', 'database' => '0'],
     'cache' => ['host' => 'redis.cached', 'password' => null, 'port' => 6380, 'database' => '5']]],
   'queue' => ['default' => 'database', 'connections' => [
@@ -235,7 +235,7 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		"output_tz": cfg.Log.OutputTimezone,
 	}
 	want := map[string]any{
-		"db":   DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue"},
+		"db":   DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue", Prefix: "app_", PrefixIndexes: true},
 		"jobs": "queued", "failed_table": "failures", "queues": []string{"high"}, "retry_after": 120 * time.Second,
 		"failed": "null", "name": `O'Brien \ Sons`, "env": "staging", "tz": "Europe/Paris", "store": "redis",
 		"prefix": "shop_cache", "redis_host": "redis.cached", "redis_port": 6380, "redis_db": 5, "redis_prefix": "shop_database_",

@@ -313,7 +313,8 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	}
 	if d := sub(arr, "database", "connections", dbName); d != nil {
 		for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
-			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url"} {
+			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
+			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes"} {
 			from(path, d, key)
 		}
 		if _, ok := d.get("search_path"); ok { // Laravel 9+; schema before

@@ -42,6 +42,7 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 var (
 	identRE    = regexp.MustCompile(`\A[A-Za-z_][A-Za-z0-9_]{0,63}\z`)
+	prefixRE   = regexp.MustCompile(`\A[A-Za-z0-9_]{0,63}\z`)
 	classRE    = regexp.MustCompile(`\A\\?[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*(\\[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)*\z`)
 	strategyRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9_-]*\z`)
 )
@@ -187,10 +188,17 @@ func (c *Config) validateDB(v *validator) {
 		{"tables.job_batches", c.Tables.JobBatches}, {"tables.cache", c.Tables.Cache},
 		{"tables.cache_locks", c.Tables.CacheLocks},
 	}
+	if !prefixRE.MatchString(d.Prefix) {
+		v.add("db.prefix", fmt.Sprintf("%q is not a plain table prefix", d.Prefix), "use letters, digits and underscores, e.g. app_")
+		return
+	}
 	for _, t := range tables {
 		if !identRE.MatchString(t.name) {
 			v.add(t.field, fmt.Sprintf("%q is not a plain table name", t.name),
 				"use letters, digits and underscores, starting with a letter or underscore, at most 64 characters")
+		} else if n := len(d.Prefix + t.name); n > 64 {
+			v.add(t.field, fmt.Sprintf("%q behind db.prefix %q is %d characters long", t.name, d.Prefix, n),
+				"the prefixed table name must have at most 64 characters")
 		}
 	}
 }

@@ -35,6 +35,8 @@ func TestValidateErrors(t *testing.T) {
 		{"job_batches table empty", func(c *Config) { c.Tables.JobBatches = "" }, "tables.job_batches", []string{"not a plain table name"}},
 		{"cache table with a digit first", func(c *Config) { c.Tables.Cache = "1cache" }, "tables.cache", []string{"not a plain table name"}},
 		{"cache_locks table too long", func(c *Config) { c.Tables.CacheLocks = strings.Repeat("x", 65) }, "tables.cache_locks", []string{"at most 64"}},
+		{"prefix with a dot", func(c *Config) { c.DB.Prefix = "app." }, "db.prefix", []string{`"app." is not a plain table prefix`, "app_"}},
+		{"prefixed table too long", func(c *Config) { c.DB.Prefix = strings.Repeat("p", 60) }, "tables.failed_jobs", []string{`behind db.prefix`, "71 characters", "at most 64"}},
 		{"no queues", func(c *Config) { c.Worker.Queues = nil }, "worker.queues", []string{"DB_QUEUE", "is empty"}},
 		{"queue with a comma", func(c *Config) { c.Worker.Queues = []string{"a,b"} }, "worker.queues", []string{`"a,b"`}},
 		{"negative sleep", func(c *Config) { c.Worker.Sleep = -time.Second }, "worker.sleep", []string{"negative"}},
@@ -156,6 +158,7 @@ func TestValidateAccepts(t *testing.T) {
 			c.Routes = []Route{{Class: `\App\Jobs\A`, Exec: []string{"x"}}, {Class: `App\Jobs\B`, HTTP: "https://h:8443/x", Timeout: time.Second}}
 		}},
 		{"search path", func(c *Config) { c.DB.Schema = `"$user", public` }},
+		{"prefix starting with a digit", func(c *Config) { c.DB.Prefix = "2024_" }},
 		{"versions", func(c *Config) { c.LaravelVersion = "v12.54.1" }},
 		{"timeout at retry_after is a warning only", func(c *Config) { c.Worker.Timeout = c.Worker.RetryAfter }},
 		{"file permission", func(c *Config) { c.Cache.File.Permission = "0o2775" }},

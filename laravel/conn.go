@@ -43,6 +43,10 @@ type OpenParams struct {
 	Schema   string // PostgreSQL search_path
 
 	Tables Tables // zero fields default to DefaultTables
+	// TablePrefix is the connection's table prefix (Laravel's prefix key), put before every name of
+	// Tables; PrefixIndexes puts it before the names of indexes created here too (prefix_indexes).
+	TablePrefix   string
+	PrefixIndexes bool
 
 	// ServerVersion overrides the version the server reports, as Laravel's `version` connection key
 	// does; it decides the pop lock (see PopLock).
@@ -77,6 +81,7 @@ type Conn struct {
 	caps        capabilities
 	jobs        *JobTable
 	tables      Tables
+	indexTable  string // the jobs table's name in the names of its indexes (see OpenParams.PrefixIndexes)
 	version     string
 	engine      string
 	cluster     bool   // the server is a node of a Galera cluster
@@ -123,6 +128,11 @@ type ConnStats struct {
 // the pop lock. Wrong credentials or an unreachable server give an error naming host and database.
 func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	p.Tables = p.Tables.withDefaults()
+	indexTable := p.Tables.Jobs
+	p.Tables = p.Tables.withPrefix(p.TablePrefix)
+	if p.PrefixIndexes {
+		indexTable = p.Tables.Jobs
+	}
 	if err := p.Tables.Validate(); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -147,7 +157,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, cachePrefix: p.CachePrefix, clock: p.Clock, where: where, schema: p.Schema}
+	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, indexTable: indexTable, cachePrefix: p.CachePrefix, clock: p.Clock, where: where, schema: p.Schema}
 	if c.clock == nil {
 		c.clock = time.Now
 	}

@@ -113,6 +113,41 @@ func TestDoctorAndMigrateLegacyTable(t *testing.T) {
 	})
 }
 
+// TestMigrateIndexPrefixedTable migrates a legacy table behind a connection's table prefix: the
+// statements name the prefixed table, and the new index carries the prefix only with PrefixIndexes,
+// as Laravel's schema builder names it.
+func TestMigrateIndexPrefixedTable(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, prefixIndexes := range []bool{true, false} {
+			p := queuetest.OpenParams(db)
+			p.TablePrefix, p.PrefixIndexes = testenv.Name("p")+"_", prefixIndexes
+			c := queuetest.Open(t, p)
+			if got := c.Tables().Jobs; got != p.TablePrefix+p.Tables.Jobs {
+				t.Fatalf("Tables().Jobs = %q, want %q", got, p.TablePrefix+p.Tables.Jobs)
+			}
+			ctx := context.Background()
+			if err := laravel.CreateSchema(ctx, c, laravel.SchemaParams{LegacyJobsIndex: true}); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Strategy: "batch"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := p.Tables.Jobs + "_queue_index"
+			if prefixIndexes {
+				name = p.TablePrefix + name
+			}
+			if len(plan) == 0 || !strings.Contains(plan[0], name) || !strings.Contains(plan[0], p.TablePrefix+p.Tables.Jobs) {
+				t.Errorf("prefix_indexes %v: plan %q, want the index %s on %s", prefixIndexes, plan, name, p.TablePrefix+p.Tables.Jobs)
+			}
+			if got := indexColumns(t, c); !slices.EqualFunc(got, [][]string{{"queue"}}, slices.Equal) {
+				t.Errorf("prefix_indexes %v: indexes after the migration %v", prefixIndexes, got)
+			}
+		}
+	})
+}
+
 // TestMigrateIndexWhileDraining migrates a legacy table while workers drain it: nothing lost, nothing
 // run twice.
 func TestMigrateIndexWhileDraining(t *testing.T) {

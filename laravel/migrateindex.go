@@ -57,7 +57,7 @@ func MigrateIndex(ctx context.Context, c *Conn, p MigrateParams) ([]string, erro
 
 func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
 	var plan []string
-	queueIndex := c.tables.Jobs + "_queue_index"
+	queueIndex := c.indexTable + "_queue_index"
 	has := func(name string) bool {
 		return slices.ContainsFunc(t.Indexes, func(ix Index) bool { return ix.Name == name })
 	}
@@ -73,7 +73,7 @@ func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
 	if !hasQueue {
 		name := queueIndex
 		if has(name) {
-			name = c.tables.Jobs + "_queue_only_index"
+			name = c.indexTable + "_queue_only_index"
 		}
 		plan = append(plan, c.createIndex(name, "queue"))
 	}
@@ -86,8 +86,8 @@ func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
 		if _, ok := t.Column(col.Name); !ok {
 			plan = append(plan, c.addColumn(col.Name))
 		}
-		if col.Name == "delete_mark" && !has(c.tables.Jobs+"_delete_mark_index") {
-			plan = append(plan, c.createIndex(c.tables.Jobs+"_delete_mark_index", "delete_mark"))
+		if col.Name == "delete_mark" && !has(c.indexTable+"_delete_mark_index") {
+			plan = append(plan, c.createIndex(c.indexTable+"_delete_mark_index", "delete_mark"))
 		}
 	}
 	return plan
@@ -111,7 +111,7 @@ func (c *Conn) rollbackPlan(t *JobsTable, p MigrateParams) []string {
 			legacy = legacy || slices.Equal(ix.Columns, []string{"queue", "reserved_at"})
 		}
 		if !legacy {
-			plan = append(plan, c.createIndex(c.tables.Jobs+"_queue_reserved_at_index", "queue", "reserved_at"))
+			plan = append(plan, c.createIndex(c.indexTable+"_queue_reserved_at_index", "queue", "reserved_at"))
 		}
 		for _, ix := range t.Indexes {
 			if slices.Equal(ix.Columns, []string{"queue"}) {

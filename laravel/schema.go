@@ -40,6 +40,15 @@ func (t Tables) withDefaults() Tables {
 	return t
 }
 
+// withPrefix returns t with prefix before every name, as Laravel's query builder puts a connection's
+// table prefix before the names it is given.
+func (t Tables) withPrefix(prefix string) Tables {
+	for _, f := range []*string{&t.Jobs, &t.FailedJobs, &t.JobBatches, &t.Cache, &t.CacheLocks} {
+		*f = prefix + *f
+	}
+	return t
+}
+
 // SchemaParams chooses which of Laravel's migrations CreateSchema reproduces.
 type SchemaParams struct {
 	// LegacyJobsIndex creates the Laravel 5.4 composite (queue, reserved_at) index instead of the

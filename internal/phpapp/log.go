@@ -41,9 +41,9 @@ func (a *App) Insert(ctx context.Context, e LogEntry) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	q := "INSERT INTO interop_log (class, uuid, job_id, attempts, queue, runner, props, logged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	q := "INSERT INTO " + a.Table("interop_log") + " (class, uuid, job_id, attempts, queue, runner, props, logged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	if a.db.Dialect == "pgsql" {
-		q = "INSERT INTO interop_log (class, uuid, job_id, attempts, queue, runner, props, logged_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+		q = "INSERT INTO " + a.Table("interop_log") + " (class, uuid, job_id, attempts, queue, runner, props, logged_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 	}
 	_, err = db.ExecContext(ctx, q, e.Class, nullString(e.UUID), nullString(e.JobID), e.Attempts,
 		nullString(e.Queue), e.Runner, props, at.UnixMicro())
@@ -56,7 +56,7 @@ func (a *App) Insert(ctx context.Context, e LogEntry) error {
 // Log returns every interop_log row in the order written.
 func (a *App) Log(ctx context.Context) ([]LogEntry, error) {
 	var out []LogEntry
-	err := a.query(ctx, "SELECT id, class, uuid, job_id, attempts, queue, runner, props, logged_at FROM interop_log ORDER BY id",
+	err := a.query(ctx, "SELECT id, class, uuid, job_id, attempts, queue, runner, props, logged_at FROM "+a.Table("interop_log")+" ORDER BY id",
 		func(rows *sql.Rows) error {
 			var e LogEntry
 			var uuid, jobID, queue sql.NullString

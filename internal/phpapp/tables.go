@@ -32,12 +32,17 @@ type FailedRow struct {
 	FailedAt   string
 }
 
+// Table returns name behind the application's DB_PREFIX, the table prefix of the connections in
+// testdata/laravel's config/database.php.
+func (a *App) Table(name string) string { return a.Getenv("DB_PREFIX") + name }
+
 // Jobs returns the rows of the jobs table (DB_QUEUE_TABLE, default jobs) in id order.
 func (a *App) Jobs(ctx context.Context) ([]JobRow, error) {
 	table := a.Getenv("DB_QUEUE_TABLE")
 	if table == "" {
 		table = "jobs"
 	}
+	table = a.Table(table)
 	var out []JobRow
 	err := a.query(ctx, "SELECT id, queue, payload, attempts, reserved_at, available_at, created_at FROM "+table+" ORDER BY id",
 		func(rows *sql.Rows) error {
@@ -61,7 +66,7 @@ func (a *App) Jobs(ctx context.Context) ([]JobRow, error) {
 // FailedJobs returns the rows of the failed_jobs table in id order.
 func (a *App) FailedJobs(ctx context.Context) ([]FailedRow, error) {
 	var out []FailedRow
-	err := a.query(ctx, "SELECT id, uuid, connection, queue, payload, exception, failed_at FROM failed_jobs ORDER BY id",
+	err := a.query(ctx, "SELECT id, uuid, connection, queue, payload, exception, failed_at FROM "+a.Table("failed_jobs")+" ORDER BY id",
 		func(rows *sql.Rows) error {
 			var r FailedRow
 			var failedAt any
@@ -117,12 +122,12 @@ func (a *App) UniqueLockKey(class, uniqueID string) string {
 // LockHeld reports whether the database cache store's cache_locks table holds key (see
 // UniqueLockKey). Locks in Redis (WithRedisCache) are not visible here.
 func (a *App) LockHeld(ctx context.Context, key string) (bool, error) {
-	q := `SELECT COUNT(*) FROM cache_locks WHERE "key" = ?`
+	q := `SELECT COUNT(*) FROM ` + a.Table("cache_locks") + ` WHERE "key" = ?`
 	switch a.db.Dialect {
 	case "mysql", "mariadb":
-		q = "SELECT COUNT(*) FROM cache_locks WHERE `key` = ?"
+		q = "SELECT COUNT(*) FROM " + a.Table("cache_locks") + " WHERE `key` = ?"
 	case "pgsql":
-		q = `SELECT COUNT(*) FROM cache_locks WHERE "key" = $1`
+		q = `SELECT COUNT(*) FROM ` + a.Table("cache_locks") + ` WHERE "key" = $1`
 	}
 	db, err := a.open()
 	if err != nil {
