@@ -61,8 +61,9 @@ func register(c command) {
 // status for os.Exit. SIGTERM, SIGINT and SIGQUIT cancel the context the command runs with, which
 // makes queue:work stop claiming and finish its running jobs, as php artisan queue:work does (SIGQUIT
 // from Laravel 9.24, SIGINT from 12.22; before, PHP's worker dies at once, leaving its job reserved).
+// A second one stops it at once, its running jobs handed back.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	ctx, stop := signal.NotifyContext(context.WithValue(context.Background(), stopSignalsKey{}, true), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
 	// A standard output or error nobody reads any more (`queue:work | head`, a log shipper that died)
 	// must not kill the worker with its jobs reserved, as the Go runtime's default SIGPIPE would: PHP
@@ -70,6 +71,10 @@ func Main() int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Do(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
+
+// stopSignalsKey marks the context of Main, whose signals stop queue:work: a second one stops it at
+// once (see stopSignals). Do called from a program of its own leaves the process's signals alone.
+type stopSignalsKey struct{}
 
 // Do runs the subcommand named by args[0] and returns the process exit status.
 func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +23,28 @@ func pauseSignals(w *worker.Worker) func() {
 			} else {
 				w.Resume()
 			}
+		}
+	}()
+	return func() { signal.Stop(sig); close(sig) }
+}
+
+// stopSignals logs the stop signal that cancels the worker's context (Main's), and makes a second
+// one stop it at once (Worker.StopNow): its running jobs are handed back instead of awaited. Process
+// managers send one SIGTERM and then SIGKILL, so only a person pressing Ctrl-C twice reaches the
+// second. It lasts until the returned function is called.
+func stopSignals(w *worker.Worker, log *slog.Logger) func() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	go func() {
+		n := 0
+		for s := range sig {
+			n++
+			if n == 1 {
+				log.Info("stop signal received; finishing the running jobs (send it again to stop now and hand them back)", "signal", s.String())
+				continue
+			}
+			log.Warn("second stop signal received; stopping now", "signal", s.String())
+			w.StopNow()
 		}
 	}()
 	return func() { signal.Stop(sig); close(sig) }

@@ -357,6 +357,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	defer pauseSignals(w)()
+	if ctx.Value(stopSignalsKey{}) != nil {
+		defer stopSignals(w, log)()
+	}
 	defer worker.TuneGC(cfg.Worker.MemoryMB)()
 	status, err := w.Run(ctx)
 	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {

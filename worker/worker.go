@@ -250,6 +250,9 @@ type Worker struct {
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
+	// now is closed by StopNow: a stopping worker stops waiting for its running jobs.
+	now     chan struct{}
+	nowOnce sync.Once
 	// epoch is when New ran; lastDone is how long after it the latest job finished (0: none yet), for
 	// --stop-when-empty-for, on the monotonic clock.
 	epoch    time.Time
@@ -349,7 +352,7 @@ func New(p Params) (*Worker, error) {
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(16 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
-		running: map[*runningJob]struct{}{}, epoch: time.Now(),
+		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
 	}
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	w.durations, _ = p.Locks.(DurationLimiter)
@@ -388,6 +391,12 @@ func (w *Worker) Pause() {
 		w.log.Info("paused; not claiming jobs until resumed")
 	}
 }
+
+// StopNow ends a stopping worker's wait for its running jobs, as the end of ShutdownGrace does:
+// their rows are released for another worker to run and their handlers' contexts cancelled. The
+// command line calls it on a second stop signal. Before Run's context is cancelled it only makes that
+// later stop immediate.
+func (w *Worker) StopNow() { w.nowOnce.Do(func() { close(w.now) }) }
 
 // Resume undoes Pause, as SIGCONT does to Laravel's worker.
 func (w *Worker) Resume() {
@@ -1121,16 +1130,20 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	}
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
-	if ctx.Err() == nil || w.cfg.ShutdownGrace <= 0 {
-		<-done // without a grace period each job finishes, bounded by its own timeout
-		return status
+	// Without a grace period each job finishes, bounded by its own timeout, unless StopNow is called.
+	var grace <-chan time.Time
+	if ctx.Err() != nil && w.cfg.ShutdownGrace > 0 {
+		t := time.NewTimer(w.cfg.ShutdownGrace)
+		defer t.Stop()
+		grace = t.C
 	}
-	grace := time.NewTimer(w.cfg.ShutdownGrace)
-	defer grace.Stop()
+	why := "shutdown grace period over; releasing unfinished jobs"
 	select {
 	case <-done:
 		return status
-	case <-grace.C:
+	case <-grace:
+	case <-w.now:
+		why = "stopping now; releasing unfinished jobs"
 	}
 	w.mu.Lock()
 	left := make([]*runningJob, 0, len(w.running))
@@ -1138,7 +1151,7 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 		left = append(left, rj)
 	}
 	w.mu.Unlock()
-	w.log.Warn("shutdown grace period over; releasing unfinished jobs", "jobs", len(left), "grace", w.cfg.ShutdownGrace)
+	w.log.Warn(why, "jobs", len(left), "grace", w.cfg.ShutdownGrace)
 	for _, rj := range left {
 		w.completeLocked(rj, "release at shutdown", func(ctx context.Context) error {
 			return w.queue.JobRelease(ctx, rj.job, &laravel.JobReleaseParams{Now: w.clock().Unix()})

@@ -24,6 +24,7 @@ import (
 const (
 	slowClass     = `App\Jobs\SlowJob`
 	slowFailClass = `App\Jobs\SlowFailingJob`
+	waitingClass  = `App\Jobs\WaitingJob` // runs until its context ends
 )
 
 // Environment of a worker process started from the test binary (see workerMain).
@@ -62,6 +63,13 @@ func workerMain() {
 			return err
 		})
 	}
+	handlers.Register(waitingClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		if err := faults.AppendLine(ledger, j.UUID); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}))
 	handlers.Register(slowClass, slow(nil))
 	handlers.Register(slowFailClass, slow(errors.New("slow job failed")))
 	os.Args = append([]string{"artisan-go"}, args...)

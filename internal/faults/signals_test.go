@@ -54,6 +54,33 @@ func TestPauseSignals(t *testing.T) {
 	})
 }
 
+// TestSecondSignalStopsNow stops a worker whose job runs until its context ends. After the first
+// SIGINT the worker waits for the job, as Laravel's finishes its job, and says how to stop at once;
+// the second stops it with status 0, the job's row handed back for another worker.
+func TestSecondSignalStopsNow(t *testing.T) {
+	d := newDrain(t, testenv.SQLite(t), laravel.SchemaParams{}, 0)
+	d.pushClass(t, waitingClass)
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	logs, lines := logLines(t)
+	p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
+	waitLedger(t, p, ledger, 1)
+
+	p.signal(syscall.SIGINT)
+	waitLine(t, p, lines, "send it again to stop now")
+	if rows := d.Rows(t); len(rows) != 1 || rows[0].ReservedAt == nil {
+		t.Fatalf("after one SIGINT: %+v, want the running job's row reserved", rows)
+	}
+	p.signal(syscall.SIGINT)
+	waitLine(t, p, lines, "stopping now; releasing unfinished jobs")
+	<-p.done
+	if p.err != nil {
+		t.Fatalf("the worker stopped by a second SIGINT: %v, want status 0", p.err)
+	}
+	if rows := d.Rows(t); len(rows) != 1 || rows[0].ReservedAt != nil {
+		t.Fatalf("after the second SIGINT: %+v, want the job's row back, not reserved", rows)
+	}
+}
+
 // TestStdoutReaderGone runs a worker whose standard output is a pipe nobody reads any more (a
 // `queue:work | head -1`, a log shipper that died): as PHP, which ignores SIGPIPE, it runs every job
 // and exits 0, where the Go runtime's default would kill it at the first line, a job reserved.
