@@ -93,6 +93,8 @@ type Config struct {
 	sources map[string]string
 	// cachedConfig is the cached configuration read (php artisan config:cache), "" when none.
 	cachedConfig string
+	// cachedDrivers is the driver of each queue connection of the cached configuration (nil without one).
+	cachedDrivers map[string]string
 }
 
 // CachedConfig is the file `php artisan config:cache` wrote that the configuration was read from

@@ -124,13 +124,17 @@ func Load(p LoadParams) (*Config, error) {
 		return nil, err
 	}
 	var cacheSet []setting
+	var facts cachedFacts
 	if cache != nil {
 		connection := ""
 		if c, ok := p.Overrides["connection"]; ok {
 			connection = fmt.Sprint(c)
 		}
 		var covered map[string]bool
-		cacheSet, covered = cachedSettings(cache, connection, cachePath, dotenvDir)
+		cacheSet, covered, facts = cachedSettings(cache, connection, cachePath, dotenvDir)
+		if len(facts.problems) > 0 {
+			return nil, errors.Join(facts.problems...)
+		}
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
 	layers := [][]setting{dotenvSet, cacheSet, yamlSet, procSet, overrides}
@@ -171,6 +175,7 @@ func Load(p LoadParams) (*Config, error) {
 	cfg.envFile = p.EnvFile
 	if cache != nil {
 		cfg.cachedConfig = cachePath
+		cfg.cachedDrivers = facts.connections
 	}
 	cfg.sources = make(map[string]string, len(winner))
 	for path, s := range winner {

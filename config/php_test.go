@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,17 +212,8 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 	if !ok {
 		return
 	}
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "bootstrap", "cache"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bootstrap", "cache", "config.php"), out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := filepath.Join(dir, ".env")
-	if err := os.WriteFile(env, []byte("DB_HOST=from-dotenv\nDB_PASSWORD=dotenv\nQUEUE_CONNECTION=database\nCACHE_DRIVER=file\nARTISAN_GO_WORKER_CONCURRENCY=7\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	env := cachedApp(t, out, "DB_HOST=from-dotenv\nDB_PASSWORD=dotenv\nQUEUE_CONNECTION=database\nCACHE_DRIVER=file\nARTISAN_GO_WORKER_CONCURRENCY=7\n")
+	dir := filepath.Dir(env)
 	cfg, err := Load(LoadParams{EnvFile: env, Environ: []string{"DB_DATABASE=from-env", "ARTISAN_GO_APP_ENV=staging"}})
 	if err != nil {
 		t.Fatal(err)
@@ -254,5 +246,126 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		t.Fatal(err)
 	} else if pw, _ := v.(*phpArray).get("database", "connections", "mysql", "password"); pw != "p'w\\d\n" {
 		t.Errorf("a string with a quote, a backslash and a line break: %q", pw)
+	}
+}
+
+// cachedApp writes an application directory with the cached configuration cached and a .env file of
+// dotenv, and returns the .env file's path.
+func cachedApp(t *testing.T, cached []byte, dotenv string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bootstrap", "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bootstrap", "cache", "config.php"), cached, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte(dotenv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// TestConfigCacheConnections loads cached configurations (written by PHP's var_export) whose queue
+// connection, failed jobs, batches or cache store sit on other database connections: the worker
+// refuses those it cannot follow, naming them, and takes the others.
+func TestConfigCacheConnections(t *testing.T) {
+	t.Parallel()
+	const base = `
+$db = ['driver' => 'mysql', 'host' => 'db', 'port' => '3306', 'database' => 'app', 'username' => 'u', 'password' => '', 'unix_socket' => '', 'prefix' => ''];
+$config = [
+  'database' => ['default' => 'mysql', 'connections' => [
+    'mysql' => $db,
+    'same' => $db,
+    'queue_db' => array_merge($db, ['database' => 'queues']),
+    'pg' => ['driver' => 'pgsql', 'host' => 'pg', 'port' => 5432, 'database' => 'app', 'username' => 'u', 'password' => '', 'schema' => ['app', 'public']],
+  ]],
+  'queue' => ['default' => 'database', 'connections' => [
+    'database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => null],
+    'jobsdb' => ['driver' => 'database', 'table' => 'queue_jobs', 'queue' => 'emails', 'retry_after' => 45, 'connection' => 'queue_db'],
+    'alike' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'same'],
+    'pgq' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'pg'],
+    'lost' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'nosuchdb'],
+    'main' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90],
+  ], 'failed' => ['driver' => 'database-uuids', 'database' => 'mysql', 'table' => 'failed_jobs'],
+     'batching' => ['database' => 'mysql', 'table' => 'job_batches']],
+  'cache' => ['default' => 'file', 'stores' => ['database' => ['driver' => 'database', 'table' => 'cache', 'connection' => null]]],
+];
+$input = json_decode(stream_get_contents(STDIN), true);
+$config['queue']['default'] = $input['connection'];
+foreach ($input['set'] as $path => $value) {
+  data_set($config, $path, $value);
+}
+echo '<?php return '.var_export($config, true).';'.PHP_EOL;
+`
+	tests := []struct {
+		name       string
+		connection string
+		set        map[string]any
+		wantErr    []string // Load's error, or CheckWorkable's when workable is false
+		workable   bool
+		check      func(t *testing.T, c *Config)
+	}{
+		{name: "all on one connection", connection: "database", workable: true},
+		{name: "failed jobs on another database", connection: "jobsdb",
+			wantErr: []string{"queue.failed.database", "[mysql]", "[queue_db]", "config:cache"}},
+		{name: "failed jobs not in a database", connection: "jobsdb", workable: true,
+			set: map[string]any{"queue.failed.driver": "null", "queue.batching.database": "queue_db"}},
+		{name: "batches on another database", connection: "jobsdb",
+			set: map[string]any{"queue.failed.database": "queue_db"}, wantErr: []string{"queue.batching.database", "[mysql]"}},
+		{name: "database cache store on the default connection", connection: "jobsdb",
+			set:     map[string]any{"queue.failed.database": "queue_db", "queue.batching.database": "queue_db", "cache.default": "database"},
+			wantErr: []string{"cache.stores.database.connection", "[mysql]", "[queue_db]"}},
+		{name: "a connection configured alike", connection: "alike", workable: true,
+			set: map[string]any{"queue.failed.database": "same", "cache.default": "database"}},
+		{name: "an undefined database connection", connection: "lost",
+			wantErr: []string{"[nosuchdb]", "Database connection [nosuchdb] not configured."}},
+		{name: "a default connection of another driver", connection: "main",
+			wantErr: []string{"[main]", "redis driver", "not the database driver"}},
+		{name: "schemas as a list", connection: "pgq", workable: true,
+			set: map[string]any{"queue.failed.database": "pg", "queue.batching.database": "pg"},
+			check: func(t *testing.T, c *Config) {
+				if c.DB.Schema != "app,public" {
+					t.Errorf("db.schema %q, want app,public", c.DB.Schema)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			set := tt.set
+			if set == nil {
+				set = map[string]any{}
+			}
+			out, ok := runPHP(t, base, map[string]any{"connection": tt.connection, "set": set})
+			if !ok {
+				return
+			}
+			cfg, err := Load(LoadParams{EnvFile: cachedApp(t, out, "APP_NAME=x\n")})
+			if err == nil {
+				if err = cfg.Validate(); err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				err = cfg.CheckWorkable()
+			}
+			if tt.workable {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if tt.check != nil {
+					tt.check(t, cfg)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("taken, want an error with %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -276,8 +276,9 @@ func (p *exportParser) number() (any, error) {
 // tables, the file store's paths, memcached's servers and the Redis connections the cache uses, and
 // the log channel. covered lists every key it stands for, set or null, whose .env and environment
 // values PHP does not read.
-func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting, covered map[string]bool) {
+func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting, covered map[string]bool, c cachedFacts) {
 	covered = map[string]bool{}
+	c.connections = map[string]string{}
 	put := func(path string, v any, ok bool) {
 		covered[path] = true
 		if s, isText := exportString(v); ok && isText {
@@ -302,12 +303,17 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	if connection == "" {
 		connection = str(arr, "queue", "default")
 	}
+	if qs := sub(arr, "queue", "connections"); qs != nil {
+		for _, name := range qs.keys {
+			c.connections[name] = str(qs, name, "driver")
+		}
+	}
 	dbName := str(arr, "database", "default")
 	if q := sub(arr, "queue", "connections", connection); q != nil {
 		from("tables.jobs", q, "table")
 		from("worker.queues", q, "queue")
 		from("worker.retry_after", q, "retry_after")
-		if c := str(q, "connection"); c != "" {
+		if c := str(q, "connection"); c != "" && str(q, "driver") == "database" { // Redis' is a Redis connection
 			dbName = c
 		}
 	}
@@ -317,12 +323,17 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes"} {
 			from(path, d, key)
 		}
-		if _, ok := d.get("search_path"); ok { // Laravel 9+; schema before
-			from("db.schema", d, "search_path")
-		} else {
-			from("db.schema", d, "schema")
+		schema := "schema" // Laravel 9+ names it search_path; a list of schemas is an array
+		if _, ok := d.get("search_path"); ok {
+			schema = "search_path"
 		}
+		v, ok := d.get(schema)
+		put("db.schema", joinList(v), ok)
+	} else if sub(arr, "database", "connections") != nil {
+		c.problems = append(c.problems, fmt.Errorf("%w: the queue connection [%s] uses the database connection [%s], which %s does not configure (PHP stops with \"Database connection [%s] not configured.\"); name a connection of config/database.php and run php artisan config:cache again",
+			ErrInvalid, connection, dbName, where, dbName))
 	}
+	c.problems = append(c.problems, otherDatabases(arr, dbName, where)...)
 	if v, ok := arr.get("queue", "failed", "driver"); ok && v == nil {
 		put("failed.driver", "null", true) // Laravel's Null provider
 	} else {
@@ -365,7 +376,76 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	from("cache.redis.lock_db", arr, "database", "redis", lockConn, "database")
 	from("log.channel", arr, "logging", "default")
 	from("log.output_timezone", arr, "queue", "output_timezone")
-	return out, covered
+	return out, covered, c
+}
+
+// cachedFacts is what the cached configuration says beyond settings: the driver of each queue
+// connection, and what it configures that the worker cannot follow.
+type cachedFacts struct {
+	connections map[string]string // queue connection → its driver
+	problems    []error
+}
+
+// otherDatabases reports the tables PHP keeps on another database connection than the queue's,
+// dbName: failed jobs (queue.failed.database), batches (queue.batching.database) and the database
+// cache store (its connection and lock_connection). The worker reaches one database, the queue's, and
+// writing them there would hide failed jobs from PHP's queue:failed, leave batches unfinished and miss
+// queue:restart and unique locks. Connections configured alike (driver, host, port, database, socket,
+// url, prefix, schema) count as the same.
+func otherDatabases(arr *phpArray, dbName, where string) []error {
+	def, _ := arr.get("database", "default")
+	defName, _ := exportString(def)
+	resolve := func(v any, ok bool) string {
+		if name, isText := exportString(v); ok && isText && name != "" {
+			return name
+		}
+		return defName
+	}
+	conn := func(name string) *phpArray {
+		v, _ := arr.get("database", "connections", name)
+		a, _ := v.(*phpArray)
+		return a
+	}
+	same := func(a, b string) bool {
+		if a == b {
+			return true
+		}
+		ca, cb := conn(a), conn(b)
+		if ca == nil || cb == nil {
+			return false
+		}
+		for _, k := range []string{"driver", "host", "port", "database", "unix_socket", "url", "prefix", "search_path", "schema"} {
+			va, _ := ca.get(k)
+			vb, _ := cb.get(k)
+			if joinList(va) != joinList(vb) {
+				return false
+			}
+		}
+		return true
+	}
+	var out []error
+	check := func(key string, name string) {
+		if !same(name, dbName) {
+			out = append(out, fmt.Errorf("%w: %s in %s is the database connection [%s], but the queue's jobs table is on [%s]: artisan-go reaches only the queue's database, and would write these rows where PHP does not read them; "+
+				"put them on [%s] (or the queue on [%s]) in config/queue.php or config/cache.php and run php artisan config:cache again", ErrInvalid, key, where, name, dbName, dbName, name))
+		}
+	}
+	driver, hasDriver := arr.get("queue", "failed", "driver")
+	if d, _ := exportString(driver); !hasDriver || d == "database" || d == "database-uuids" {
+		if _, ok := arr.get("queue", "failed"); ok {
+			check("queue.failed.database", resolve(arr.get("queue", "failed", "database")))
+		}
+	}
+	if _, ok := arr.get("queue", "batching"); ok {
+		check("queue.batching.database", resolve(arr.get("queue", "batching", "database")))
+	}
+	if store, _ := arr.get("cache", "default"); store == "database" {
+		check("cache.stores.database.connection", resolve(arr.get("cache", "stores", "database", "connection")))
+		if v, ok := arr.get("cache", "stores", "database", "lock_connection"); ok && v != nil {
+			check("cache.stores.database.lock_connection", resolve(v, ok))
+		}
+	}
+	return out
 }
 
 // joinList is a cached list of strings joined with commas, as APP_PREVIOUS_KEYS writes them.

@@ -463,6 +463,13 @@ var skeletonConnections = []string{"sync", "redis", "sqs", "beanstalkd", "null",
 // QUEUE_CONNECTION=sync), unless the configuration lists it under connections. Working the jobs table
 // under that name would record its failures under a connection whose retries go elsewhere.
 func (c *Config) CheckWorkable() error {
+	if d, ok := c.cachedDrivers[c.Connection]; ok {
+		if d == "database" {
+			return nil
+		}
+		return fmt.Errorf("the [%s] queue connection has the %s driver in the cached configuration (%s), not the database driver: its jobs are not in a jobs table artisan-go works. "+
+			"Name the database connection the jobs are pushed to (artisan-go queue:work database; QUEUE_CONNECTION names the default)", c.Connection, d, c.cachedConfig)
+	}
 	if !oneOf(c.Connection, skeletonConnections) || oneOf(c.Connection, c.Connections) {
 		return nil
 	}
@@ -472,9 +479,14 @@ func (c *Config) CheckWorkable() error {
 }
 
 // knownConnection reports whether the application has a queue connection of that name, as far as
-// artisan-go can know: "database", the connection the configuration names, those listed under
-// connections, and the skeleton's. Laravel refuses any other name.
+// artisan-go can know: those of the cached configuration when there is one, else "database", the
+// connection the configuration names and the skeleton's; and those listed under connections. Laravel
+// refuses any other name.
 func (c *Config) knownConnection(name string) bool {
+	if len(c.cachedDrivers) > 0 { // the cached configuration lists them all, as PHP reads them
+		_, cached := c.cachedDrivers[name]
+		return cached || oneOf(name, c.Connections)
+	}
 	if name == "database" || name == c.configured || c.configured == "" || oneOf(name, c.Connections) || oneOf(name, skeletonConnections) {
 		return true
 	}
