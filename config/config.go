@@ -141,6 +141,14 @@ type DB struct {
 	// mariadb and pgsql and false for sqlite when Prefix is set, as in Laravel's skeleton; false
 	// without a prefix, where it changes nothing.
 	PrefixIndexes bool `mapstructure:"prefix_indexes"`
+	// SSLMode is PostgreSQL's sslmode (disable, allow, prefer, require, verify-ca, verify-full), as
+	// the connection's sslmode key or the url's sslmode option gives it; SSLRootCert, SSLCert and
+	// SSLKey are its sslrootcert, sslcert and sslkey files. Read from the cached configuration or
+	// db.url; Laravel's skeleton has no .env key for them. Default "": prefer, the skeleton's.
+	SSLMode     string `mapstructure:"sslmode"`
+	SSLRootCert string `mapstructure:"sslrootcert"`
+	SSLCert     string `mapstructure:"sslcert"`
+	SSLKey      string `mapstructure:"sslkey"`
 	// Version overrides the server version used to pick the claim query, as Laravel's `version`
 	// connection key does (e.g. "8.0.36" or "10.6.0-MariaDB"). Default "": ask the server.
 	Version string `mapstructure:"version"`

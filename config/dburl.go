@@ -12,6 +12,7 @@ import (
 // does not give is unset (nil).
 type dbURL struct {
 	driver, host, database, username, password, socket, schema *string
+	sslmode, sslrootcert, sslcert, sslkey                      *string
 	port                                                       *int
 }
 
@@ -64,6 +65,9 @@ func parseDatabaseURL(raw string) (dbURL, error) {
 	set(&out.database, trimFirstSlash(u.Path), u.Path != "" && u.Path != "/")
 	q := u.Query()
 	set(&out.socket, q.Get("unix_socket"), q.Has("unix_socket"))
+	for dst, name := range map[**string]string{&out.sslmode: "sslmode", &out.sslrootcert: "sslrootcert", &out.sslcert: "sslcert", &out.sslkey: "sslkey"} {
+		set(dst, q.Get(name), q.Has(name))
+	}
 	for _, name := range []string{"schema", "search_path"} { // search_path from Laravel 9
 		set(&out.schema, q.Get(name), q.Has(name))
 	}
@@ -114,6 +118,8 @@ func applyDatabaseURL(c *Config, set map[string]setting) {
 		{"db.driver", u.driver, &c.DB.Driver}, {"db.host", u.host, &c.DB.Host}, {"db.database", u.database, &c.DB.Database},
 		{"db.username", u.username, &c.DB.Username}, {"db.password", u.password, &c.DB.Password},
 		{"db.socket", u.socket, &c.DB.Socket}, {"db.schema", u.schema, &c.DB.Schema},
+		{"db.sslmode", u.sslmode, &c.DB.SSLMode}, {"db.sslrootcert", u.sslrootcert, &c.DB.SSLRootCert},
+		{"db.sslcert", u.sslcert, &c.DB.SSLCert}, {"db.sslkey", u.sslkey, &c.DB.SSLKey},
 	} {
 		if f.src != nil {
 			*f.dst = *f.src

@@ -461,6 +461,13 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		}
 	}
 	applyDatabaseURL(c, set)
+	for path, f := range map[string]*string{"db.sslrootcert": &c.DB.SSLRootCert, "db.sslcert": &c.DB.SSLCert, "db.sslkey": &c.DB.SSLKey} {
+		// libpq reads a relative file from PHP's working directory, the application's, where
+		// php artisan runs.
+		if s, ok := set[path]; ok && *f != "" {
+			*f = relativeTo(*f, s.dir)
+		}
+	}
 	if unset("db.driver") && ver.atLeast(11, 0) {
 		c.DB.Driver = "sqlite"
 	}

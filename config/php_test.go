@@ -133,6 +133,8 @@ func TestDatabaseURLAgreesWithPHP(t *testing.T) {
 		"mysql://app:true@db.internal/",
 		"mariadb://app:x@db.internal:3306/a%20b",
 		"mysql://app:p+s@db.internal/shop",
+		"postgres://app@pg.internal/shop?sslmode=verify-full&sslrootcert=%2Fetc%2Fssl%2Fca.pem&sslcert=null",
+		"pgsql://app@pg.internal/shop?sslmode=require&sslkey=k.pem",
 	}
 	const script = `
 $out = [];
@@ -141,7 +143,8 @@ foreach (json_decode(stream_get_contents(STDIN), true) as $url) {
     $s = fn ($k) => array_key_exists($k, $c) && $c[$k] !== null ? (string) $c[$k] : null;
     $out[] = ['driver' => $s('driver'), 'host' => $s('host'), 'port' => $s('port'), 'database' => $s('database'),
         'username' => $s('username'), 'password' => $s('password'), 'socket' => $s('unix_socket'),
-        'schema' => $s('search_path') ?? $s('schema')];
+        'schema' => $s('search_path') ?? $s('schema'), 'sslmode' => $s('sslmode'), 'sslrootcert' => $s('sslrootcert'),
+        'sslcert' => $s('sslcert'), 'sslkey' => $s('sslkey')];
 }
 echo json_encode($out);
 `
@@ -165,7 +168,8 @@ echo json_encode($out);
 			port = &p
 		}
 		got := map[string]*string{"driver": u.driver, "host": u.host, "port": port, "database": u.database,
-			"username": u.username, "password": u.password, "socket": u.socket, "schema": u.schema}
+			"username": u.username, "password": u.password, "socket": u.socket, "schema": u.schema,
+			"sslmode": u.sslmode, "sslrootcert": u.sslrootcert, "sslcert": u.sslcert, "sslkey": u.sslkey}
 		for k, want := range php[i] {
 			if (want == nil) != (got[k] == nil) || want != nil && *want != *got[k] {
 				t.Errorf("%s: %s is %v, PHP %v", raw, k, deref(got[k]), deref(want))
@@ -195,7 +199,8 @@ $config = [
     'timezone' => 'Europe/Paris', 'providers' => ['Illuminate\\Auth\\AuthServiceProvider'], 'mode' => Mode::Fast, 'thing' => new Thing, 'empty' => new stdClass],
   'database' => ['default' => 'mysql', 'connections' => [
     'mysql' => ['driver' => 'mysql', 'url' => null, 'host' => 'db.cached', 'port' => '3307', 'database' => 'shop', 'username' => 'app', 'password' => "p'w\\d\n", 'unix_socket' => ''],
-    'queue_db' => ['driver' => 'pgsql', 'host' => 'pg.cached', 'port' => 5433, 'database' => 'jobs', 'username' => 'q', 'password' => null, 'search_path' => 'queue', 'prefix' => 'app_'],
+    'queue_db' => ['driver' => 'pgsql', 'host' => 'pg.cached', 'port' => 5433, 'database' => 'jobs', 'username' => 'q', 'password' => null, 'search_path' => 'queue', 'prefix' => 'app_',
+      'sslmode' => 'verify-full', 'sslrootcert' => 'certs/ca.pem', 'sslcert' => '/etc/ssl/client.crt', 'sslkey' => null],
   ], 'redis' => ['client' => 'phpredis', 'options' => ['prefix' => 'shop_database_'], 'default' => ['host' => '127.0.0.1', 'database' => '0'],
     'cache' => ['host' => 'redis.cached', 'password' => null, 'port' => 6380, 'database' => '5']]],
   'queue' => ['default' => 'database', 'connections' => [
@@ -227,7 +232,8 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		"output_tz": cfg.Log.OutputTimezone,
 	}
 	want := map[string]any{
-		"db":   DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue", Prefix: "app_", PrefixIndexes: true},
+		"db": DB{Driver: "pgsql", Host: "pg.cached", Port: 5433, Database: "jobs", Username: "q", Schema: "queue", Prefix: "app_", PrefixIndexes: true,
+			SSLMode: "verify-full", SSLRootCert: filepath.Join(dir, "certs", "ca.pem"), SSLCert: "/etc/ssl/client.crt"},
 		"jobs": "queued", "failed_table": "failures", "queues": []string{"high"}, "retry_after": 120 * time.Second,
 		"failed": "null", "name": `O'Brien \ Sons`, "env": "staging", "tz": "Europe/Paris", "store": "redis",
 		"prefix": "shop_cache", "redis_host": "redis.cached", "redis_port": 6380, "redis_db": 5, "redis_prefix": "shop_database_",

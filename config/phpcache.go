@@ -320,7 +320,8 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	if d := sub(arr, "database", "connections", dbName); d != nil {
 		for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
 			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
-			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes"} {
+			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes", "sslmode": "db.sslmode", "sslrootcert": "db.sslrootcert",
+			"sslcert": "db.sslcert", "sslkey": "db.sslkey"} {
 			from(path, d, key)
 		}
 		schema := "schema" // Laravel 9+ names it search_path; a list of schemas is an array

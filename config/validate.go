@@ -176,6 +176,9 @@ func (c *Config) validateDB(v *validator) {
 		}
 		v.add("db.database", "is empty", "set "+what)
 	}
+	if d.SSLMode != "" && !oneOf(d.SSLMode, []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}) {
+		v.add("db.sslmode", fmt.Sprintf("%q is not a PostgreSQL sslmode", d.SSLMode), "use disable, allow, prefer, require, verify-ca or verify-full")
+	}
 	if d.Schema != "" {
 		for s := range strings.SplitSeq(d.Schema, ",") {
 			if s = strings.TrimSpace(s); !identRE.MatchString(s) && s != `"$user"` {

@@ -35,6 +35,7 @@ func TestValidateErrors(t *testing.T) {
 		{"job_batches table empty", func(c *Config) { c.Tables.JobBatches = "" }, "tables.job_batches", []string{"not a plain table name"}},
 		{"cache table with a digit first", func(c *Config) { c.Tables.Cache = "1cache" }, "tables.cache", []string{"not a plain table name"}},
 		{"cache_locks table too long", func(c *Config) { c.Tables.CacheLocks = strings.Repeat("x", 65) }, "tables.cache_locks", []string{"at most 64"}},
+		{"unknown sslmode", func(c *Config) { c.DB.SSLMode = "on" }, "db.sslmode", []string{`"on" is not a PostgreSQL sslmode`, "verify-full"}},
 		{"prefix with a dot", func(c *Config) { c.DB.Prefix = "app." }, "db.prefix", []string{`"app." is not a plain table prefix`, "app_"}},
 		{"prefixed table too long", func(c *Config) { c.DB.Prefix = strings.Repeat("p", 60) }, "tables.failed_jobs", []string{`behind db.prefix`, "71 characters", "at most 64"}},
 		{"no queues", func(c *Config) { c.Worker.Queues = nil }, "worker.queues", []string{"DB_QUEUE", "is empty"}},

@@ -41,6 +41,9 @@ type OpenParams struct {
 	Password string
 	Socket   string // MySQL unix_socket, or a PostgreSQL socket directory
 	Schema   string // PostgreSQL search_path
+	// SSL are PostgreSQL's sslmode, sslrootcert, sslcert and sslkey, as Laravel's connection keys
+	// give them; an empty SSLMode is prefer.
+	SSL PostgresSSL
 
 	Tables Tables // zero fields default to DefaultTables
 	// TablePrefix is the connection's table prefix (Laravel's prefix key), put before every name of
@@ -199,6 +202,9 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 func connectHint(err error) string {
 	const pooler = "unsupported startup parameter: "
 	msg := err.Error()
+	if strings.Contains(msg, "TLS") || strings.Contains(msg, "x509") || strings.Contains(msg, "SSL") {
+		return "check the connection's sslmode and its sslrootcert, sslcert and sslkey files (config/database.php, or the url's options)"
+	}
 	i := strings.Index(msg, pooler)
 	if i < 0 {
 		return "check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right"

@@ -193,3 +193,39 @@ func TestRegisterStrategy(t *testing.T) {
 		t.Errorf("NewQueue without a connection: err = %v, want ErrInvalid", err)
 	}
 }
+
+// TestOpenPostgresSSL connects to PostgreSQL with the connection's sslmode: verify-full with a CA file
+// that does not exist fails, naming it, as PHP's pdo_pgsql refuses it; disable connects without TLS,
+// and require with it when the server has TLS on.
+func TestOpenPostgresSSL(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	p := laravel.OpenParams{Dialect: laravel.Postgres, Host: db.Host, Port: db.Port, Database: db.Name, Username: db.User, Password: db.Password}
+	p.SSL = laravel.PostgresSSL{Mode: "verify-full", RootCert: "/nonexistent/ca.pem"}
+	if c, err := laravel.Open(context.Background(), p); err == nil {
+		c.Close()
+		t.Fatal("verify-full with a missing CA file connected")
+	} else if !strings.Contains(err.Error(), "/nonexistent/ca.pem") || !strings.Contains(err.Error(), "check the connection's sslmode") {
+		t.Errorf("verify-full with a missing CA file: %v; want the file and sslrootcert named", err)
+	}
+	sslOn := func(mode string) bool {
+		t.Helper()
+		p.SSL = laravel.PostgresSSL{Mode: mode}
+		c := queuetest.Open(t, p)
+		var on bool
+		if err := laravel.QueryRowScan(c, "select ssl from pg_stat_ssl where pid = pg_backend_pid()", &on); err != nil {
+			t.Fatal(err)
+		}
+		return on
+	}
+	if sslOn("disable") {
+		t.Error("sslmode disable: the connection uses TLS")
+	}
+	var server string
+	if err := laravel.QueryRowScan(queuetest.Open(t, p), "show ssl", &server); err != nil {
+		t.Fatal(err)
+	}
+	if server == "on" && !sslOn("require") {
+		t.Error("sslmode require: the connection does not use TLS")
+	}
+}

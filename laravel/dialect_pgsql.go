@@ -42,13 +42,26 @@ func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 	if port == 0 {
 		port = 5432
 	}
-	kv := []string{"host=" + pgQuote(host), "port=" + strconv.Itoa(port), "sslmode=prefer"}
-	for _, f := range [][2]string{{"dbname", p.Database}, {"user", p.Username}, {"password", p.Password}, {"search_path", p.Schema}} {
+	mode := p.SSL.Mode
+	if mode == "" {
+		mode = "prefer"
+	}
+	kv := []string{"host=" + pgQuote(host), "port=" + strconv.Itoa(port), "sslmode=" + pgQuote(mode)}
+	for _, f := range [][2]string{{"dbname", p.Database}, {"user", p.Username}, {"password", p.Password}, {"search_path", p.Schema},
+		{"sslrootcert", p.SSL.RootCert}, {"sslcert", p.SSL.Cert}, {"sslkey", p.SSL.Key}} {
 		if f[1] != "" {
 			kv = append(kv, f[0]+"="+pgQuote(f[1]))
 		}
 	}
 	return "pgx", withPlanPerRun(strings.Join(kv, " ")), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
+}
+
+// PostgresSSL are the TLS settings of a PostgreSQL connection, as libpq and PHP's pdo_pgsql take them.
+type PostgresSSL struct {
+	Mode     string // disable, allow, prefer (""), require, verify-ca, verify-full
+	RootCert string // the CA certificates file that verify-ca and verify-full check the server with
+	Cert     string // the client certificate file
+	Key      string // the client key file
 }
 
 // withPlanPerRun sets pgx's default_query_exec_mode to cache_describe unless the DSN names a mode:
