@@ -91,9 +91,10 @@ func Load(p LoadParams) (*Config, error) {
 	// The Laravel version decides which Laravel variables are read and several defaults, so it is
 	// found first, by the same precedence.
 	ver := parseVersion(DefaultLaravelVersion)
+	picked := false
 	pick := func(s string) {
 		if s = strings.TrimSpace(s); s != "" {
-			ver = parseVersion(s)
+			ver, picked = parseVersion(s), true
 		}
 	}
 	if s, ok := dotenv[EnvName("laravel_version")]; ok {
@@ -111,8 +112,16 @@ func Load(p LoadParams) (*Config, error) {
 		pick(fmt.Sprint(v))
 	}
 
+	// Else the application's own framework says, as `php artisan --version` does.
+	var detected []setting
+	if v, where := frameworkVersion(dotenvDir); !picked && v != "" {
+		pick(v)
+		detected = []setting{{path: "laravel_version", value: v, source: "in " + where}}
+	}
+
 	envFileName := p.EnvFile
 	dotenvSet, n := envSettings(dotenv, ver, "in "+envFileName, dotenvDir)
+	dotenvSet = append(detected, dotenvSet...)
 	notes = append(notes, n...)
 	procSet, n := envSettings(environ, ver, "in the environment", "")
 	notes = append(notes, n...)
@@ -411,6 +420,28 @@ func readYAML(path string) ([]setting, error) {
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// frameworkVersionRE finds Laravel's version in Illuminate\Foundation\Application.
+var frameworkVersionRE = regexp.MustCompile(`(?m)^\s*const VERSION = '(\d+\.\d+[^']*)';`)
+
+// frameworkVersion reads the version of the Laravel framework installed with the application whose
+// base directory is dir (vendor/laravel/framework, as Composer installs it), and the file it read; ""
+// when there is none.
+func frameworkVersion(dir string) (string, string) {
+	if dir == "" {
+		return "", ""
+	}
+	path := filepath.Join(dir, "vendor", "laravel", "framework", "src", "Illuminate", "Foundation", "Application.php")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", ""
+	}
+	m := frameworkVersionRE.FindSubmatch(b)
+	if m == nil {
+		return "", ""
+	}
+	return string(m[1]), path
 }
 
 // deriveDefaults replaces the defaults that depend on the Laravel version, the driver or the app name

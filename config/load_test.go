@@ -776,3 +776,43 @@ func TestQueueListWithEmptyName(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadFrameworkVersion takes the Laravel version from the framework installed beside the .env
+// file (vendor/laravel/framework) when nothing sets laravel_version, so that an 11.x application's
+// DB_URL is read; a version set explicitly wins.
+func TestLoadFrameworkVersion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "vendor", "laravel", "framework", "src", "Illuminate", "Foundation")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	app := "<?php\n\nnamespace Illuminate\\Foundation;\n\nclass Application extends Container\n{\n    /**\n     * The Laravel framework version.\n     *\n     * @var string\n     */\n    const VERSION = '11.30.0';\n}\n"
+	if err := os.WriteFile(filepath.Join(src, "Application.php"), []byte(app), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DB_CONNECTION=pgsql\nDB_URL=postgres://app@pg.internal/shop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LaravelVersion != "11.30.0" || cfg.DB.Host != "pg.internal" || cfg.DB.Database != "shop" {
+		t.Errorf("version %q, host %q, database %q; want 11.30.0 from the framework and DB_URL read", cfg.LaravelVersion, cfg.DB.Host, cfg.DB.Database)
+	}
+	cfg, err = Load(LoadParams{EnvFile: env, Environ: []string{"ARTISAN_GO_LARAVEL_VERSION=8.83"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LaravelVersion != "8.83" || cfg.DB.Host != "127.0.0.1" {
+		t.Errorf("version %q, host %q; want the version set, and DB_URL unread before 11", cfg.LaravelVersion, cfg.DB.Host)
+	}
+	// Debian's Laravel 8.83 declares its version the same way.
+	if b, err := os.ReadFile("/usr/share/php/Illuminate/Foundation/Application.php"); err == nil {
+		if m := frameworkVersionRE.FindSubmatch(b); m == nil || !strings.HasPrefix(string(m[1]), "8.83.") {
+			t.Errorf("the installed framework's version: %q", m)
+		}
+	}
+}
