@@ -113,7 +113,6 @@ func laravelNames(v version) map[string][]string {
 		"worker.retry_after":       {"DB_QUEUE_RETRY_AFTER"},
 		"app.name":                 {"APP_NAME"},
 		"app.key":                  {"APP_KEY"},
-		"app.previous_keys":        {"APP_PREVIOUS_KEYS"},
 		"app.cipher":               {"APP_CIPHER"},
 		"app.timezone":             {"APP_TIMEZONE"},
 		"app.env":                  {"APP_ENV"},
@@ -134,6 +133,7 @@ func laravelNames(v version) map[string][]string {
 	}
 	m["db.url"] = []string{"DATABASE_URL"}
 	if v.atLeast(11, 0) {
+		m["app.previous_keys"] = []string{"APP_PREVIOUS_KEYS"} // Laravel 11's key rotation
 		m["cache.store"] = []string{"CACHE_STORE"}
 		m["db.url"] = []string{"DB_URL"}
 	}

@@ -119,6 +119,9 @@ func Load(p LoadParams) (*Config, error) {
 		detected = []setting{{path: "laravel_version", value: v, source: "in " + where}}
 	}
 
+	if _, set := dotenv["APP_PREVIOUS_KEYS"]; !ver.atLeast(11, 0) && (set || environ["APP_PREVIOUS_KEYS"] != "") {
+		notes = append(notes, "APP_PREVIOUS_KEYS is read from Laravel 11 on: as PHP's worker before it, this one fails jobs encrypted with a previous key (The MAC is invalid.); set ARTISAN_GO_APP_PREVIOUS_KEYS to decrypt them anyway, or laravel_version to the application's")
+	}
 	envFileName := p.EnvFile
 	dotenvSet, n := envSettings(dotenv, ver, "in "+envFileName, dotenvDir)
 	dotenvSet = append(detected, dotenvSet...)

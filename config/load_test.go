@@ -250,7 +250,7 @@ func TestLoadCacheStoreVariableByVersion(t *testing.T) {
 
 func TestLoadMoreLaravelNames(t *testing.T) {
 	t.Parallel()
-	cfg, err := Load(LoadParams{Environ: []string{"QUEUE_FAILED_DRIVER=null", "DB_CACHE_TABLE=app_cache",
+	cfg, err := Load(LoadParams{Environ: []string{"QUEUE_FAILED_DRIVER=null", "DB_CACHE_TABLE=app_cache", "ARTISAN_GO_LARAVEL_VERSION=11",
 		"DB_CACHE_LOCK_TABLE=app_locks", "DB_QUEUE=high,low", "APP_PREVIOUS_KEYS=k1,k2", "REDIS_CACHE_DB=3"}})
 	if err != nil {
 		t.Fatal(err)
@@ -813,6 +813,30 @@ func TestLoadFrameworkVersion(t *testing.T) {
 	if b, err := os.ReadFile("/usr/share/php/Illuminate/Foundation/Application.php"); err == nil {
 		if m := frameworkVersionRE.FindSubmatch(b); m == nil || !strings.HasPrefix(string(m[1]), "8.83.") {
 			t.Errorf("the installed framework's version: %q", m)
+		}
+	}
+}
+
+// TestLoadPreviousKeysFromLaravel11 reads APP_PREVIOUS_KEYS from Laravel 11 on, as the framework
+// does; before, it is left with a note, and ARTISAN_GO_APP_PREVIOUS_KEYS still sets the keys.
+func TestLoadPreviousKeysFromLaravel11(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		environ []string
+		want    string
+		note    bool
+	}{
+		{[]string{"APP_PREVIOUS_KEYS=k1,k2"}, "", true},
+		{[]string{"APP_PREVIOUS_KEYS=k1,k2", "ARTISAN_GO_LARAVEL_VERSION=11.0"}, "k1|k2", false},
+		{[]string{"ARTISAN_GO_APP_PREVIOUS_KEYS=k3"}, "k3", false},
+	} {
+		cfg, err := Load(LoadParams{Environ: tc.environ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "APP_PREVIOUS_KEYS is read from Laravel 11 on")
+		if got := strings.Join(cfg.App.PreviousKeys, "|"); got != tc.want || noted != tc.note {
+			t.Errorf("%q: previous keys %q, noted %v; want %q, %v", tc.environ, got, noted, tc.want, tc.note)
 		}
 	}
 }
