@@ -217,12 +217,72 @@ func Load(p LoadParams) (*Config, error) {
 		}
 	}
 	deriveDefaults(cfg, winner, dotenvDir)
+	if cache == nil {
+		if err := checkQueueDatabase(cfg, ver, dotenv, environ); err != nil {
+			return nil, err
+		}
+	}
 	for i, q := range cfg.Worker.Queues {
 		if q == emptyQueue {
 			cfg.Worker.Queues[i] = cfg.DefaultQueue()
 		}
 	}
 	return cfg, nil
+}
+
+// checkQueueDatabase checks DB_QUEUE_CONNECTION, which names the database connection of the queue
+// in config/queue.php from Laravel 11 on, and DB_CACHE_CONNECTION and DB_CACHE_LOCK_CONNECTION, those
+// of the database cache store, when no cached configuration says what they are. A connection of the
+// skeleton reads the same DB_* variables as DB_CONNECTION's: the same database when both are MySQL or
+// MariaDB, or both the same driver. Any other is refused: its settings are in config/database.php,
+// which only the cached configuration exposes, and the worker reaches one database.
+func checkQueueDatabase(c *Config, ver version, dotenv, environ map[string]string) error {
+	lookup := func(name string) string {
+		value := ""
+		for _, vars := range []map[string]string{dotenv, environ} { // the environment wins, as phpdotenv leaves it
+			if raw, ok := vars[name]; ok {
+				v, defined := laravelEnvValue(raw)
+				value = strings.TrimSpace(v)
+				if !defined {
+					value = ""
+				}
+			}
+		}
+		return value
+	}
+	family := func(driver string) string {
+		if driver == "mariadb" {
+			return "mysql"
+		}
+		return driver
+	}
+	check := func(variable, what string) error {
+		name := lookup(variable)
+		switch {
+		case name == "":
+			return nil
+		case !ver.atLeast(11, 0):
+			c.notes = append(c.notes, fmt.Sprintf("%s is %q, but Laravel's skeleton reads it from 11 on, and artisan-go uses DB_CONNECTION's database: if the application's configuration reads it, run php artisan config:cache, so that artisan-go reads the connection from bootstrap/cache/config.php", variable, name))
+			return nil
+		case !oneOf(name, []string{"mysql", "mariadb", "pgsql", "sqlite"}):
+			return fmt.Errorf("%w: %s names the database connection [%s], whose settings are in config/database.php, not in .env: run php artisan config:cache, so that artisan-go reads them from bootstrap/cache/config.php, or set db.host, db.database and the others (ARTISAN_GO_DB_HOST, …) to that connection's and unset %s",
+				ErrInvalid, variable, name, variable)
+		case family(name) != family(c.DB.Driver):
+			return fmt.Errorf("%w: %s=%s puts %s on the %s database connection, while the worker uses DB_CONNECTION's (%s) for the rest: artisan-go reaches one database; unset %s, or set DB_CONNECTION=%s",
+				ErrInvalid, variable, name, what, name, c.DB.Driver, variable, name)
+		}
+		return nil
+	}
+	if err := check("DB_QUEUE_CONNECTION", "the jobs"); err != nil {
+		return err
+	}
+	if c.Cache.Store != "database" {
+		return nil
+	}
+	if err := check("DB_CACHE_CONNECTION", "the database cache store"); err != nil {
+		return err
+	}
+	return check("DB_CACHE_LOCK_CONNECTION", "the database cache store's locks")
 }
 
 // emptyQueue stands for an empty name in a list of queues until the connection's queue is known.

@@ -840,3 +840,48 @@ func TestLoadPreviousKeysFromLaravel11(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadQueueDatabaseConnection checks DB_QUEUE_CONNECTION and DB_CACHE_CONNECTION without a cached
+// configuration: from Laravel 11 a skeleton connection on DB_CONNECTION's database is taken, another
+// refused with the fix; before 11 it is noted only.
+func TestLoadQueueDatabaseConnection(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		environ []string
+		err     []string
+		note    bool
+	}{
+		{environ: []string{"DB_CONNECTION=mysql", "DB_QUEUE_CONNECTION=mariadb"}},
+		{environ: []string{"DB_CONNECTION=pgsql", "DB_QUEUE_CONNECTION=pgsql"}},
+		{environ: []string{"DB_CONNECTION=mysql", "DB_QUEUE_CONNECTION=null"}},
+		{environ: []string{"DB_CONNECTION=sqlite", "DB_QUEUE_CONNECTION=pgsql"}, err: []string{"DB_QUEUE_CONNECTION=pgsql", "the jobs", "(sqlite)", "set DB_CONNECTION=pgsql"}},
+		{environ: []string{"DB_CONNECTION=mysql", "CACHE_STORE=database", "DB_CACHE_CONNECTION=cache_db"}, err: []string{"DB_CACHE_CONNECTION", "[cache_db]"}},
+		{environ: []string{"DB_CONNECTION=mysql", "CACHE_STORE=redis", "DB_CACHE_CONNECTION=cache_db"}},
+		{environ: []string{"DB_CONNECTION=mysql", "DB_QUEUE_CONNECTION=queue_db"}, err: []string{"[queue_db]", "php artisan config:cache"}},
+		{environ: []string{"ARTISAN_GO_LARAVEL_VERSION=8.83", "DB_CONNECTION=mysql", "DB_QUEUE_CONNECTION=queue_db"}, note: true},
+	} {
+		environ := tc.environ
+		if !strings.HasPrefix(environ[0], "ARTISAN_GO_LARAVEL_VERSION") {
+			environ = append([]string{"ARTISAN_GO_LARAVEL_VERSION=11.30", "DB_DATABASE=:memory:"}, environ...)
+		}
+		cfg, err := Load(LoadParams{Environ: environ})
+		if len(tc.err) > 0 {
+			if err == nil {
+				t.Errorf("%q: loaded, want an error", tc.environ)
+			}
+			for _, w := range tc.err {
+				if err != nil && !strings.Contains(err.Error(), w) {
+					t.Errorf("%q: %v, want %q said", tc.environ, err, w)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.environ, err)
+			continue
+		}
+		if noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "DB_QUEUE_CONNECTION"); noted != tc.note {
+			t.Errorf("%q: noted %v, want %v", tc.environ, noted, tc.note)
+		}
+	}
+}
