@@ -130,3 +130,35 @@ func TestTimeoutWarningOnce(t *testing.T) {
 		t.Fatalf("%d warnings about the timeout, want 1:\n%s", n, errb.String())
 	}
 }
+
+// TestConnectErrorNamesCachedConfig: when the database settings came from the cached configuration,
+// a connection that fails says so, since the .env file the user edits is not what was read.
+func TestConnectErrorNamesCachedConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "bootstrap", "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cached := `<?php return array (
+  'database' => array ('default' => 'pgsql', 'connections' => array (
+    'pgsql' => array ('driver' => 'pgsql', 'host' => '127.0.0.1', 'port' => 1, 'database' => 'app', 'username' => 'u', 'password' => ''),
+  )),
+  'queue' => array ('default' => 'database', 'connections' => array (
+    'database' => array ('driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90),
+  )),
+);
+`
+	if err := os.WriteFile(filepath.Join(cache, "config.php"), []byte(cached), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("DB_CONNECTION=sqlite\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "127.0.0.1:1/app") || !strings.Contains(errb.String(), "read from the cached configuration "+filepath.Join(cache, "config.php")) {
+		t.Fatalf("status %d, want 1 naming the server and the cached configuration:\n%s", code, errb.String())
+	}
+}

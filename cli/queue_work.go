@@ -304,7 +304,11 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 		// database created there would only hide it behind "table jobs does not exist".
 		RequireSQLiteFile: true,
 	})
-	if err != nil && cfg.EnvFile() == "" {
+	switch {
+	case err == nil:
+	case cfg.CachedConfig() != "":
+		err = fmt.Errorf("%w (the database settings were read from the cached configuration %s, not from .env, as PHP reads them: after changing .env, run php artisan config:cache again)", err, cfg.CachedConfig())
+	case cfg.EnvFile() == "":
 		err = fmt.Errorf("%w (no .env file was read: run artisan-go from the application's directory, or pass --env-file /path/to/app/.env)", err)
 	}
 	return conn, err
@@ -426,7 +430,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	pooled, perr := conn.TransactionPooled(pctx)
 	cancel()
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
-		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "server", conn.ServerVersion(),
+		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "database", conn.Where(), "table", conn.Tables().Jobs, "server", conn.ServerVersion(),
 		"galera", conn.InCluster(), "transaction_pooler", pooled, "laravel", wc.LaravelVersion, "concurrency", wc.Concurrency,
 		"claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
 	if perr != nil {

@@ -202,10 +202,10 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 func connectHint(err error) string {
 	const pooler = "unsupported startup parameter: "
 	msg := err.Error()
-	if strings.Contains(msg, "TLS") || strings.Contains(msg, "x509") || strings.Contains(msg, "SSL") {
+	i := strings.Index(msg, pooler)
+	if i < 0 && (strings.Contains(msg, "failed to configure TLS") || strings.Contains(msg, "x509: ")) {
 		return "check the connection's sslmode and its sslrootcert, sslcert and sslkey files (config/database.php, or the url's options)"
 	}
-	i := strings.Index(msg, pooler)
 	if i < 0 {
 		return "check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right"
 	}
@@ -277,6 +277,10 @@ func init() {
 
 // Dialect returns the connection's SQL family.
 func (c *Conn) Dialect() Dialect { return c.name }
+
+// Where names the database the connection reaches (host, port and database, or the SQLite file),
+// without a password, for logs.
+func (c *Conn) Where() string { return c.where }
 
 // JobTable returns the connection's jobs table, for writing rows through a transaction of the caller's.
 func (c *Conn) JobTable() *JobTable { return c.jobs }

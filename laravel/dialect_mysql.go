@@ -26,7 +26,7 @@ func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 	cfg := mysql.NewConfig()
 	if p.DSN != "" {
 		if cfg, err = mysql.ParseDSN(p.DSN); err != nil {
-			return "", "", "", fmt.Errorf("%w: DB DSN %q: %v; use the go-sql-driver form user:pass@tcp(host:3306)/dbname", ErrInvalid, p.DSN, err)
+			return "", "", "", fmt.Errorf("%w: db.dsn: %v; use the go-sql-driver form user:pass@tcp(host:3306)/dbname", ErrInvalid, err)
 		}
 	} else {
 		cfg.User, cfg.Passwd, cfg.DBName = p.Username, p.Password, p.Database
