@@ -74,7 +74,7 @@ func (c *Conn) FailedJobList(ctx context.Context, p *FailedJobListParams) ([]*Fa
 func (c *Conn) FailedJobHasUUID(ctx context.Context) (bool, error) {
 	ok, err := c.failedHasUUID(ctx)
 	if err != nil {
-		return false, fmt.Errorf("read failed_jobs columns: %w", err)
+		return false, fmt.Errorf("read the columns of %s: %w", c.tables.FailedJobs, err)
 	}
 	return ok, nil
 }
