@@ -286,12 +286,14 @@ $config = [
     'same' => $db,
     'queue_db' => array_merge($db, ['database' => 'queues']),
     'pg' => ['driver' => 'pgsql', 'host' => 'pg', 'port' => 5432, 'database' => 'app', 'username' => 'u', 'password' => '', 'schema' => ['app', 'public']],
+    'split' => array_merge($db, ['read' => ['host' => ['replica1', 'replica2']], 'write' => ['host' => ['primary1', 'primary2'], 'username' => 'writer'], 'host' => null]),
   ]],
   'queue' => ['default' => 'database', 'connections' => [
     'database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => null],
     'jobsdb' => ['driver' => 'database', 'table' => 'queue_jobs', 'queue' => 'emails', 'retry_after' => 45, 'connection' => 'queue_db'],
     'alike' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'same'],
     'pgq' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'pg'],
+    'splitq' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'split'],
     'lost' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90, 'connection' => 'nosuchdb'],
     'main' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90],
   ], 'failed' => ['driver' => 'database-uuids', 'database' => 'mysql', 'table' => 'failed_jobs'],
@@ -325,6 +327,13 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 			wantErr: []string{"cache.stores.database.connection", "[mysql]", "[queue_db]"}},
 		{name: "a connection configured alike", connection: "alike", workable: true,
 			set: map[string]any{"queue.failed.database": "same", "cache.default": "database"}},
+		{name: "a read/write split connection", connection: "splitq", workable: true,
+			set: map[string]any{"queue.failed.database": "split", "queue.batching.database": "split"},
+			check: func(t *testing.T, c *Config) {
+				if c.DB.Host != "primary1" || c.DB.Username != "writer" || c.DB.Database != "app" {
+					t.Errorf("host %q user %q database %q, want the write connection's primary1, writer, app", c.DB.Host, c.DB.Username, c.DB.Database)
+				}
+			}},
 		{name: "an undefined database connection", connection: "lost",
 			wantErr: []string{"[nosuchdb]", "Database connection [nosuchdb] not configured."}},
 		{name: "a default connection of another driver", connection: "main",

@@ -318,6 +318,7 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 		}
 	}
 	if d := sub(arr, "database", "connections", dbName); d != nil {
+		d = writeConfig(d)
 		for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
 			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
 			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes", "sslmode": "db.sslmode", "sslrootcert": "db.sslrootcert",
@@ -380,6 +381,37 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	return out, covered, c
 }
 
+// writeConfig is a database connection's configuration as Laravel's ConnectionFactory makes its write
+// connection, which the queue's claims and deletes use: a write array's keys (the first of a list of
+// them) over the others, and the first of several hosts (PHP tries them in random order).
+func writeConfig(d *phpArray) *phpArray {
+	out := &phpArray{values: map[string]any{}}
+	set := func(k string, v any) {
+		if _, ok := out.values[k]; !ok {
+			out.keys = append(out.keys, k)
+		}
+		out.values[k] = v
+	}
+	for _, k := range d.keys {
+		if k != "read" && k != "write" {
+			set(k, d.values[k])
+		}
+	}
+	w, _ := d.values["write"].(*phpArray)
+	if w != nil && len(w.keys) > 0 {
+		if first, ok := w.values[w.keys[0]].(*phpArray); ok && w.keys[0] == "0" { // a list of write configurations
+			w = first
+		}
+		for _, k := range w.keys {
+			set(k, w.values[k])
+		}
+	}
+	if hosts, ok := out.values["host"].(*phpArray); ok && len(hosts.keys) > 0 {
+		set("host", hosts.values[hosts.keys[0]])
+	}
+	return out
+}
+
 // cachedFacts is what the cached configuration says beyond settings: the driver of each queue
 // connection, and what it configures that the worker cannot follow.
 type cachedFacts struct {
@@ -404,8 +436,10 @@ func otherDatabases(arr *phpArray, dbName, where string) []error {
 	}
 	conn := func(name string) *phpArray {
 		v, _ := arr.get("database", "connections", name)
-		a, _ := v.(*phpArray)
-		return a
+		if a, _ := v.(*phpArray); a != nil {
+			return writeConfig(a)
+		}
+		return nil
 	}
 	same := func(a, b string) bool {
 		if a == b {
