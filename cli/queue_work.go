@@ -292,7 +292,7 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 		Dialect: laravel.Dialect(cfg.DB.Driver), DSN: cfg.DB.DSN, Host: cfg.DB.Host, Port: cfg.DB.Port,
 		Database: cfg.DB.Database, Username: cfg.DB.Username, Password: cfg.DB.Password,
 		Socket: cfg.DB.Socket, Schema: cfg.DB.Schema, ServerVersion: cfg.DB.Version,
-		SSL: laravel.PostgresSSL{Mode: cfg.DB.SSLMode, RootCert: cfg.DB.SSLRootCert, Cert: cfg.DB.SSLCert, Key: cfg.DB.SSLKey},
+		SSL: laravel.TLSParams{Mode: cfg.DB.SSLMode, RootCert: cfg.DB.SSLRootCert, Cert: cfg.DB.SSLCert, Key: cfg.DB.SSLKey, MySQLCA: cfg.DB.SSLCA},
 		Tables: laravel.Tables{
 			Jobs: cfg.Tables.Jobs, FailedJobs: cfg.Tables.FailedJobs, JobBatches: cfg.Tables.JobBatches,
 			Cache: cfg.Tables.Cache, CacheLocks: cfg.Tables.CacheLocks,

@@ -149,6 +149,9 @@ type DB struct {
 	SSLRootCert string `mapstructure:"sslrootcert"`
 	SSLCert     string `mapstructure:"sslcert"`
 	SSLKey      string `mapstructure:"sslkey"`
+	// SSLCA is MySQL's and MariaDB's CA file, the skeleton's PDO::MYSQL_ATTR_SSL_CA option: the
+	// connection uses TLS and checks the server's certificate with it. MYSQL_ATTR_SSL_CA. Default "".
+	SSLCA string `mapstructure:"ssl_ca"`
 	// Version overrides the server version used to pick the claim query, as Laravel's `version`
 	// connection key does (e.g. "8.0.36" or "10.6.0-MariaDB"). Default "": ask the server.
 	Version string `mapstructure:"version"`

@@ -105,6 +105,7 @@ func laravelNames(v version) map[string][]string {
 		"db.password":              {"DB_PASSWORD"},
 		"db.socket":                {"DB_SOCKET"},
 		"db.schema":                {"DB_SCHEMA"},
+		"db.ssl_ca":                {"MYSQL_ATTR_SSL_CA"},
 		"tables.jobs":              {"DB_QUEUE_TABLE"},
 		"tables.cache":             {"DB_CACHE_TABLE"},
 		"tables.cache_locks":       {"DB_CACHE_LOCK_TABLE"},

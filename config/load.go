@@ -555,7 +555,7 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 		}
 	}
 	applyDatabaseURL(c, set)
-	for path, f := range map[string]*string{"db.sslrootcert": &c.DB.SSLRootCert, "db.sslcert": &c.DB.SSLCert, "db.sslkey": &c.DB.SSLKey} {
+	for path, f := range map[string]*string{"db.sslrootcert": &c.DB.SSLRootCert, "db.sslcert": &c.DB.SSLCert, "db.sslkey": &c.DB.SSLKey, "db.ssl_ca": &c.DB.SSLCA} {
 		// libpq reads a relative file from PHP's working directory, the application's, where
 		// php artisan runs.
 		if s, ok := set[path]; ok && *f != "" {

@@ -279,7 +279,8 @@ func cachedApp(t *testing.T, cached []byte, dotenv string) string {
 func TestConfigCacheConnections(t *testing.T) {
 	t.Parallel()
 	const base = `
-$db = ['driver' => 'mysql', 'host' => 'db', 'port' => '3306', 'database' => 'app', 'username' => 'u', 'password' => '', 'unix_socket' => '', 'prefix' => ''];
+$db = ['driver' => 'mysql', 'host' => 'db', 'port' => '3306', 'database' => 'app', 'username' => 'u', 'password' => '', 'unix_socket' => '', 'prefix' => '',
+  'options' => array_filter([PDO::MYSQL_ATTR_SSL_CA => 'certs/ca.pem'])];
 $config = [
   'database' => ['default' => 'mysql', 'connections' => [
     'mysql' => $db,
@@ -315,7 +316,12 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 		workable   bool
 		check      func(t *testing.T, c *Config)
 	}{
-		{name: "all on one connection", connection: "database", workable: true},
+		{name: "all on one connection", connection: "database", workable: true,
+			check: func(t *testing.T, c *Config) {
+				if !filepath.IsAbs(c.DB.SSLCA) || !strings.HasSuffix(c.DB.SSLCA, filepath.Join("certs", "ca.pem")) {
+					t.Errorf("db.ssl_ca %q, want PDO::MYSQL_ATTR_SSL_CA's certs/ca.pem beside the .env file", c.DB.SSLCA)
+				}
+			}},
 		{name: "failed jobs on another database", connection: "jobsdb",
 			wantErr: []string{"queue.failed.database", "[mysql]", "[queue_db]", "config:cache"}},
 		{name: "failed jobs not in a database", connection: "jobsdb", workable: true,

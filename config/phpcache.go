@@ -325,7 +325,8 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 			"sslcert": "db.sslcert", "sslkey": "db.sslkey"} {
 			from(path, d, key)
 		}
-		schema := "schema" // Laravel 9+ names it search_path; a list of schemas is an array
+		from("db.ssl_ca", d, "options", "1009") // PDO::MYSQL_ATTR_SSL_CA
+		schema := "schema"                      // Laravel 9+ names it search_path; a list of schemas is an array
 		if _, ok := d.get("search_path"); ok {
 			schema = "search_path"
 		}

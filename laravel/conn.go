@@ -41,9 +41,9 @@ type OpenParams struct {
 	Password string
 	Socket   string // MySQL unix_socket, or a PostgreSQL socket directory
 	Schema   string // PostgreSQL search_path
-	// SSL are PostgreSQL's sslmode, sslrootcert, sslcert and sslkey, as Laravel's connection keys
-	// give them; an empty SSLMode is prefer.
-	SSL PostgresSSL
+	// SSL are the connection's TLS settings: PostgreSQL's sslmode, sslrootcert, sslcert and sslkey,
+	// and MySQL's CA file; an empty SSLMode is prefer.
+	SSL TLSParams
 
 	Tables Tables // zero fields default to DefaultTables
 	// TablePrefix is the connection's table prefix (Laravel's prefix key), put before every name of
@@ -203,8 +203,8 @@ func connectHint(err error) string {
 	const pooler = "unsupported startup parameter: "
 	msg := err.Error()
 	i := strings.Index(msg, pooler)
-	if i < 0 && (strings.Contains(msg, "failed to configure TLS") || strings.Contains(msg, "x509: ")) {
-		return "check the connection's sslmode and its sslrootcert, sslcert and sslkey files (config/database.php, or the url's options)"
+	if i < 0 && (strings.Contains(msg, "failed to configure TLS") || strings.Contains(msg, "x509: ") || strings.Contains(msg, "server does not support TLS")) {
+		return "check the connection's TLS settings: on PostgreSQL sslmode and its sslrootcert, sslcert and sslkey files (config/database.php, or the url's options), on MySQL MYSQL_ATTR_SSL_CA"
 	}
 	if i < 0 {
 		return "check that the server is running and DB_HOST, DB_PORT, DB_DATABASE, DB_USERNAME and DB_PASSWORD (or the DSN) are right"

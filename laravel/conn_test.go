@@ -2,10 +2,20 @@ package laravel_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
@@ -194,23 +204,23 @@ func TestRegisterStrategy(t *testing.T) {
 	}
 }
 
-// TestOpenPostgresSSL connects to PostgreSQL with the connection's sslmode: verify-full with a CA file
+// TestOpenTLSParams connects to PostgreSQL with the connection's sslmode: verify-full with a CA file
 // that does not exist fails, naming it, as PHP's pdo_pgsql refuses it; disable connects without TLS,
 // and require with it when the server has TLS on.
-func TestOpenPostgresSSL(t *testing.T) {
+func TestOpenTLSParams(t *testing.T) {
 	t.Parallel()
 	db := testenv.Postgres(t)
 	p := laravel.OpenParams{Dialect: laravel.Postgres, Host: db.Host, Port: db.Port, Database: db.Name, Username: db.User, Password: db.Password}
-	p.SSL = laravel.PostgresSSL{Mode: "verify-full", RootCert: "/nonexistent/ca.pem"}
+	p.SSL = laravel.TLSParams{Mode: "verify-full", RootCert: "/nonexistent/ca.pem"}
 	if c, err := laravel.Open(context.Background(), p); err == nil {
 		c.Close()
 		t.Fatal("verify-full with a missing CA file connected")
-	} else if !strings.Contains(err.Error(), "/nonexistent/ca.pem") || !strings.Contains(err.Error(), "check the connection's sslmode") {
+	} else if !strings.Contains(err.Error(), "/nonexistent/ca.pem") || !strings.Contains(err.Error(), "check the connection's TLS settings") {
 		t.Errorf("verify-full with a missing CA file: %v; want the file and sslrootcert named", err)
 	}
 	sslOn := func(mode string) bool {
 		t.Helper()
-		p.SSL = laravel.PostgresSSL{Mode: mode}
+		p.SSL = laravel.TLSParams{Mode: mode}
 		c := queuetest.Open(t, p)
 		var on bool
 		if err := laravel.QueryRowScan(c, "select ssl from pg_stat_ssl where pid = pg_backend_pid()", &on); err != nil {
@@ -227,5 +237,39 @@ func TestOpenPostgresSSL(t *testing.T) {
 	}
 	if server == "on" && !sslOn("require") {
 		t.Error("sslmode require: the connection does not use TLS")
+	}
+}
+
+// TestOpenMySQLCA connects to MySQL or MariaDB over TLS when the connection has a CA file
+// (PDO::MYSQL_ATTR_SSL_CA): a missing file is refused naming it, and a CA that did not sign the
+// server's certificate (or a server without TLS) fails the connection where it succeeds without one.
+func TestOpenMySQLCA(t *testing.T) {
+	t.Parallel()
+	db := testenv.MySQL(t)
+	p := laravel.OpenParams{Dialect: laravel.MySQL, Host: db.Host, Port: db.Port, Database: db.Name, Username: db.User, Password: db.Password}
+	queuetest.Open(t, p) // without a CA file
+	p.SSL.MySQLCA = filepath.Join(t.TempDir(), "missing-ca.pem")
+	if _, err := laravel.Open(context.Background(), p); !errors.Is(err, laravel.ErrInvalid) || !strings.Contains(err.Error(), "missing-ca.pem") || !strings.Contains(err.Error(), "MYSQL_ATTR_SSL_CA") {
+		t.Errorf("a missing CA file: %v; want ErrInvalid naming the file and MYSQL_ATTR_SSL_CA", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "an unrelated CA"}, IsCA: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SSL.MySQLCA = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(p.SSL.MySQLCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := laravel.Open(context.Background(), p); err == nil {
+		c.Close()
+		t.Fatal("connected over a TLS checked with an unrelated CA")
+	} else if !strings.Contains(err.Error(), "check the connection's TLS settings") {
+		t.Errorf("with an unrelated CA: %v; want the TLS settings named", err)
 	}
 }

@@ -2,9 +2,14 @@ package laravel
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -36,6 +41,13 @@ func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 			cfg.Net, cfg.Addr = "tcp", hostPort(p.Host, p.Port, 3306)
 		}
 	}
+	if p.SSL.MySQLCA != "" {
+		name, err := registerMySQLTLS(p.SSL.MySQLCA, p.Host)
+		if err != nil {
+			return "", "", "", err
+		}
+		cfg.TLSConfig = name
+	}
 	// Fenced updates count matched rows, so a renewal within the same second is not "lost".
 	cfg.ClientFoundRows = true
 	// Send statements with their arguments in one round trip, as PDO's emulated prepares do,
@@ -50,6 +62,26 @@ func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 		cfg.Params["charset"] = "utf8mb4"
 	}
 	return "mysql", cfg.FormatDSN(), fmt.Sprintf("%s/%s", cfg.Addr, cfg.DBName), nil
+}
+
+// registerMySQLTLS registers with the MySQL driver a TLS configuration that checks the server's
+// certificate against the CA file and the host name, as PDO does with PDO::MYSQL_ATTR_SSL_CA, and
+// returns its name.
+func registerMySQLTLS(caFile, host string) (string, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: the MySQL CA file (MYSQL_ATTR_SSL_CA): %v", ErrInvalid, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return "", fmt.Errorf("%w: the MySQL CA file %s (MYSQL_ATTR_SSL_CA) holds no PEM certificate", ErrInvalid, caFile)
+	}
+	sum := sha256.Sum256(append(pem, host...))
+	name := "artisan-go-" + hex.EncodeToString(sum[:8])
+	if err := mysql.RegisterTLSConfig(name, &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12}); err != nil {
+		return "", fmt.Errorf("register the MySQL TLS configuration: %w", err)
+	}
+	return name, nil
 }
 
 func (mysqlDialect) versionSQL() string { return "select version()" }

@@ -56,12 +56,16 @@ func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err erro
 	return "pgx", withPlanPerRun(strings.Join(kv, " ")), fmt.Sprintf("%s:%d/%s", host, port, p.Database), nil
 }
 
-// PostgresSSL are the TLS settings of a PostgreSQL connection, as libpq and PHP's pdo_pgsql take them.
-type PostgresSSL struct {
-	Mode     string // disable, allow, prefer (""), require, verify-ca, verify-full
-	RootCert string // the CA certificates file that verify-ca and verify-full check the server with
-	Cert     string // the client certificate file
-	Key      string // the client key file
+// TLSParams are the TLS settings of a connection: PostgreSQL's as libpq and PHP's pdo_pgsql take
+// them, and MySQL's CA file.
+type TLSParams struct {
+	Mode     string // PostgreSQL: disable, allow, prefer (""), require, verify-ca, verify-full
+	RootCert string // PostgreSQL: the CA certificates file that verify-ca and verify-full check the server with
+	Cert     string // PostgreSQL: the client certificate file
+	Key      string // PostgreSQL: the client key file
+	// MySQLCA is MySQL's and MariaDB's PDO::MYSQL_ATTR_SSL_CA: the connection uses TLS and checks the
+	// server's certificate against this CA file and the host name.
+	MySQLCA string
 }
 
 // withPlanPerRun sets pgx's default_query_exec_mode to cache_describe unless the DSN names a mode:
