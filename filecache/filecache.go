@@ -376,6 +376,12 @@ func (s *Store) ForceRelease(_ context.Context, name string) error {
 	return nil
 }
 
+// LockHeld reports whether the lock name is held: its file is there and unexpired.
+func (s *Store) LockHeld(_ context.Context, name string) (bool, error) {
+	_, _, ok, err := s.read(s.lockDir, name)
+	return ok, err
+}
+
 // SerializesValues reports that the store keeps values PHP-serialized, numbers included.
 func (s *Store) SerializesValues() bool { return true }
 

@@ -122,6 +122,16 @@ func (c *Conn) CacheLockForceRelease(ctx context.Context, key string) error {
 	return nil
 }
 
+// CacheLockHeld reports whether the cache_locks table holds the prefixed key unexpired.
+func (c *Conn) CacheLockHeld(ctx context.Context, key string) (bool, error) {
+	q := c.rebind("select count(*) from " + c.quote(c.tables.CacheLocks) + " where " + c.quote("key") + " = ? and " + c.quote("expiration") + " > ?")
+	var n int
+	if err := c.db.QueryRowContext(ctx, q, c.cachePrefix+key, c.now()).Scan(&n); err != nil {
+		return false, fmt.Errorf("read cache lock %s: %w", key, c.translate(err))
+	}
+	return n > 0, nil
+}
+
 // CacheLockParams is a cache lock to take, as Laravel's DatabaseLock holds one.
 type CacheLockParams struct {
 	Key   string        // without the store's prefix

@@ -378,6 +378,12 @@ func (s *Store) ForceRelease(ctx context.Context, name string) error {
 	return s.CacheForget(ctx, name)
 }
 
+// LockHeld reports whether the lock name is held (its key is present).
+func (s *Store) LockHeld(ctx context.Context, name string) (bool, error) {
+	_, _, ok, err := s.get(ctx, name)
+	return ok, err
+}
+
 // SerializesValues reports that the store hands values over PHP-serialized, numbers included.
 func (s *Store) SerializesValues() bool { return true }
 

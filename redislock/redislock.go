@@ -179,6 +179,15 @@ func (l *Locks) ForceRelease(ctx context.Context, name string) error {
 	return nil
 }
 
+// LockHeld reports whether the lock name (without prefix) is held.
+func (l *Locks) LockHeld(ctx context.Context, name string) (bool, error) {
+	v, err := l.command(ctx, "EXISTS", l.p.Prefix+name)
+	if err != nil {
+		return false, fmt.Errorf("read Redis lock %s: %w", name, err)
+	}
+	return v == "1", nil
+}
+
 // CacheGet returns the value stored under key (without prefix) as RedisStore keeps it: numbers as
 // they are, every other value PHP-serialized. ok is false when the key is absent.
 func (l *Locks) CacheGet(ctx context.Context, key string) (value string, ok bool, err error) {

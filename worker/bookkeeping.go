@@ -53,10 +53,12 @@ func (w *Worker) uniqueLockKey(r *jobRun) (string, bool) {
 	if isUniqueIDer && r.hj != nil {
 		uniqueID = u.UniqueID(r.hj)
 	}
-	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) {
+	found, _ := w.uniqueByLock.Load(r.class)
+	byLock := found == true
+	if !hasFor && !hasID && !isUniqueIDer && !untilProcessing(r.h) && !byLock {
 		return "", false
 	}
-	if !hasID && !isUniqueIDer && w.uniqueWarned.add(r.class) {
+	if !hasID && !isUniqueIDer && !byLock && w.uniqueWarned.add(r.class) {
 		w.log.Warn("unique job: its uniqueId() is not known here, so the lock is released under an empty id; if the class defines uniqueId(), set its route's unique_id (\"{property}\") or implement worker.UniqueIDer, or PHP drops new dispatches until uniqueFor passes",
 			"class", r.class)
 	}
@@ -97,7 +99,9 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	}
 	key, ok := w.uniqueLockKey(r)
 	if !ok {
-		return
+		if key, ok = w.findUniqueByLock(ctx, r); !ok {
+			return
+		}
 	}
 	release := w.conn.CacheLockForceRelease
 	if w.locks != nil {
@@ -113,6 +117,60 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if err := retryDurable(ctx, func() error { return release(ctx, key) }); err != nil {
 		w.log.Error("release unique lock", "key", key, "error", err)
 	}
+}
+
+// LockChecker reads whether a cache lock is held (name without the store's prefix). The Redis, file and
+// memcached stores implement it, and *laravel.Conn as CacheLockHeld.
+type LockChecker interface {
+	LockHeld(ctx context.Context, name string) (bool, error)
+}
+
+// findUniqueByLock finds a ShouldBeUnique class whose payload says nothing of it (no uniqueFor, no
+// uniqueId property, no Laravel 11.39+ context, a handler without UniqueIDer): Laravel's own form
+// `class X implements ShouldBeUnique {}`, whose lock has the empty id. The first job of each such class
+// that completes here looks for that lock; when it is held, the class is unique and its lock is
+// released now and after each of its jobs, as CallQueuedHandler does. It returns the key to release.
+func (w *Worker) findUniqueByLock(ctx context.Context, r *jobRun) (string, bool) {
+	if r.env == nil || r.env.IsRaw() || r.cmd == nil {
+		return "", false
+	}
+	if _, probed := w.uniqueByLock.LoadOrStore(r.class, false); probed {
+		return "", false
+	}
+	held := func(ctx context.Context, key string) (bool, error) { return false, nil }
+	switch {
+	case w.locks != nil:
+		c, ok := w.locks.(LockChecker)
+		if !ok {
+			return "", false
+		}
+		held = c.LockHeld
+	default:
+		c, ok := w.conn.(interface {
+			CacheLockHeld(ctx context.Context, key string) (bool, error)
+		})
+		if !ok {
+			return "", false
+		}
+		held = c.CacheLockHeld
+	}
+	defines := r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName
+	key, ok := UniqueLockKey(w.version, r.class, r.env.DisplayName, defines, "", XXH128)
+	if !ok {
+		return "", false
+	}
+	found, err := held(ctx, key)
+	if err != nil {
+		w.uniqueByLock.Delete(r.class) // look again with the next job
+		w.log.Warn("look for a unique job lock", "key", key, "error", err)
+		return "", false
+	}
+	if !found {
+		return "", false
+	}
+	w.uniqueByLock.Store(r.class, true)
+	w.log.Info("unique job class found by its lock: it is released after each of its jobs, as PHP's worker releases it", "class", r.class, "key", key)
+	return key, true
 }
 
 // uniqueLockOwner is the owner token Laravel 13.24+ keeps in the command's uniqueLockOwner property

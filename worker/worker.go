@@ -247,6 +247,9 @@ type Worker struct {
 	failedWarned onceSet
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
+	// uniqueByLock holds, by class, whether findUniqueByLock found the class unique (true) or looked
+	// and did not (false).
+	uniqueByLock sync.Map
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool

@@ -45,6 +45,27 @@ func TestGoReleasesUniqueLocks(t *testing.T) {
 	}
 }
 
+// TestGoReleasesPlainUniqueLock runs a ShouldBeUnique job with no uniqueId and no uniqueFor, whose
+// payload does not say it is unique, under a Go handler that does not say so either, with the lock in
+// each cache store: after Go ran it, PHP accepts a new dispatch, as after PHP's worker.
+func TestGoReleasesPlainUniqueLock(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, ctx context.Context, s *side) {
+		s.reg.Register(`App\Jobs\UniquePlain`, s.record(nil))
+		for round := range 2 {
+			if d := s.app.MustDispatch(ctx, "unique-plain"); len(d.Jobs) != 1 {
+				t.Fatalf("round %d: PHP queued %d jobs, want 1: the lock of the job before was not released", round, len(d.Jobs))
+			}
+			if d := s.app.MustDispatch(ctx, "unique-plain"); len(d.Jobs) != 0 {
+				t.Fatalf("round %d: PHP accepted a second dispatch while the first is queued", round)
+			}
+			if st := s.drain(t, ctx, nil); st.Processed != 1 {
+				t.Fatalf("round %d: Go stats %+v, want 1 processed", round, st)
+			}
+		}
+	})
+}
+
 // TestGoDispatchTakesUniqueLocks dispatches ShouldBeUnique jobs with `queue:push --unique` beside
 // PHP's dispatch(), with the lock in every cache store: each refuses the other's duplicate while the
 // job is queued, PHP's worker runs Go's job and releases its lock, and both may dispatch again.

@@ -210,6 +210,8 @@ class InteropDispatch extends Command
                 return new Jobs\Slow((float) $this->option('seconds'), (int) $this->option('timeout'));
             case 'unique':
                 return new Jobs\Unique($this->option('key'));
+            case 'unique-plain':
+                return new Jobs\UniquePlain();
             case 'unique-until-processing':
                 return new Jobs\UniqueUntilProcessing($this->option('key'));
             case 'encrypted':
