@@ -476,6 +476,12 @@ func (m *rateLimited) take(ctx context.Context, w *Worker, key string, l RateLim
 		win, err := m.durations.DurationAcquire(ctx, key, int64(l.Allow), decay, w.clock())
 		return !win.Granted, win.DecaysAt, err
 	}
+	// The check and the hit are two operations on the store, as in PHP, where one worker runs one job
+	// at a time: jobs running here at once take them in turn per key, or each could pass the check
+	// before any hit.
+	mu := w.limiterTurns.turn(key)
+	mu.Lock()
+	defer mu.Unlock()
 	too, err := m.limiter.tooManyAttempts(ctx, key, int64(l.Allow))
 	if err != nil || !too {
 		if err == nil {

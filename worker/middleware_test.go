@@ -225,6 +225,31 @@ func TestRateLimited(t *testing.T) {
 	})
 }
 
+// TestRateLimitedJobsAtOnce starts more jobs of one limiter at once than it allows: as many run as
+// the limit, as under one PHP worker that runs them in turn, and the others are released.
+func TestRateLimitedJobsAtOnce(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, ok(&calls))
+		for range 8 {
+			f.push(t, "default", middlewareFixture(t, "8.83-rate-limited"))
+		}
+		w := f.worker(t, func(c *Config) {
+			c.RateLimiters = map[string][]RateLimit{"interop": {{Allow: 2, Per: time.Minute}}}
+			c.Concurrency, c.StopWhenEmpty = 8, true
+		})
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := f.Conn.CacheGet(bg, md5hex("interop"))
+		if calls.Load() != 2 || len(f.Rows(t)) != 6 || v != "i:2;" {
+			t.Fatalf("%d ran, %d rows left, counter %q; want 2 run, 6 released, i:2;", calls.Load(), len(f.Rows(t)), v)
+		}
+	})
+}
+
 // TestUnknownMiddlewareLeftForPHP leaves a job whose middleware the worker does not apply to PHP,
 // unless its class is configured to run without them.
 func TestUnknownMiddlewareLeftForPHP(t *testing.T) {

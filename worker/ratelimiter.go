@@ -3,8 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
@@ -32,6 +34,17 @@ var (
 	_ LockStore    = (*laravel.Conn)(nil)
 	_ LimiterStore = (*laravel.Conn)(nil)
 )
+
+// keyTurns serializes work on the same key among goroutines: a fixed set of mutexes, one per key's
+// hash, so that the many keys of per-user limiters take no memory of their own.
+type keyTurns [64]sync.Mutex
+
+// turn returns the mutex that key's work takes.
+func (t *keyTurns) turn(key string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return &t[h.Sum32()%uint32(len(t))]
+}
 
 // rateLimiter is Laravel's Illuminate\Cache\RateLimiter on the worker's cache store: a hit counter
 // under key and its expiry time under key+":timer", both with the decay as their TTL.

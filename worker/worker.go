@@ -250,6 +250,8 @@ type Worker struct {
 	// uniqueByLock holds, by class, whether findUniqueByLock found the class unique (true) or looked
 	// and did not (false).
 	uniqueByLock sync.Map
+	// limiterTurns makes the jobs running at once take a rate limiter's check and hit in turn.
+	limiterTurns keyTurns
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
