@@ -161,7 +161,11 @@ func ExceptionText(err error, fallback Frame) string {
 			b.WriteString("\n\nNext ")
 		}
 		t := chain[i]
-		b.WriteString(t.Class + ": " + t.Message + " in " + t.File + ":" + strconv.Itoa(t.Line) + "\nStack trace:\n")
+		b.WriteString(t.Class)
+		if t.Message != "" { // PHP's Exception::__toString leaves out ": " with an empty message
+			b.WriteString(": " + t.Message)
+		}
+		b.WriteString(" in " + t.File + ":" + strconv.Itoa(t.Line) + "\nStack trace:\n")
 		b.WriteString(t.TraceString())
 	}
 	return b.String()

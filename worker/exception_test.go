@@ -41,6 +41,11 @@ func TestExceptionText(t *testing.T) {
 				"Next RuntimeException: charge: card declined in /app/handlers.go:42\nStack trace:\n#0 /app/handlers.go(42): main.sendWelcome()\n#1 {main}",
 		},
 		{
+			"an empty message, as PHP's __toString writes it",
+			&Exception{Class: "Illuminate\\Queue\\ManuallyFailedException", File: "/w/worker.go", Line: 7},
+			"Illuminate\\Queue\\ManuallyFailedException in /w/worker.go:7\nStack trace:\n#0 {main}",
+		},
+		{
 			"exception with its own place",
 			&Exception{Class: MaxAttemptsExceededClass, Message: "X has been attempted too many times.", File: "/w/worker.go", Line: 7, Trace: []Frame{{"/w/worker.go", 9, "worker.(*Worker).process"}}},
 			"Illuminate\\Queue\\MaxAttemptsExceededException: X has been attempted too many times. in /w/worker.go:7\nStack trace:\n#0 /w/worker.go(9): worker.(*Worker).process()\n#1 {main}",
