@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -442,6 +443,56 @@ func (q claimErrors) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([
 		}
 	}
 	return jobs, err
+}
+
+// scriptedClaims is the real queue whose claims fail as a script says (true: fail), calling stop after
+// the script's end.
+type scriptedClaims struct {
+	laravel.Queue
+	mu     sync.Mutex
+	script []bool
+	stop   func()
+}
+
+func (q *scriptedClaims) JobClaim(ctx context.Context, p *laravel.JobClaimParams) ([]*laravel.Job, error) {
+	q.mu.Lock()
+	if len(q.script) == 0 {
+		q.stop()
+		q.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	fail := q.script[0]
+	q.script = q.script[1:]
+	q.mu.Unlock()
+	if fail {
+		return nil, errors.New("the database went away")
+	}
+	return q.Queue.JobClaim(ctx, p)
+}
+
+// TestClaimBackoffResetsAfterEmptyClaim: after claims fail and one works, even finding nothing, the
+// next failure waits the first delay again, not where the last outage's back-off left off.
+func TestClaimBackoffResetsAfterEmptyClaim(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	f.Queue = &scriptedClaims{Queue: f.Queue, script: []bool{true, true, false, true}, stop: cancel}
+	var log lockedLog
+	w := f.worker(t, nil)
+	w.log = slog.New(slog.NewTextHandler(&log, nil))
+	if _, err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var waits []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if _, rest, ok := strings.Cut(l, "retry_in="); ok {
+			waits = append(waits, rest)
+		}
+	}
+	if want := []string{"1s", "2s", "1s"}; !slices.Equal(waits, want) {
+		t.Fatalf("claim retries waited %q, want %q\n%s", waits, want, log.String())
+	}
 }
 
 func TestReservationLostCompletionDoesNothing(t *testing.T) {

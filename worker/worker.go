@@ -499,6 +499,9 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, false)
 			st.jobs += claimed
 		}
+		if err == nil && free > 0 {
+			claimBackoff = 0 // a claim worked, even an empty one: the next failure waits from the start
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// The claim was interrupted by the stop signal; the next check stops the loop.
@@ -514,10 +517,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			// The claims bring back rows left for PHP that the worker no longer remembers (more than
 			// worker.ExcludeLimit of them ahead of its own): pause as on an empty queue, so that the
 			// worker does not claim and hand back the same rows without end, slowing PHP's workers.
-			claimBackoff = 0
 			sleepCtx(ctx, idle.next()) // not woken by the handed-back jobs' slots
 		case claimed > 0:
-			claimBackoff = 0
 			idle.reset()
 			if w.cfg.Rest > 0 {
 				sleepCtx(ctx, w.cfg.Rest)
