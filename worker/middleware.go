@@ -176,6 +176,7 @@ type withoutOverlapping struct {
 	dontRelease  bool
 	expiresAfter int64
 	held         bool
+	leave        func() // lets the next job of this worker waiting for the lock take it
 }
 
 func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware, string) {
@@ -205,14 +206,22 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 }
 
 func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	// A job of this worker that holds the lock is waited for, as one PHP worker runs its jobs one after
+	// another: releasing would spend an attempt of every job behind it, and fail them with many in flight.
+	leave, err := w.overlapWaits.take(ctx, m.name)
+	if err != nil {
+		return true, err // handed back at shutdown while it waited
+	}
 	ok, err := w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter)
 	if err != nil {
+		leave()
 		return true, err
 	}
 	if ok {
-		m.held = true
+		m.held, m.leave = true, leave
 		return false, nil
 	}
+	leave()
 	if !m.dontRelease {
 		r.hj.Release(time.Duration(m.releaseAfter) * time.Second)
 	}
@@ -222,9 +231,14 @@ func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (
 
 func (m *withoutOverlapping) after(ctx context.Context, w *Worker, r *jobRun, herr error, _ bool) error {
 	if m.held {
+		// Released even when the stop cancelled the job: the lock would otherwise hold every job of its
+		// key back until it expires.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), completionTimeout)
+		defer cancel()
 		if _, err := w.mwLocks.LockRelease(ctx, m.name, m.owner); err != nil {
 			w.log.Error("release overlap lock", "lock", m.name, "error", err)
 		}
+		m.leave()
 	}
 	return herr
 }
@@ -527,7 +541,7 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 			w.releaseUniqueLock(ctx, r)
 		}
 		herr, timedOut = invoke()
-	} else if action, _, _ := r.hj.Action(); unique && inPipeline && action != handlers.ActionRelease {
+	} else if action, _, _ := r.hj.Action(); unique && inPipeline && action != handlers.ActionRelease && !r.rj.isDone() {
 		w.releaseUniqueLock(ctx, r)
 	}
 	// Each middleware whose before let the job through runs its after, the innermost first; the

@@ -98,6 +98,86 @@ func TestWithoutOverlapping(t *testing.T) {
 	})
 }
 
+// TestWithoutOverlappingWaitsInProcess runs jobs of one overlap key claimed together by one worker
+// with several slots: as under one PHP worker, which runs them one after another, each waits for the
+// one holding the lock in this process and then runs; none is released or run twice, and never two
+// at once.
+func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		const n = 6
+		var w *Worker
+		var calls, running, most atomic.Int32
+		f.reg.Register(guardedClass, handlerFunc(func() error {
+			now := running.Add(1)
+			defer running.Add(-1)
+			if now > most.Load() {
+				most.Store(now)
+			}
+			if calls.Add(1) == 1 {
+				// The first holds the lock until every job is claimed, so that the others meet it.
+				deadline := time.Now().Add(10 * time.Second)
+				for w.stats.claimed.Load() < n && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			return nil
+		}))
+		w = f.worker(t, func(c *Config) { c.Concurrency = n; c.StopWhenEmpty = true })
+		for range n {
+			f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		}
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		st := w.Stats()
+		if calls.Load() != n || most.Load() != 1 || st.Released != 0 || st.Claimed != n {
+			t.Fatalf("%d runs, at most %d at once, stats %+v: want %d runs one at a time, none released", calls.Load(), most.Load(), st, n)
+		}
+		f.wantRows(t, 0, 0)
+	})
+}
+
+// TestWithoutOverlappingWaiterAtShutdown stops a worker while one job holds the overlap lock and
+// another of the same key waits for it: once the grace period is over both are released, the one
+// that waited never runs, and the lock is free.
+func TestWithoutOverlappingWaiterAtShutdown(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		started := make(chan struct{}, 2)
+		f.reg.Register(guardedClass, handlers.HandlerFunc(func(ctx context.Context, _ *handlers.Job) error {
+			calls.Add(1)
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}))
+		w := f.worker(t, func(c *Config) { c.Concurrency = 2; c.ShutdownGrace = 50 * time.Millisecond })
+		f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		ctx, stop := context.WithCancel(bg)
+		done := make(chan error, 1)
+		go func() { _, err := w.Run(ctx); done <- err }()
+		<-started
+		for w.stats.claimed.Load() < 2 {
+			time.Sleep(time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 1 {
+			t.Fatalf("%d runs: want only the lock's holder run", calls.Load())
+		}
+		wantGivenBack(t, f, 2)
+		if _, held, err := f.Conn.CacheLockOwner(bg, `laravel-queue-overlap:App\Jobs\Guarded:k1`); err != nil || held {
+			t.Fatalf("lock held %v (%v) after the stop", held, err)
+		}
+	})
+}
+
 // TestThrottlesExceptions runs Laravel 8.83's serialized ThrottlesExceptions(2, 1)->backoff(1): an
 // exception is counted and releases the job for a minute instead of failing it; a success clears the
 // count; after two exceptions within the decay the job is released until the timer runs out (plus 3

@@ -252,6 +252,8 @@ type Worker struct {
 	uniqueByLock sync.Map
 	// limiterTurns makes the jobs running at once take a rate limiter's check and hit in turn.
 	limiterTurns keyTurns
+	// overlapWaits makes this worker's WithoutOverlapping jobs of one lock run one after another.
+	overlapWaits keyWaits
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
@@ -1164,6 +1166,15 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 		}, &w.stats.returned)
 	}
 	cancelJobs()
+	// Handlers that return once told to stop are waited for, as long as one that ignores its timeout
+	// would be, so that their middleware lets go of its locks before the process exits.
+	abandon := time.NewTimer(w.cfg.AbandonAfter)
+	defer abandon.Stop()
+	select {
+	case <-done:
+	case <-abandon.C:
+	case <-w.now:
+	}
 	return status
 }
 
