@@ -130,11 +130,15 @@ func (c *Collector) Watch(w *worker.Worker, conn *laravel.Conn) {
 	counter("chain_links_dispatched_total", "Next links of chains pushed.", func() int64 { return w.Stats().ChainDispatched })
 	counter("reservation_renewals_total", "Reservations of long-running jobs renewed.", func() int64 { return w.Stats().Renewed })
 	counter("reservations_lost_total", "Completions and renewals that found the reservation taken by another worker.", func() int64 { return w.Stats().Lost })
+	counter("completions_reapplied_total", "Completions kept while the database did not answer and applied once it did.", func() int64 { return w.Stats().Reapplied })
+	counter("completions_unapplied_total", "Completions given up after the database stayed unreachable: their jobs run again after retry_after.", func() int64 { return w.Stats().Unapplied })
 	counter("db_deadlocks_total", "Statements aborted as deadlock victims or serialization failures.", func() int64 { return conn.Stats().Deadlocks })
 	counter("db_busy_total", "Lock wait timeouts and SQLITE_BUSY.", func() int64 { return conn.Stats().Busy })
 	counter("db_retries_total", "Operations retried after a deadlock.", func() int64 { return conn.Stats().Retries })
 	c.funcs = append(c.funcs,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "jobs_in_flight", Help: "Jobs running now."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "completions_waiting", Help: "Finished jobs whose completion waits for the database to answer."},
+			func() float64 { return float64(w.Stats().Waiting) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "jobs_in_flight", Help: "Jobs running now, and finished ones whose completion waits for the database."},
 			func() float64 { busy, _ := w.Slots(); return float64(busy) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "free_slots", Help: "Jobs that could start now (--concurrency minus those in flight)."},
 			func() float64 { busy, total := w.Slots(); return float64(total - busy) }))

@@ -253,6 +253,9 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 			{"artisan_go_free_slots", nil, 4},
 			{"artisan_go_db_deadlocks_total", nil, float64(e.conn.Stats().Deadlocks)},
 			{"artisan_go_reservations_lost_total", nil, 0},
+			{"artisan_go_completions_reapplied_total", nil, float64(st.Reapplied)},
+			{"artisan_go_completions_unapplied_total", nil, float64(st.Unapplied)},
+			{"artisan_go_completions_waiting", nil, 0},
 		}
 		for _, ch := range checks {
 			if got := value(fams, ch.name, ch.labels); got != ch.want {
