@@ -30,7 +30,8 @@ func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what strin
 	w.log.Warn("database connection lost; the completion is kept and tried again", "action", what, "id", j.ID, "queue", j.Queue, "error", err, "for_up_to", limit.Round(time.Second))
 	w.stats.waiting.Add(1)
 	defer w.stats.waiting.Add(-1)
-	rctx, cancel := context.WithTimeout(context.Background(), limit)
+	// Kept until StopNow at the latest: a worker told to stop now does not wait for the database.
+	rctx, cancel := context.WithTimeout(w.completionCtx.parent, limit)
 	defer cancel()
 	pause := reconnectFirst
 	for {
@@ -90,12 +91,26 @@ func reconnectable(err error) bool {
 func (w *Worker) unapplied(rj *runningJob, what string, err error) {
 	w.stats.unapplied.Add(1)
 	j := rj.job
+	if w.stoppingNow() {
+		w.log.Error("completion not applied before stopping now: the job's row stays reserved and the job runs again after retry_after", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
+		return
+	}
 	if laravel.ConnectionLost(err) {
 		w.log.Error("completion not applied: the database stayed unreachable; the job runs again after retry_after", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
 		return
 	}
 	w.excluded.add(j.ID)
 	w.log.Error("COMPLETION REFUSED: the row stays reserved and this worker no longer claims it; fix the cause, then retry or delete it by hand", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
+}
+
+// stoppingNow reports whether StopNow was called.
+func (w *Worker) stoppingNow() bool {
+	select {
+	case <-w.now:
+		return true
+	default:
+		return false
+	}
 }
 
 // returnPrefetched gives back, as soon as the worker is told to stop, the rows a prefetching strategy

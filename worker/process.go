@@ -530,8 +530,10 @@ const completionTimeout = 60 * time.Second
 
 // completionDeadline hands out a context whose deadline is completionTimeout away, give or take
 // completionSlack: one context serves every completion that starts within completionSlack, instead of
-// a timer per job. A context is never cancelled before its deadline, so handing it out again is safe.
+// a timer per job. A context is cancelled before its deadline only by StopNow, which gives up every
+// completion, so handing it out again is safe.
 type completionDeadline struct {
+	parent  context.Context // cancelled by StopNow
 	mu      sync.Mutex
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -546,12 +548,15 @@ func (d *completionDeadline) get() context.Context {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := time.Now()
+	if d.parent == nil {
+		d.parent = context.Background()
+	}
 	if d.ctx == nil || now.After(d.expires) {
 		if d.cancel != nil {
 			// Completions that took the old context may still run until its deadline.
 			time.AfterFunc(completionTimeout, d.cancel)
 		}
-		d.ctx, d.cancel = context.WithTimeout(context.Background(), completionTimeout)
+		d.ctx, d.cancel = context.WithTimeout(d.parent, completionTimeout)
 		d.expires = now.Add(completionSlack)
 	}
 	return d.ctx
@@ -561,13 +566,20 @@ func (d *completionDeadline) get() context.Context {
 // and busy errors are retried; a lost reservation is logged and otherwise ignored (another worker owns
 // the row now). It reports whether the completion was applied, and counts it in counter.
 func (w *Worker) completeLocked(rj *runningJob, what string, op func(context.Context) error, counter *atomic.Int64) bool {
+	return w.completeIn(nil, rj, what, op, counter)
+}
+
+// completeIn is completeLocked bounded by ctx instead of completionTimeout (nil: completionTimeout).
+func (w *Worker) completeIn(ctx context.Context, rj *runningJob, what string, op func(context.Context) error, counter *atomic.Int64) bool {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	if rj.done {
 		return false
 	}
 	rj.done = true
-	ctx := w.completionCtx.get()
+	if ctx == nil {
+		ctx = w.completionCtx.get()
+	}
 	err := w.applyCompletion(ctx, rj, what, op)
 	switch {
 	case err == nil:

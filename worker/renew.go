@@ -27,7 +27,7 @@ func (w *Worker) startRenewer() func() {
 			case <-ctx.Done():
 				return
 			case <-ticks:
-				w.renewDue(ctx, half)
+				w.renewDue(half)
 			}
 		}
 	}()
@@ -35,7 +35,7 @@ func (w *Worker) startRenewer() func() {
 }
 
 // renewDue renews every running job whose reservation is at least half a retry_after old.
-func (w *Worker) renewDue(ctx context.Context, half int64) {
+func (w *Worker) renewDue(half int64) {
 	w.mu.Lock()
 	due := make([]*runningJob, 0, len(w.running))
 	now := w.clock().Unix()
@@ -44,11 +44,14 @@ func (w *Worker) renewDue(ctx context.Context, half int64) {
 	}
 	w.mu.Unlock()
 	for _, rj := range due {
+		if w.stoppingNow() {
+			return
+		}
 		rj.mu.Lock()
 		if !rj.done && !rj.lost && now-rj.job.ReservedAt >= max(half, 1) {
-			// Not cut short by stopping: a renewal cancelled at its commit could leave the row and
-			// j.ReservedAt (the completion's fence) disagreeing.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+			// Not cut short by stopping, only by StopNow: a renewal cancelled at its commit could leave
+			// the row and j.ReservedAt (the completion's fence) disagreeing, and the job run again.
+			rctx, cancel := context.WithTimeout(w.completionCtx.parent, claimTimeout)
 			err := w.queue.JobRenew(rctx, rj.job, now)
 			cancel()
 			switch {

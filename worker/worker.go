@@ -260,6 +260,12 @@ type Worker struct {
 	// now is closed by StopNow: a stopping worker stops waiting for its running jobs.
 	now     chan struct{}
 	nowOnce sync.Once
+	// nowCtx is cancelled once the worker stops now (see watchStopNow): the claims, renewals and
+	// completions under way then, and the completions kept through a lost connection, give up instead
+	// of waiting for the database.
+	nowCtx    context.Context
+	nowCancel context.CancelFunc
+	stopNowAt atomic.Int64 // when watchStopNow started nowCtx's countdown, in Unix nanoseconds
 	// epoch is when New ran; lastDone is how long after it the latest job finished (0: none yet), for
 	// --stop-when-empty-for, on the monotonic clock.
 	epoch    time.Time
@@ -361,6 +367,8 @@ func New(p Params) (*Worker, error) {
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
 	}
+	w.nowCtx, w.nowCancel = context.WithCancel(context.Background())
+	w.completionCtx.parent = w.nowCtx
 	w.mwLocks, w.mwValues, w.mwSerialized = middlewareStores(p)
 	w.durations, _ = p.Locks.(DurationLimiter)
 	return w, nil
@@ -404,6 +412,26 @@ func (w *Worker) Pause() {
 // command line calls it on a second stop signal. Before Run's context is cancelled it only makes that
 // later stop immediate.
 func (w *Worker) StopNow() { w.nowOnce.Do(func() { close(w.now) }) }
+
+// watchStopNow cancels nowCtx stopNowReleases after the worker is both stopping (ctx cancelled) and
+// told to stop now: what is under way in the database gets as long as the running jobs' releases
+// do, in which a healthy database finishes a delete, so that a job that ran is not run again. The
+// returned function ends the watch.
+func (w *Worker) watchStopNow(ctx context.Context) func() {
+	ended := make(chan struct{})
+	go func() {
+		for _, c := range []<-chan struct{}{ctx.Done(), w.now} {
+			select {
+			case <-c:
+			case <-ended:
+				return
+			}
+		}
+		w.stopNowAt.Store(time.Now().UnixNano())
+		time.AfterFunc(stopNowReleases, w.nowCancel)
+	}()
+	return func() { close(ended) }
+}
 
 // Resume undoes Pause, as SIGCONT does to Laravel's worker.
 func (w *Worker) Resume() {
@@ -453,6 +481,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 	w.readSignals(ctx, st)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
+	defer w.watchStopNow(ctx)()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 
@@ -787,6 +816,7 @@ func MemoryMB() float64 {
 // It reports whether there was a job; it does not sleep when there was none.
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	defer w.announceSlots(true)()
+	defer w.watchStopNow(ctx)()
 	stopRenew := w.startRenewer()
 	defer stopRenew()
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
@@ -899,6 +929,9 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 	// signal are handed back by start.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
+	// StopNow does cut it short: the rows of a claim cancelled at its commit stay reserved until
+	// retry_after, which a worker told to stop now accepts rather than wait for the database.
+	defer context.AfterFunc(w.completionCtx.parent, cancel)()
 	type result struct {
 		jobs []*laravel.Job
 		err  error
@@ -1160,8 +1193,20 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	}
 	w.mu.Unlock()
 	w.log.Warn(why, "jobs", len(left), "grace", w.cfg.ShutdownGrace)
+	var rctx context.Context // nil: each release's own completionTimeout
+	if w.stoppingNow() {
+		// Stopping now, the releases get what is left of stopNowReleases, counted from the signal
+		// (a claim that did not return may have taken the rest), and at least a second.
+		deadline := time.Now().Add(stopNowReleases)
+		if at := w.stopNowAt.Load(); at != 0 {
+			deadline = time.Unix(0, at).Add(stopNowReleases)
+		}
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(context.Background(), later(deadline, time.Now().Add(time.Second)))
+		defer cancel()
+	}
 	for _, rj := range left {
-		w.completeLocked(rj, "release at shutdown", func(ctx context.Context) error {
+		w.completeIn(rctx, rj, "release at shutdown", func(ctx context.Context) error {
 			return w.queue.JobRelease(ctx, rj.job, &laravel.JobReleaseParams{Now: w.clock().Unix()})
 		}, &w.stats.returned)
 	}
@@ -1176,6 +1221,17 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	case <-w.now:
 	}
 	return status
+}
+
+// stopNowReleases bounds the releases of the running jobs' rows when the worker stops now.
+const stopNowReleases = 5 * time.Second
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // returnJobs hands back jobs that were claimed but never started.

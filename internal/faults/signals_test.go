@@ -81,6 +81,43 @@ func TestSecondSignalStopsNow(t *testing.T) {
 	}
 }
 
+// TestSecondSignalStopsNowWhileDatabaseFrozen stops a worker whose database stopped answering (every
+// byte held both ways, as by a hung server or a partition): the second SIGINT stops it within seconds,
+// as with the database up, instead of after its claims' and completions' timeouts. The running job's
+// row could not be handed back: it stays reserved, and runs again after retry_after.
+func TestSecondSignalStopsNowWhileDatabaseFrozen(t *testing.T) {
+	for _, open := range []func(testing.TB) testenv.Database{testenv.MySQL, testenv.Postgres} {
+		db, proxy := throughProxy(t, open(t))
+		t.Run(db.Dialect, func(t *testing.T) {
+			d := newDrain(t, db, laravel.SchemaParams{}, 0)
+			d.pushClass(t, waitingClass)
+			ledger := filepath.Join(t.TempDir(), "ledger")
+			logs, lines := logLines(t)
+			p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
+			waitLedger(t, p, ledger, 1)
+			proxy.Pause()
+			t.Cleanup(proxy.Resume)
+			p.signal(syscall.SIGINT)
+			waitLine(t, p, lines, "send it again to stop now")
+			p.signal(syscall.SIGINT)
+			signalled := time.Now()
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second): // a bound on a hang, far above the stop's own time
+				t.Fatal("the worker still runs 20 s after the second SIGINT, its database frozen")
+			}
+			t.Logf("stopped %v after the second SIGINT", time.Since(signalled).Round(time.Millisecond))
+			if p.err != nil {
+				t.Fatalf("the worker stopped by a second SIGINT: %v, want status 0", p.err)
+			}
+			proxy.Resume()
+			if rows := d.Rows(t); len(rows) != 1 || rows[0].ReservedAt == nil {
+				t.Fatalf("after the stop: %+v, want the job's row left reserved", rows)
+			}
+		})
+	}
+}
+
 // TestStdoutReaderGone runs a worker whose standard output is a pipe nobody reads any more (a
 // `queue:work | head -1`, a log shipper that died): as PHP, which ignores SIGPIPE, it runs every job
 // and exits 0, where the Go runtime's default would kill it at the first line, a job reserved.
