@@ -29,15 +29,23 @@ var adminCommands = []adminCommand{
 			fs.String("queue", "", "retry all of the failed jobs for the specified queue")
 			fs.Var(&listFlag{}, "range", "range of job ids (numeric) to be retried, e.g. 1-5; repeatable")
 		},
-		run: runQueueRetry,
+		arguments: manyArgs("id"),
+		run:       runQueueRetry,
 	},
 	{
 		name: "queue:retry-batch", summary: "Retry the failed jobs for a batch, as php artisan queue:retry-batch",
-		usage: "ID", since: [2]int{8, 0}, run: runQueueRetryBatch,
+		usage: "ID", since: [2]int{8, 0}, arguments: func(v payload.Version) []string {
+			if v.AtLeast(11, 24) {
+				return []string{"id*"}
+			}
+			return []string{"id"}
+		},
+		run: runQueueRetryBatch,
 	},
 	{
 		name: "queue:forget", summary: "Delete a failed queue job, as php artisan queue:forget",
-		usage: "ID", since: [2]int{5, 0}, run: runQueueForget,
+		usage: "ID", since: [2]int{5, 0}, arguments: oneArg("id"),
+		run: runQueueForget,
 	},
 	{
 		name: "queue:flush", summary: "Flush all of the failed queue jobs, as php artisan queue:flush",
@@ -71,7 +79,8 @@ var adminCommands = []adminCommand{
 			fs.String("queue", "", "the name of the queue to clear (default: the connection's queue, DB_QUEUE)")
 			fs.Bool("force", false, "force the operation to run when in production")
 		},
-		run: runQueueClear,
+		arguments: oneArg("connection"),
+		run:       runQueueClear,
 	},
 	{
 		name: "queue:monitor", summary: "Monitor the size of the specified queues, as php artisan queue:monitor; exit 1 when one is at --max or above",
@@ -80,7 +89,8 @@ var adminCommands = []adminCommand{
 			fs.String("max", "1000", "the number of jobs on a queue from which it is reported (ALERT) and the exit status is 1")
 			fs.Bool("json", false, "output the queue sizes as JSON (Laravel 12.16+)")
 		},
-		run: runQueueMonitor,
+		arguments: oneArg("queues"),
+		run:       runQueueMonitor,
 	},
 	{
 		name: "queue:restart", summary: "Restart queue worker daemons after their current job, as php artisan queue:restart",
@@ -89,13 +99,15 @@ var adminCommands = []adminCommand{
 	{
 		name: "queue:pause", summary: "Pause job processing for a specific queue, as php artisan queue:pause",
 		usage: "[connection:]queue | --all", since: [2]int{12, 40}, optionSince: map[string][2]int{"all": {13, 25}},
-		flags: pauseFlags, run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, true) },
+		flags: pauseFlags, arguments: oneArg("queue"),
+		run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, true) },
 	},
 	{
 		name: "queue:resume", aliases: []string{"queue:continue"},
 		summary: "Resume job processing for a paused queue, as php artisan queue:resume",
 		usage:   "[connection:]queue | --all", since: [2]int{12, 40}, optionSince: map[string][2]int{"all": {13, 25}},
-		flags: pauseFlags, run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, false) },
+		flags: pauseFlags, arguments: oneArg("queue"),
+		run: func(ctx context.Context, a *adminRun) int { return runQueuePause(ctx, a, false) },
 	},
 }
 
@@ -118,6 +130,9 @@ type adminCommand struct {
 	optionSince map[string][2]int
 	// flags declares the command's options on fs.
 	flags func(fs *flag.FlagSet)
+	// arguments names the command's arguments in a Laravel version, "*" marking one that takes any
+	// number of values (nil: none), so that one too many is refused as Symfony's console refuses it.
+	arguments func(v payload.Version) []string
 	// run runs the command once its arguments are parsed and the configuration is loaded.
 	run func(ctx context.Context, a *adminRun) int
 }
@@ -179,6 +194,10 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 			name, name, cfg.LaravelVersion, c.since[0], c.since[1])
 		return 1
 	}
+	if err := c.checkArgumentCount(name, v, positional); err != nil {
+		fmt.Fprintf(stderr, "artisan-go %s: %v\n", name, err)
+		return 1
+	}
 	a := &adminRun{cfg: cfg, version: v, args: positional, set: map[string]bool{}, stdin: stdin, stderr: stderr, name: name, fs: fs,
 		con: newConsole(cfg.LaravelVersion, stdout, stderr)}
 	var refused []string
@@ -198,6 +217,31 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 		}
 	}()
 	return c.run(ctx, a)
+}
+
+// oneArg declares a command's single argument; manyArgs one that takes any number of values.
+func oneArg(name string) func(payload.Version) []string {
+	return func(payload.Version) []string { return []string{name} }
+}
+
+func manyArgs(name string) func(payload.Version) []string {
+	return func(payload.Version) []string { return []string{name + "*"} }
+}
+
+// checkArgumentCount refuses more arguments than the command takes, with the message of Symfony's
+// console, before anything is read or changed: PHP runs no command given one argument too many.
+func (c adminCommand) checkArgumentCount(name string, v payload.Version, given []string) error {
+	var names []string
+	if c.arguments != nil {
+		names = c.arguments(v)
+	}
+	if len(names) > 0 && strings.HasSuffix(names[len(names)-1], "*") || len(given) <= len(names) {
+		return nil
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("No arguments expected for %q command, got %q.", name, given[0])
+	}
+	return fmt.Errorf("Too many arguments to %q command, expected arguments \"%s\".", name, strings.Join(names, `" "`))
 }
 
 // conn opens the configured database once.

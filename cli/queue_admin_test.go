@@ -137,6 +137,16 @@ func TestQueueCommandsEachDatabase(t *testing.T) {
 			{[]string{"queue:pause", "a"}, `Command "queue:pause" is not defined in Laravel 8.83`},
 			{[]string{"queue:prune-failed", "--hours=soon"}, `--hours="soon": give a number of hours`},
 			{[]string{"queue:retry-batch", "no-such-batch"}, "Unable to find a batch with ID [no-such-batch]."},
+			// One argument too many runs nothing, as Symfony's console refuses it before the command.
+			{[]string{"queue:flush", "5"}, `No arguments expected for "queue:flush" command, got "5".`},
+			{[]string{"queue:prune-failed", "48"}, `No arguments expected for "queue:prune-failed" command, got "48".`},
+			{[]string{"queue:prune-batches", "48"}, `No arguments expected for "queue:prune-batches" command, got "48".`},
+			{[]string{"queue:restart", "now"}, `No arguments expected for "queue:restart" command, got "now".`},
+			{[]string{"queue:failed", "extra"}, `No arguments expected for "queue:failed" command, got "extra".`},
+			{[]string{"queue:forget", recent[0], recent[1]}, `Too many arguments to "queue:forget" command, expected arguments "id".`},
+			{[]string{"queue:monitor", "a", "b"}, `Too many arguments to "queue:monitor" command, expected arguments "queues".`},
+			{[]string{"queue:clear", "database", "a"}, `Too many arguments to "queue:clear" command, expected arguments "connection".`},
+			{[]string{"queue:retry-batch", "x", "y"}, `Too many arguments to "queue:retry-batch" command, expected arguments "id".`},
 		} {
 			out, errOut, code := e.run(ctx, "", bad.args...)
 			if code == 0 || !strings.Contains(errOut, bad.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {

@@ -71,9 +71,6 @@ func (a *adminRun) confirmToProceed() bool {
 }
 
 func runQueueClear(ctx context.Context, a *adminRun) int {
-	if len(a.args) > 1 {
-		return a.failure(errors.New("too many arguments: give at most the connection name"))
-	}
 	conn := ""
 	if len(a.args) == 1 {
 		conn = a.args[0]

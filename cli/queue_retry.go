@@ -179,7 +179,7 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 		group, groupIDs = group[:0], groupIDs[:0]
 		return nil
 	}
-	for _, id := range ids {
+	for i, id := range ids {
 		if ctx.Err() != nil {
 			return stop()
 		}
@@ -197,6 +197,17 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 			return r.a.failure(err)
 		}
 		p, err := r.prepare(f)
+		if errors.Is(err, worker.ErrCommandUnreadable) {
+			// PHP's queue:retry throws at such a job and stops: the jobs before it are retried, this
+			// one and those after it stay failed.
+			if merr := move(); merr != nil {
+				bar.end()
+				return r.a.failure(merr)
+			}
+			bar.end()
+			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
+			return r.a.failure(fmt.Errorf("stopped at failed job [%s], as PHP's queue:retry stops: it and the %d after it were not retried; fix APP_KEY (or forget the job with queue:forget) and run the command again", id, len(ids)-i-1))
+		}
 		if err != nil {
 			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
 			status = 1
@@ -257,9 +268,6 @@ func (r *retrier) prepare(f *laravel.FailedJob) (*laravel.FailedJobRetryParams, 
 func runQueueRetryBatch(ctx context.Context, a *adminRun) int {
 	if len(a.args) == 0 {
 		return a.failure(errors.New(`Not enough arguments (missing: "id").`))
-	}
-	if len(a.args) > 1 && !a.at(11, 24) {
-		return a.failure(fmt.Errorf("Laravel %s (laravel_version) retries one batch at a time; several ids came in 11.24", a.cfg.LaravelVersion))
 	}
 	r, err := a.newRetrier(ctx)
 	if err != nil {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 type RetryUntiler interface {
 	RetryUntil(job *handlers.Job) time.Time
 }
+
+// ErrCommandUnreadable is wrapped by RetryPayload's error when the job's command does not unserialize
+// or decrypt: PHP's queue:retry throws there, and stops, leaving that job and the ones after it failed.
+var ErrCommandUnreadable = errors.New("the command cannot be read")
 
 // RetryParams is a failed job to put back on its queue.
 type RetryParams struct {
@@ -47,7 +52,7 @@ func RetryPayload(p RetryParams) (out []byte, note string, err error) {
 	}
 	cmd, err := payload.DecodeCommand(env, p.Keyring)
 	if err != nil {
-		return nil, "", fmt.Errorf("unable to extract job payload: %w", err)
+		return nil, "", fmt.Errorf("unable to extract job payload: %w: %w", ErrCommandUnreadable, err)
 	}
 	var until *payload.RetryUntil
 	var h handlers.Handler
