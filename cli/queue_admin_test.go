@@ -189,6 +189,14 @@ func TestQueueCommandsEachDatabase(t *testing.T) {
 		if _, _, code := e.run(ctx, "", "queue:monitor", "a,b"); code != 0 {
 			t.Errorf("queue:monitor under --max: exit %d", code)
 		}
+		// --max compared as PHP 8 compares the size with a string: 2 < 2.5; "" is reached by any size,
+		// "abc" by none (digits sort before letters).
+		for max, alert := range map[string]bool{"2.5": false, "": true, "abc": false, " 2": true} {
+			out, _, code := e.run(ctx, "", "queue:monitor", "a", "--max="+max)
+			if strings.Contains(out, "ALERT") != alert || (code == 1) != alert {
+				t.Errorf("queue:monitor --max=%q: exit %d\n%s", max, code, out)
+			}
+		}
 
 		prod := newAdminEnv(t, db, false, "APP_ENV=production")
 		out, _, code = prod.run(ctx, "no\n", "queue:clear", "--queue=a")

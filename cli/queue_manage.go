@@ -116,10 +116,9 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 	if len(a.args) != 1 {
 		return a.failure(errors.New(`Not enough arguments (missing: "queues"): give the queues, e.g. default or database:high,database:low`))
 	}
-	max, err := strconv.ParseInt(a.option("max"), 10, 64)
-	if err != nil {
-		return a.failure(fmt.Errorf("--max=%q: give a whole number of jobs", a.option("max")))
-	}
+	// PHP compares the size with the option's string as PHP 8 compares an integer with a string: as
+	// numbers when it is numeric (2.5), else the size's digits byte by byte ("" is always reached).
+	max := a.option("max")
 	db, err := a.conn(ctx)
 	if err != nil {
 		return a.failure(err)
@@ -140,7 +139,7 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 		if err != nil {
 			return a.failure(err)
 		}
-		list = append(list, monitored{connection: conn, queue: queue, sizes: s, alert: s.Size >= max})
+		list = append(list, monitored{connection: conn, queue: queue, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
 	}
 	detailed := a.at(12, 19)
 	switch {
@@ -161,7 +160,7 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 	}
 	for _, m := range list {
 		if m.alert {
-			fmt.Fprintf(a.stderr, "artisan-go queue:monitor: queue [%s] on [%s] has %d jobs, at or above --max=%d\n", m.queue, m.connection, m.sizes.Size, max)
+			fmt.Fprintf(a.stderr, "artisan-go queue:monitor: queue [%s] on [%s] has %d jobs, at or above --max=%s\n", m.queue, m.connection, m.sizes.Size, max)
 		}
 	}
 	for _, m := range list {
