@@ -1,50 +1,120 @@
 package worker
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 )
 
-// keyWaits lets the jobs of one worker hold a key one at a time, each waiting for the one before it:
-// WithoutOverlapping's jobs of one key meet only across workers, as they do between PHP workers, which
-// run one job each. Keys no job holds or waits for take no memory.
+// keyWaits lets the jobs of one worker hold a key one at a time, lowest job id first, as one PHP worker
+// runs them: WithoutOverlapping's jobs of one key then meet only across workers, as they do between PHP
+// workers. Keys no job holds or waits for take no memory.
 type keyWaits struct {
 	mu   sync.Mutex
-	keys map[string]*keyWait
+	keys map[string][]*keyWaiter // the jobs waiting for a held key, lowest id first
 }
 
-type keyWait struct {
-	turn  chan struct{} // holds a token while a job has the key
-	users int           // jobs holding or waiting for the key
+type keyWaiter struct {
+	id   int64
+	turn chan struct{} // closed when the key is handed to this job
 }
 
-// take waits until no other job of this worker holds key, or ctx is done, and returns the function that
-// gives the key up.
-func (k *keyWaits) take(ctx context.Context, key string) (leave func(), err error) {
+// take waits until no other job of this worker holds key and no job with a lower id waits for it, and
+// returns the function that hands the key on. It gives up (ok false) when ctx is done or stop is closed.
+func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, id int64) (leave func(), ok bool) {
+	leave = func() { k.leave(key) }
 	k.mu.Lock()
 	if k.keys == nil {
-		k.keys = map[string]*keyWait{}
+		k.keys = map[string][]*keyWaiter{}
 	}
-	kw := k.keys[key]
-	if kw == nil {
-		kw = &keyWait{turn: make(chan struct{}, 1)}
-		k.keys[key] = kw
-	}
-	kw.users++
-	k.mu.Unlock()
-	gone := func() {
-		k.mu.Lock()
-		if kw.users--; kw.users == 0 {
-			delete(k.keys, key)
-		}
+	waiting, held := k.keys[key]
+	if !held {
+		k.keys[key] = nil
 		k.mu.Unlock()
+		return leave, true
 	}
+	me := &keyWaiter{id: id, turn: make(chan struct{})}
+	i, _ := slices.BinarySearchFunc(waiting, id, func(w *keyWaiter, id int64) int { return cmp.Compare(w.id, id) })
+	k.keys[key] = slices.Insert(waiting, i, me)
+	k.mu.Unlock()
 	select {
-	case kw.turn <- struct{}{}:
-		var once sync.Once
-		return func() { once.Do(func() { <-kw.turn; gone() }) }, nil
+	case <-me.turn:
+		return leave, true
 	case <-ctx.Done():
-		gone()
-		return nil, ctx.Err()
+	case <-stop:
+	}
+	k.mu.Lock()
+	select {
+	case <-me.turn: // handed over meantime: pass it on
+		k.mu.Unlock()
+		k.leave(key)
+		return nil, false
+	default:
+	}
+	k.keys[key] = slices.DeleteFunc(k.keys[key], func(w *keyWaiter) bool { return w == me })
+	k.mu.Unlock()
+	return nil, false
+}
+
+// leave hands key to the first job waiting for it, or frees it.
+func (k *keyWaits) leave(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	waiting := k.keys[key]
+	if len(waiting) == 0 {
+		delete(k.keys, key)
+		return
+	}
+	close(waiting[0].turn)
+	k.keys[key] = waiting[1:]
+}
+
+// keyLimits bounds how many jobs of one worker run under a key at once, the bound read again each time
+// one of them ends.
+type keyLimits struct {
+	mu   sync.Mutex
+	keys map[string]*keyLimit
+}
+
+type keyLimit struct {
+	running int64
+	changed chan struct{} // closed when one of them ends; made by the first that waits
+}
+
+// enter counts one more job running under key when fewer than limit do, and returns the function that
+// ends it; otherwise it returns a channel closed when one of them ends.
+func (k *keyLimits) enter(key string, limit int64) (leave func(), ended <-chan struct{}) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.keys == nil {
+		k.keys = map[string]*keyLimit{}
+	}
+	kl := k.keys[key]
+	if kl == nil {
+		kl = &keyLimit{}
+		k.keys[key] = kl
+	}
+	if kl.running < limit {
+		kl.running++
+		var once sync.Once
+		return func() { once.Do(func() { k.leave(key, kl) }) }, nil
+	}
+	if kl.changed == nil {
+		kl.changed = make(chan struct{})
+	}
+	return nil, kl.changed
+}
+
+func (k *keyLimits) leave(key string, kl *keyLimit) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	kl.running--
+	if kl.changed != nil {
+		close(kl.changed)
+		kl.changed = nil
+	}
+	if kl.running == 0 {
+		delete(k.keys, key)
 	}
 }

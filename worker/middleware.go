@@ -62,6 +62,38 @@ type middleware interface {
 	after(ctx context.Context, w *Worker, r *jobRun, herr error, timedOut bool) error
 }
 
+// gater is a middleware whose jobs wait for each other inside the worker before they start (before the
+// Processing line): the jobs of one PHP worker never run at once, and a worker running many must not
+// let them meet where PHP's would not. gate returns the function that lets the next one go, or ok
+// false when the worker is stopping (or ctx is done) before the job's turn came.
+type gater interface {
+	gate(ctx context.Context, w *Worker, r *jobRun) (leave func(), ok bool)
+}
+
+// passGates passes the job through the gates of its middleware in order, and returns the function
+// that leaves them all; ok false when it must be handed back untouched instead.
+func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (leave func(), ok bool) {
+	var leaves []func()
+	leave = func() {
+		for i := len(leaves) - 1; i >= 0; i-- {
+			leaves[i]()
+		}
+	}
+	for _, m := range mws {
+		g, is := m.(gater)
+		if !is {
+			continue
+		}
+		l, ok := g.gate(ctx, w, r)
+		if !ok {
+			leave()
+			return nil, false
+		}
+		leaves = append(leaves, l)
+	}
+	return leave, true
+}
+
 // XXH128 returns PHP's hash('xxh128', s): 32 lowercase hex digits of the 128-bit hash, high half first.
 // Laravel 12 hashes rate limiter keys with it, and 12.54 the displayName in lock keys.
 func XXH128(s string) string {
@@ -176,7 +208,6 @@ type withoutOverlapping struct {
 	dontRelease  bool
 	expiresAfter int64
 	held         bool
-	leave        func() // lets the next job of this worker waiting for the lock take it
 }
 
 func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware, string) {
@@ -205,23 +236,22 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 	return m, ""
 }
 
+// gate waits, before the job starts, for the jobs of this worker that hold the lock or wait for it
+// with a lower id, as one PHP worker runs them one after another: releasing would spend an attempt of
+// every job behind the holder, and fail them with many in flight.
+func (m *withoutOverlapping) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
+	return w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.job.ID)
+}
+
 func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
-	// A job of this worker that holds the lock is waited for, as one PHP worker runs its jobs one after
-	// another: releasing would spend an attempt of every job behind it, and fail them with many in flight.
-	leave, err := w.overlapWaits.take(ctx, m.name)
-	if err != nil {
-		return true, err // handed back at shutdown while it waited
-	}
 	ok, err := w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter)
 	if err != nil {
-		leave()
 		return true, err
 	}
 	if ok {
-		m.held, m.leave = true, leave
+		m.held = true
 		return false, nil
 	}
-	leave()
 	if !m.dontRelease {
 		r.hj.Release(time.Duration(m.releaseAfter) * time.Second)
 	}
@@ -238,7 +268,6 @@ func (m *withoutOverlapping) after(ctx context.Context, w *Worker, r *jobRun, he
 		if _, err := w.mwLocks.LockRelease(ctx, m.name, m.owner); err != nil {
 			w.log.Error("release overlap lock", "lock", m.name, "error", err)
 		}
-		m.leave()
 	}
 	return herr
 }
@@ -354,6 +383,38 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis 
 	return m, ""
 }
 
+// gate lets no more jobs of this worker run under the key at once than exceptions are left before the
+// limiter stops them (maxAttempts less those counted), waiting before the job starts for one of them to
+// end: with many in flight, every job claimed would otherwise run before the first exception is
+// counted, each spend an attempt, and fail where PHP's workers, one job each, stop after maxAttempts.
+func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
+	for {
+		var left int64
+		var err error
+		if m.durations != nil {
+			var win redislock.DurationWindow
+			win, err = m.durations.DurationTooMany(ctx, m.key, m.maxAttempts, m.decay, w.clock())
+			left = win.Remaining
+		} else {
+			left, err = m.limiter.remaining(ctx, m.key, m.maxAttempts)
+		}
+		if err != nil || left <= 0 {
+			return func() {}, true // before reports the error, or releases the throttled job
+		}
+		leave, ended := w.throttleRuns.enter(m.key, left)
+		if leave != nil {
+			return leave, true
+		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return nil, false
+		case <-r.rj.stopping:
+			return nil, false
+		}
+	}
+}
+
 func (m *throttlesExceptions) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
 	if m.durations != nil {
 		now := w.clock()
@@ -379,6 +440,9 @@ func (m *throttlesExceptions) before(ctx context.Context, w *Worker, r *jobRun) 
 }
 
 func (m *throttlesExceptions) after(ctx context.Context, w *Worker, r *jobRun, herr error, timedOut bool) error {
+	if r.notRun {
+		return herr
+	}
 	if timedOut {
 		return herr // PHP's worker is killed at its timeout, and the limiter sees nothing
 	}
@@ -536,7 +600,11 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 		}
 		ran++
 	}
-	if ran == len(mws) {
+	if ran == len(mws) && !w.begin(r.rj) {
+		// Handed back at shutdown while its middleware ran: it never starts, and the middleware that
+		// let it through only give back what they hold (notRun).
+		r.notRun = true
+	} else if ran == len(mws) {
 		if unique && inPipeline {
 			w.releaseUniqueLock(ctx, r)
 		}

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,16 +111,28 @@ func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
 		const n = 6
 		var w *Worker
 		var calls, running, most atomic.Int32
-		f.reg.Register(guardedClass, handlerFunc(func() error {
+		var mu sync.Mutex
+		var order []int64
+		lock := `laravel-queue-overlap:App\Jobs\Guarded:k1`
+		f.reg.Register(guardedClass, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
 			now := running.Add(1)
 			defer running.Add(-1)
 			if now > most.Load() {
 				most.Store(now)
 			}
+			mu.Lock()
+			order = append(order, j.ID)
+			mu.Unlock()
 			if calls.Add(1) == 1 {
-				// The first holds the lock until every job is claimed, so that the others meet it.
+				// The first holds the lock until every other job waits for it, so that they meet it.
 				deadline := time.Now().Add(10 * time.Second)
-				for w.stats.claimed.Load() < n && time.Now().Before(deadline) {
+				for time.Now().Before(deadline) {
+					w.overlapWaits.mu.Lock()
+					waiting := len(w.overlapWaits.keys[lock])
+					w.overlapWaits.mu.Unlock()
+					if waiting == n-1 {
+						break
+					}
 					time.Sleep(time.Millisecond)
 				}
 			}
@@ -134,6 +148,10 @@ func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
 		st := w.Stats()
 		if calls.Load() != n || most.Load() != 1 || st.Released != 0 || st.Claimed != n {
 			t.Fatalf("%d runs, at most %d at once, stats %+v: want %d runs one at a time, none released", calls.Load(), most.Load(), st, n)
+		}
+		// Those that waited ran lowest id first, as one PHP worker takes them.
+		if !slices.IsSorted(order[1:]) {
+			t.Fatalf("ran in the order %v: want the ids after the first in ascending order", order)
 		}
 		f.wantRows(t, 0, 0)
 	})
@@ -172,8 +190,41 @@ func TestWithoutOverlappingWaiterAtShutdown(t *testing.T) {
 			t.Fatalf("%d runs: want only the lock's holder run", calls.Load())
 		}
 		wantGivenBack(t, f, 2)
+		if rows := f.Rows(t); rows[0].Attempts+rows[1].Attempts != 1 {
+			t.Fatalf("attempts %d and %d: want the holder's spent and the waiter's untouched", rows[0].Attempts, rows[1].Attempts)
+		}
 		if _, held, err := f.Conn.CacheLockOwner(bg, `laravel-queue-overlap:App\Jobs\Guarded:k1`); err != nil || held {
 			t.Fatalf("lock held %v (%v) after the stop", held, err)
+		}
+	})
+}
+
+// TestThrottlesExceptionsInFlight runs six jobs of ThrottlesExceptions(2, 1) whose handler always
+// throws, claimed together by one worker with six slots: no more run at once than exceptions are left
+// before the limiter stops them, so the handler runs twice, as under one PHP worker, and the other four
+// are released by the limiter without running; every attempt spent is one PHP would spend.
+func TestThrottlesExceptionsInFlight(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		const n = 6
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, handlerFunc(func() error { calls.Add(1); return errors.New("upstream down") }))
+		w := f.worker(t, func(c *Config) { c.Concurrency = n; c.StopWhenEmpty = true })
+		for range n {
+			f.push(t, "default", middlewareFixture(t, "8.83-throttle"))
+		}
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		rows := f.Rows(t)
+		for _, r := range rows {
+			if r.Attempts != 1 || r.ReservedAt != nil || r.AvailableAt <= f.clock.Unix() {
+				t.Errorf("row %+v: want released with its one attempt", r)
+			}
+		}
+		if calls.Load() != 2 || len(rows) != n || w.Stats().Released != n {
+			t.Fatalf("%d runs, %d rows, stats %+v: want 2 runs and %d jobs released", calls.Load(), len(rows), w.Stats(), n)
 		}
 	})
 }

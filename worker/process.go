@@ -23,10 +23,25 @@ type runningJob struct {
 	mu      sync.Mutex
 	done    bool // completed, handed back, or deliberately left reserved
 	lost    bool // renewal found the reservation gone
+	begun   bool // its handler was started (begin): a stop releases it rather than hands it back untouched
 	started time.Time
+	// stopping is closed when the Run that claimed the job stops (nil: never): a job still waiting for
+	// its turn then is handed back untouched.
+	stopping <-chan struct{}
 	// abandoned is set when the handler ignored its timeout and the job's slot was freed without it.
 	abandoned atomic.Bool
 	obs       observed // what the Observer hooks keep
+}
+
+// begin records that the job's handler starts, unless the job was completed or handed back already.
+func (w *Worker) begin(rj *runningJob) bool {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if rj.done {
+		return false
+	}
+	rj.begun = true
+	return true
 }
 
 func (rj *runningJob) isDone() bool {
@@ -45,6 +60,7 @@ type jobRun struct {
 	h           handlers.Handler
 	hj          *handlers.Job
 	at          Frame // the handler's source location, for errors without one
+	notRun      bool  // handed back at shutdown after its middleware let it through, before it started
 }
 
 // phpOnly lists classes that only PHP can run even if a handler is registered under their name.
@@ -140,6 +156,15 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.leave(r, why)
 		return
 	}
+	leaveGates, ok := w.passGates(ctx, r, mws)
+	if !ok {
+		// The worker stopped before the job's turn came: it was not started, so it is handed back
+		// untouched, as PHP's worker would not have taken it yet.
+		w.returnJobs(rj)
+		return
+	}
+	defer leaveGates()
+	rj.started = time.Now()
 	ctx = w.observeStart(ctx, r)
 	if w.logs(w.jobLevel()) {
 		w.log.Log(ctx, w.jobLevel(), "Processing", "class", r.displayName, "id", j.ID, "uuid", env.UUID, "queue", j.Queue, "attempt", j.Attempts)

@@ -122,6 +122,16 @@ func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, max int64
 	return false, l.store.CacheForget(ctx, key)
 }
 
+// remaining is how many more attempts the count allows before tooManyAttempts (0 when it has).
+func (l *rateLimiter) remaining(ctx context.Context, key string, maxAttempts int64) (int64, error) {
+	key, err := cleanKey(key)
+	if err != nil {
+		return 0, err
+	}
+	n, _, err := l.get(ctx, key)
+	return max(maxAttempts-n, 0), err
+}
+
 // hit is RateLimiter::hit: start the timer and the counter for decay seconds if absent, then count one.
 func (l *rateLimiter) hit(ctx context.Context, key string, decay int64) error {
 	key, err := cleanKey(key)

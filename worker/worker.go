@@ -254,6 +254,10 @@ type Worker struct {
 	limiterTurns keyTurns
 	// overlapWaits makes this worker's WithoutOverlapping jobs of one lock run one after another.
 	overlapWaits keyWaits
+	// throttleRuns bounds this worker's ThrottlesExceptions jobs of one key running at once.
+	throttleRuns keyLimits
+	// stopping is closed by the Run under way when it stops (see runningJob.stopping).
+	stopping atomic.Pointer[stopSignal]
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
@@ -476,6 +480,8 @@ func (w *Worker) Stats() Stats {
 // with queue:pause (12.40+).
 func (w *Worker) Run(ctx context.Context) (int, error) {
 	defer w.announceSlots(w.cfg.Once)()
+	w.stopping.Store(&stopSignal{ch: make(chan struct{})})
+	defer w.stopping.Store(nil)
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
 	st.lastRestart = w.restartSignal(ctx, "")
 	w.readSignals(ctx, st)
@@ -1045,6 +1051,9 @@ const runnerIdle = 2 * time.Second
 func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	w.slots <- struct{}{}
 	rj := &runningJob{job: j}
+	if sig := w.stopping.Load(); sig != nil {
+		rj.stopping = sig.ch
+	}
 	w.mu.Lock()
 	w.running[rj] = struct{}{}
 	w.mu.Unlock()
@@ -1166,6 +1175,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
 // their handlers are cancelled and their rows released so that another worker runs them.
 func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
+	if sig := w.stopping.Load(); sig != nil {
+		sig.once.Do(func() { close(sig.ch) })
+	}
 	if ctx.Err() != nil {
 		w.returnPrefetched(ctx)
 	}
@@ -1207,6 +1219,11 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	}
 	for _, rj := range left {
 		w.completeIn(rctx, rj, "release at shutdown", func(ctx context.Context) error {
+			if !rj.begun {
+				// Its handler never started (it waited for its turn, or had not got that far): handed
+				// back untouched, its attempt not spent, as PHP's worker would not have taken it yet.
+				return w.queue.JobReturn(ctx, []*laravel.Job{rj.job})
+			}
 			return w.queue.JobRelease(ctx, rj.job, &laravel.JobReleaseParams{Now: w.clock().Unix()})
 		}, &w.stats.returned)
 	}
@@ -1221,6 +1238,12 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	case <-w.now:
 	}
 	return status
+}
+
+// stopSignal is closed once when a Run stops.
+type stopSignal struct {
+	ch   chan struct{}
+	once sync.Once
 }
 
 // stopNowReleases bounds the releases of the running jobs' rows when the worker stops now.
