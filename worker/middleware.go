@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,22 +69,30 @@ type middleware interface {
 // false when the worker is stopping (or ctx is done) before the job's turn came.
 type gater interface {
 	gate(ctx context.Context, w *Worker, r *jobRun) (leave func(), ok bool)
+	// gateKey orders the gates every job passes, so that two jobs never wait for each other's.
+	gateKey() string
 }
 
 // passGates passes the job through the gates of its middleware in order, and returns the function
 // that leaves them all; ok false when it must be handed back untouched instead.
 func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (leave func(), ok bool) {
+	var gates []gater
+	for _, m := range mws {
+		if g, is := m.(gater); is {
+			gates = append(gates, g)
+		}
+	}
+	if len(gates) == 0 {
+		return noGates, true
+	}
 	var leaves []func()
 	leave = func() {
 		for i := len(leaves) - 1; i >= 0; i-- {
 			leaves[i]()
 		}
 	}
-	for _, m := range mws {
-		g, is := m.(gater)
-		if !is {
-			continue
-		}
+	slices.SortFunc(gates, func(a, b gater) int { return strings.Compare(a.gateKey(), b.gateKey()) })
+	for _, g := range gates {
 		l, ok := g.gate(ctx, w, r)
 		if !ok {
 			leave()
@@ -93,6 +102,9 @@ func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (le
 	}
 	return leave, true
 }
+
+// noGates leaves the gates of a job that had none.
+func noGates() {}
 
 // XXH128 returns PHP's hash('xxh128', s): 32 lowercase hex digits of the 128-bit hash, high half first.
 // Laravel 12 hashes rate limiter keys with it, and 12.54 the displayName in lock keys.
@@ -242,6 +254,8 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 func (m *withoutOverlapping) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
 	return w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.job.ID)
 }
+
+func (m *withoutOverlapping) gateKey() string { return "1 " + m.name }
 
 func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
 	ok, err := w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter)
@@ -414,6 +428,8 @@ func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (f
 		}
 	}
 }
+
+func (m *throttlesExceptions) gateKey() string { return "2 " + m.key }
 
 func (m *throttlesExceptions) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
 	if m.durations != nil {
