@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/artisan-go/artisan-go/config"
@@ -199,7 +200,7 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 		return 1
 	}
 	a := &adminRun{cfg: cfg, version: v, args: positional, set: map[string]bool{}, stdin: stdin, stderr: stderr, name: name, fs: fs,
-		con: newConsole(cfg.LaravelVersion, stdout, stderr)}
+		con: newConsole(cfg.LaravelVersion, stdout, stderr, decorated(ctx, stdout, v))}
 	var refused []string
 	fs.Visit(func(f *flag.Flag) {
 		a.set[f.Name] = true
@@ -217,6 +218,15 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 		}
 	}()
 	return c.run(ctx, a)
+}
+
+// decorated says whether a command's output on stdout is coloured, as Symfony decides: --ansi or
+// --no-ansi, else whether the terminal takes colours.
+func decorated(ctx context.Context, stdout io.Writer, v payload.Version) bool {
+	if on := consoleOptionsOf(ctx).ansi; on != nil {
+		return *on
+	}
+	return colorSupport(os.LookupEnv, isTerminal(stdout), v)
 }
 
 // oneArg declares a command's single argument; manyArgs one that takes any number of values.

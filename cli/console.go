@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -18,39 +19,79 @@ import (
 type console struct {
 	out, err io.Writer
 	modern   bool
+	// decorated colours the output as Symfony Console does (--ansi, or a terminal that takes colours).
+	decorated bool
 }
 
-func newConsole(version string, stdout, stderr io.Writer) *console {
+func newConsole(version string, stdout, stderr io.Writer, decorated bool) *console {
 	v, err := payload.ParseVersion(version)
-	return &console{out: stdout, err: stderr, modern: err == nil && v.AtLeast(9, 21)}
+	return &console{out: stdout, err: stderr, modern: err == nil && v.AtLeast(9, 21), decorated: decorated}
 }
+
+// paint wraps s in one of Symfony Console's styles when the output is decorated.
+func (c *console) paint(style, s string) string { return paint(c.decorated, style, s) }
 
 // info writes a success or information message, as $this->info() or $this->components->info().
-func (c *console) info(msg string) { c.label(c.out, "INFO", msg) }
+func (c *console) info(msg string) { c.label(c.out, "INFO", "info", msg) }
 
 // fail writes an error message, as $this->error() or $this->components->error().
-func (c *console) fail(msg string) { c.label(c.err, "ERROR", msg) }
+func (c *console) fail(msg string) { c.label(c.err, "ERROR", "error", msg) }
 
-func (c *console) label(w io.Writer, label, msg string) {
+// comment writes a message as $this->comment() does, or a warning in the components style.
+func (c *console) comment(msg string) { c.label(c.out, "WARN", "comment", msg) }
+
+// label writes a message: before 9.21 a line in the style's colour; from 9.21 Laravel's Line component
+// as Termwind renders it: a blank line, two columns of margin, the label with a column of padding
+// either side, a space, the message (its [dynamic content] in bold, a full stop added), two columns of
+// margin, and a blank line.
+func (c *console) label(w io.Writer, label, style, msg string) {
 	if !c.modern {
-		fmt.Fprintln(w, msg)
+		fmt.Fprintln(w, c.paint(style, msg))
 		return
 	}
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, "?") {
 		msg += "."
 	}
-	fmt.Fprintf(w, "\n  %s  %s\n\n", label, msg)
+	fmt.Fprintf(w, "\n  %s %s  \n\n", c.paint(labelStyles[label], " "+label+" "), c.highlight(msg))
 }
 
-// detail writes one line of $this->components->twoColumnDetail: the two texts apart, joined by dots
-// to the width a non-interactive terminal has (80 columns).
+// labelStyles are the colours of the components style's labels: white on blue, white on red, black on
+// yellow.
+var labelStyles = map[string]string{"INFO": "label-info", "ERROR": "error", "WARN": "label-warn"}
+
+// dynamicContent is what Laravel's EnsureDynamicContentIsHighlighted makes bold: text in brackets.
+var dynamicContent = regexp.MustCompile(`\[([^\]]+)\]`)
+
+// highlight is EnsureDynamicContentIsHighlighted on decorated output.
+func (c *console) highlight(s string) string {
+	if !c.decorated {
+		return s
+	}
+	return dynamicContent.ReplaceAllString(s, "\x1b[1m[$1]\x1b[22m")
+}
+
+// detail writes one line of $this->components->twoColumnDetail as Termwind renders it: two columns of
+// margin, the two texts apart joined by gray dots to the width a non-interactive terminal has (80
+// columns), and two columns of margin. The texts may hold colours already (paint); their [dynamic
+// content] is made bold.
 func (c *console) detail(first, second string) {
+	first, second = c.highlight(first), c.highlight(second)
 	dots := max(80-4-displayWidth(first)-displayWidth(second)-2, 0)
 	if second == "" {
-		fmt.Fprintf(c.out, "  %s %s\n", first, strings.Repeat(".", dots+1))
+		fmt.Fprintf(c.out, "  %s %s  \n", first, c.paint("gray", strings.Repeat(".", dots+1)))
 		return
 	}
-	fmt.Fprintf(c.out, "  %s %s %s\n", first, strings.Repeat(".", dots), second)
+	fmt.Fprintf(c.out, "  %s %s %s  \n", first, c.paint("gray", strings.Repeat(".", dots)), second)
+}
+
+// task writes the line of $this->components->task for a task that succeeded in d: the description,
+// gray dots (each coloured on its own, as Task writes them) to the width of a non-interactive terminal
+// (80 columns), the run time in gray and DONE.
+func (c *console) task(description string, d time.Duration, humans bool) {
+	description = c.highlight(description)
+	rt := " " + runTime(d, humans)
+	dots := max(80-displayWidth(description)-displayWidth(rt)-10, 0)
+	fmt.Fprintf(c.out, "  %s %s%s %s\n", description, strings.Repeat(c.paint("gray", "."), dots), c.paint("gray", rt), c.paint("green;bold", "DONE"))
 }
 
 // table writes a table as Symfony's Table helper does in its default style: every column as wide as
@@ -89,7 +130,16 @@ func (c *console) table(headers []string, rows [][]string) {
 		b.WriteByte('\n')
 	}
 	border()
-	line(headers)
+	b.WriteByte('|')
+	for i, w := range widths {
+		cell := ""
+		if i < len(headers) {
+			cell = headers[i]
+		}
+		// Symfony's default style paints each header cell, its padding included, as <info>.
+		b.WriteString(c.paint("info", " "+cell+strings.Repeat(" ", w-displayWidth(cell))+" ") + "|")
+	}
+	b.WriteByte('\n')
 	border()
 	for _, r := range rows {
 		line(r)
@@ -99,10 +149,10 @@ func (c *console) table(headers []string, rows [][]string) {
 }
 
 // displayWidth is the number of terminal columns s takes, as mb_strwidth counts them: East Asian wide
-// and fullwidth characters take two.
+// and fullwidth characters take two, and colour codes none.
 func displayWidth(s string) int {
 	n := 0
-	for _, r := range s {
+	for _, r := range ansiCodes.ReplaceAllString(s, "") {
 		switch width.LookupRune(r).Kind() {
 		case width.EastAsianWide, width.EastAsianFullwidth:
 			n += 2
@@ -166,3 +216,6 @@ func (p *progress) end() {
 		fmt.Fprintln(p.w)
 	}
 }
+
+// ansiCodes are the colour codes paint writes.
+var ansiCodes = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -191,6 +191,9 @@ var consoleStyles = map[string][2]string{
 	"yellow;bold": {"33;1", "39;22"},
 	"green;bold":  {"32;1", "39;22"},
 	"red;bold":    {"31;1", "39;22"},
+	"label-info":  {"37;44", "39;49"},
+	"label-warn":  {"30;43", "39;49"},
+	"red":         {"31", "39"},
 }
 
 // paint wraps s in a style's codes when the output is decorated.

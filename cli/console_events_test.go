@@ -78,6 +78,8 @@ func TestConsoleStylesAsSymfony(t *testing.T) {
 		"comment": "<comment>%s</comment>", "info": "<info>%s</info>", "error": "<error>%s</error>",
 		"gray": "<fg=gray>%s</>", "blue": "<fg=blue>%s</>", "yellow;bold": "<fg=yellow;options=bold>%s</>",
 		"green;bold": "<fg=green;options=bold>%s</>", "red;bold": "<fg=red;options=bold>%s</>",
+		// The components' labels (Termwind writes their classes as Symfony styles) and 8.83 monitor's ALERT.
+		"label-info": "<fg=white;bg=blue>%s</>", "label-warn": "<fg=black;bg=yellow>%s</>", "red": "<fg=red>%s</>",
 	}
 	var styles, tags []string
 	for style := range consoleStyles {

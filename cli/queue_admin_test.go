@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -320,10 +321,11 @@ func TestQueueCommandsNewerLaravel(t *testing.T) {
 			t.Errorf("queue:failed --json: exit %d\n%s%s\nwant\n%s", code, out, errOut, want)
 		}
 		out, _, code = e.run(ctx, "", "queue:failed")
-		if code != 0 || !strings.Contains(out, "  2026-01-02 03:04:05 "+uuids[0]+" ") || !strings.HasSuffix(out, " database@a App\\Jobs\\Noop\n\n") {
+		if code != 0 || !strings.Contains(out, "  2026-01-02 03:04:05 "+uuids[0]+" ") || !strings.HasSuffix(out, " database@a App\\Jobs\\Noop  \n\n") {
 			t.Errorf("queue:failed in the components style: exit %d\n%q", code, out)
 		}
-		if out, _, code = e.run(ctx, "", "queue:retry", uuids[0]); code != 0 || !strings.HasPrefix(out, "\n  INFO  Pushing failed queue jobs back onto the queue.\n\n  "+uuids[0]+" .") || !strings.HasSuffix(out, " DONE\n\n") {
+		if out, _, code = e.run(ctx, "", "queue:retry", uuids[0]); code != 0 || !strings.HasPrefix(out, "\n   INFO  Pushing failed queue jobs back onto the queue.  \n\n  "+uuids[0]+" .") ||
+			!regexp.MustCompile(` \.+ \d+\.\d\dms DONE\n\n$`).MatchString(out) || len(strings.Split(out, "\n")[3]) != 78 {
 			t.Errorf("queue:retry in the components style: exit %d\n%q", code, out)
 		}
 		out, _, code = e.run(ctx, "", "queue:monitor", "a,b", "--json", "--max=1")
@@ -331,7 +333,7 @@ func TestQueueCommandsNewerLaravel(t *testing.T) {
 			!strings.HasSuffix(out, `"status":"ALERT"},{"connection":"database","queue":"b","size":0,"pending":0,"delayed":0,"reserved":0,"oldest_pending":null,"status":"OK"}]`+"\n") {
 			t.Errorf("queue:monitor --json: exit %d\n%s", code, out)
 		}
-		if out, _, code = e.run(ctx, "", "queue:pause", "--all"); code != 0 || out != "\n  INFO  Job processing on all queues across all connections has been paused.\n\n" {
+		if out, _, code = e.run(ctx, "", "queue:pause", "--all"); code != 0 || out != "\n   INFO  Job processing on all queues across all connections has been paused.  \n\n" {
 			t.Errorf("queue:pause --all: exit %d, %q", code, out)
 		}
 		if v, ok, err := e.conn.CacheGet(ctx, "illuminate:queues:paused"); err != nil || !ok || v != "b:1;" {

@@ -134,7 +134,7 @@ func runQueueFailed(ctx context.Context, a *adminRun) int {
 		for len(r) < 5 {
 			r = append(r, "")
 		}
-		a.con.detail(r[4]+" "+r[0], r[1]+"@"+r[2]+" "+r[3])
+		a.con.detail(a.con.paint("gray", r[4])+" "+r[0], a.con.paint("gray", r[1]+"@"+r[2])+" "+r[3])
 	}
 	fmt.Fprintln(a.con.out)
 	return 0

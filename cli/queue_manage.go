@@ -41,9 +41,9 @@ func (a *adminRun) confirmToProceed() bool {
 		fmt.Fprintf(out, "\n  WARN  Application In Production.\n\n")
 	} else {
 		msg := "Application In Production!"
-		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
-		fmt.Fprintln(out, "*     "+msg+"     *")
-		fmt.Fprintln(out, strings.Repeat("*", len(msg)+12))
+		fmt.Fprintln(out, a.con.paint("comment", strings.Repeat("*", len(msg)+12)))
+		fmt.Fprintln(out, a.con.paint("comment", "*     "+msg+"     *"))
+		fmt.Fprintln(out, a.con.paint("comment", strings.Repeat("*", len(msg)+12)))
 		fmt.Fprintln(out)
 	}
 	// Not interactive (-n, -q): Symfony takes the default answer without asking.
@@ -51,7 +51,7 @@ func (a *adminRun) confirmToProceed() bool {
 		if a.con.modern {
 			fmt.Fprint(out, " Are you sure you want to run this command? (yes/no) [no]\n> ")
 		} else {
-			fmt.Fprint(out, " Do you really wish to run this command? (yes/no) [no]:\n > ")
+			fmt.Fprint(out, " "+a.con.paint("info", "Do you really wish to run this command? (yes/no)")+" ["+a.con.paint("comment", "no")+"]:\n > ")
 		}
 		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 		answer = strings.ToLower(strings.TrimSpace(line))
@@ -65,7 +65,7 @@ func (a *adminRun) confirmToProceed() bool {
 	if a.con.modern {
 		fmt.Fprintf(out, "\n  WARN  Command cancelled.\n\n")
 	} else {
-		fmt.Fprintln(out, "Command Canceled!")
+		fmt.Fprintln(out, a.con.paint("comment", "Command Canceled!"))
 	}
 	return false
 }
@@ -100,7 +100,7 @@ func runQueueClear(ctx context.Context, a *adminRun) int {
 		}
 		a.con.info(fmt.Sprintf("Cleared %d %s from the [%s] queue", n, job, queue))
 	} else {
-		fmt.Fprintf(a.con.out, "Cleared %d jobs from the [%s] queue \n", n, queue)
+		fmt.Fprintln(a.con.out, a.con.paint("info", fmt.Sprintf("Cleared %d jobs from the [%s] queue", n, queue))+" ")
 	}
 	return 0
 }
@@ -152,7 +152,7 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 		for _, m := range list {
 			status := "OK"
 			if m.alert {
-				status = "ALERT"
+				status = a.con.paint("red", "ALERT")
 			}
 			rows = append(rows, []string{m.connection, m.queue, strconv.FormatInt(m.sizes.Size, 10), status})
 		}
@@ -195,11 +195,11 @@ func (a *adminRun) monitorJSON(list []monitored, detailed bool) {
 
 func (a *adminRun) monitorDetails(list []monitored, detailed bool) {
 	fmt.Fprintln(a.con.out)
-	a.con.detail("Queue name", "Size / Status")
+	a.con.detail(a.con.paint("gray", "Queue name"), a.con.paint("gray", "Size / Status"))
 	for _, m := range list {
-		status := "OK"
+		status := a.con.paint("green;bold", "OK")
 		if m.alert {
-			status = "ALERT"
+			status = a.con.paint("yellow;bold", "ALERT")
 		}
 		a.con.detail("["+m.connection+"] "+m.queue, "["+strconv.FormatInt(m.sizes.Size, 10)+"] "+status)
 		if detailed {

@@ -158,10 +158,12 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 		if len(group) == 0 {
 			return nil
 		}
+		began := time.Now()
 		newIDs, err := r.conn.FailedJobRetry(context.WithoutCancel(ctx), group)
 		if err != nil {
 			return err
 		}
+		each := time.Since(began) / time.Duration(len(group)) // the run time each job's task line shows
 		for i, id := range groupIDs {
 			bar.add(1)
 			switch {
@@ -170,7 +172,7 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 				continue
 			case bulk:
 			case con.modern:
-				con.detail(id, "DONE")
+				con.task(id, each, r.a.at(10, 13))
 			default:
 				con.info(fmt.Sprintf("The failed job [%s] has been pushed back onto the queue!", id))
 			}

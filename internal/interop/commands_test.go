@@ -301,7 +301,7 @@ func TestQueueRestartStopsPHPWorker(t *testing.T) {
 			}
 			before := time.Now().Unix()
 			out, errOut, code := goArtisan(ctx, app, "", "queue:restart")
-			if code != 0 || out != "\n  INFO  Broadcasting queue restart signal.\n\n" {
+			if code != 0 || out != "\n   INFO  Broadcasting queue restart signal.  \n\n" {
 				t.Fatalf("queue:restart: exit %d\n%s%s", code, out, errOut)
 			}
 			select {
@@ -344,7 +344,7 @@ func TestQueuePauseBothWays(t *testing.T) {
 				t.Fatalf("with low paused by PHP, jobs left = %+v, want the low job untouched", jobs)
 			}
 			out, errOut, code := goArtisan(ctx, app, "", "queue:resume", "low")
-			if code != 0 || out != "\n  INFO  Job processing on queue [database:low] has been resumed.\n\n" {
+			if code != 0 || out != "\n   INFO  Job processing on queue [database:low] has been resumed.  \n\n" {
 				t.Fatalf("queue:resume: exit %d\n%q%s", code, out, errOut)
 			}
 			if got := strings.TrimSpace(app.MustArtisan(ctx, "interop:cache", "get", key)); got != "null" {
@@ -465,32 +465,35 @@ func TestQueueCommandsPrintWhatPHPPrints(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := testContext(t)
 		s := newSide(t, db)
-		d := s.app.MustDispatch(ctx, "failing", phpapp.Count(2))
-		s.phpDrain(t, ctx)
-		s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("high"))
-		s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("low"))
-		same := func(goArgs, phpArgs []string, wantCode int, stream string) {
-			t.Helper()
-			php := s.artisan(t, ctx, phpArgs...)
-			out, errOut, code := goArtisan(ctx, s.app, "", goArgs...)
-			got := out
-			if stream == "stderr" {
-				// The line PHP prints, then the one saying nothing was done.
-				got, _, _ = strings.Cut(errOut, "\n")
-				got += "\n"
+		// Plain, then coloured as Symfony colours them on a terminal (--ansi).
+		for _, ansi := range [][]string{nil, {"--ansi"}} {
+			d := s.app.MustDispatch(ctx, "failing", phpapp.Count(2))
+			s.phpDrain(t, ctx)
+			s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("high"))
+			s.app.MustDispatch(ctx, "plain", phpapp.Count(3), phpapp.OnQueue("low"))
+			same := func(goArgs, phpArgs []string, wantCode int, stream string) {
+				t.Helper()
+				php := s.artisan(t, ctx, append(phpArgs, ansi...)...)
+				out, errOut, code := goArtisan(ctx, s.app, "", append(goArgs, ansi...)...)
+				got := out
+				if stream == "stderr" {
+					// The line PHP prints, then the one saying nothing was done.
+					got, _, _ = strings.Cut(errOut, "\n")
+					got += "\n"
+				}
+				if code != wantCode || got != strings.ReplaceAll(php, "[low]", "[high]") {
+					t.Errorf("%v: artisan-go (exit %d)\n%q\nstderr %q\nphp %v\n%q", goArgs, code, out, errOut, phpArgs, php)
+				}
 			}
-			if code != wantCode || got != strings.ReplaceAll(php, "[low]", "[high]") {
-				t.Errorf("%v: artisan-go (exit %d)\n%q\nstderr %q\nphp %v\n%q", goArgs, code, out, errOut, phpArgs, php)
-			}
+			same([]string{"queue:forget", d.Jobs[0].UUID}, []string{"queue:forget", d.Jobs[1].UUID}, 0, "stdout")
+			same([]string{"queue:monitor", "default,database:high", "--max=3"}, []string{"queue:monitor", "default,database:high", "--max=3"}, 1, "stdout")
+			same([]string{"queue:monitor", "high"}, []string{"queue:monitor", "high"}, 0, "stdout")
+			same([]string{"queue:retry", "no-such-id"}, []string{"queue:retry", "no-such-id"}, 1, "stderr")
+			same([]string{"queue:prune-failed"}, []string{"queue:prune-failed"}, 0, "stdout")
+			same([]string{"queue:restart"}, []string{"queue:restart"}, 0, "stdout")
+			same([]string{"queue:flush"}, []string{"queue:flush"}, 0, "stdout")
+			same([]string{"queue:failed"}, []string{"queue:failed"}, 0, "stdout")
+			same([]string{"queue:clear", "--queue=high", "--force"}, []string{"queue:clear", "--queue=low", "--force"}, 0, "stdout")
 		}
-		same([]string{"queue:forget", d.Jobs[0].UUID}, []string{"queue:forget", d.Jobs[1].UUID}, 0, "stdout")
-		same([]string{"queue:monitor", "default,database:high", "--max=3"}, []string{"queue:monitor", "default,database:high", "--max=3"}, 1, "stdout")
-		same([]string{"queue:monitor", "high"}, []string{"queue:monitor", "high"}, 0, "stdout")
-		same([]string{"queue:retry", "no-such-id"}, []string{"queue:retry", "no-such-id"}, 1, "stderr")
-		same([]string{"queue:prune-failed"}, []string{"queue:prune-failed"}, 0, "stdout")
-		same([]string{"queue:restart"}, []string{"queue:restart"}, 0, "stdout")
-		same([]string{"queue:flush"}, []string{"queue:flush"}, 0, "stdout")
-		same([]string{"queue:failed"}, []string{"queue:failed"}, 0, "stdout")
-		same([]string{"queue:clear", "--queue=high", "--force"}, []string{"queue:clear", "--queue=low", "--force"}, 0, "stdout")
 	})
 }
