@@ -148,6 +148,9 @@ func TestQueueCommandsEachDatabase(t *testing.T) {
 			{[]string{"queue:monitor", "a", "b"}, `Too many arguments to "queue:monitor" command, expected arguments "queues".`},
 			{[]string{"queue:clear", "database", "a"}, `Too many arguments to "queue:clear" command, expected arguments "connection".`},
 			{[]string{"queue:retry-batch", "x", "y"}, `Too many arguments to "queue:retry-batch" command, expected arguments "id".`},
+			{[]string{"queue:clear", "nope"}, "The [nope] queue connection has not been configured."},
+			{[]string{"queue:monitor", "nope:default"}, "The [nope] queue connection has not been configured."},
+			{[]string{"queue:monitor", "redis:default"}, "artisan-go manages the database connection [database] (QUEUE_CONNECTION) only"},
 		} {
 			out, errOut, code := e.run(ctx, "", bad.args...)
 			if code == 0 || !strings.Contains(errOut, bad.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {

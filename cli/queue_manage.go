@@ -15,11 +15,28 @@ import (
 // connectionArg checks a queue connection named on the command line: artisan-go reaches the
 // configured database connection only.
 func (a *adminRun) connectionArg(name string) error {
-	if name == "" || name == a.cfg.Connection {
-		return nil
-	}
-	return fmt.Errorf("queue connection [%s]: artisan-go manages the database connection [%s] (QUEUE_CONNECTION) only", name, a.cfg.Connection)
+	_, err := a.connectionDriver(name)
+	return err
 }
+
+// connectionDriver returns "database" for the configured queue connection (name "" or its name), and
+// for sync and null, which hold no jobs, their driver; any other connection is refused, with
+// Laravel's message for one that is not configured.
+func (a *adminRun) connectionDriver(name string) (string, error) {
+	if name == "" || name == a.cfg.Connection {
+		return "database", nil
+	}
+	switch driver, known := a.cfg.QueueDriver(name); {
+	case !known:
+		return "", fmt.Errorf("The [%s] queue connection has not been configured.", name)
+	case driver == "sync" || driver == "null":
+		return driver, nil
+	}
+	return "", fmt.Errorf("queue connection [%s]: artisan-go manages the database connection [%s] (QUEUE_CONNECTION) only", name, a.cfg.Connection)
+}
+
+// emptyQueueClass is the class of the queues of the sync and null drivers, which hold no jobs.
+var emptyQueueClass = map[string]string{"sync": "SyncQueue", "null": "NullQueue"}
 
 // defaultQueue is the connection's queue: queue.connections.database.queue (DB_QUEUE).
 func (a *adminRun) defaultQueue() string {
@@ -75,11 +92,22 @@ func runQueueClear(ctx context.Context, a *adminRun) int {
 	if len(a.args) == 1 {
 		conn = a.args[0]
 	}
-	if err := a.connectionArg(conn); err != nil {
+	driver, err := a.connectionDriver(conn)
+	if err != nil {
 		return a.failure(err)
 	}
 	if !a.confirmToProceed() {
 		return 1
+	}
+	if driver != "database" {
+		// PHP clears only queues that implement ClearableQueue, and says so for the others.
+		msg := "Clearing queues is not supported on [" + emptyQueueClass[driver] + "]"
+		if a.con.modern {
+			a.con.label(a.con.out, "ERROR", "error", msg)
+		} else {
+			fmt.Fprintln(a.con.out, a.con.paint("error", msg)+" ")
+		}
+		return 0
 	}
 	queue := a.option("queue")
 	if queue == "" {
@@ -129,17 +157,22 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 		if !ok {
 			conn, queue = a.cfg.Connection, spec
 		}
-		if err := a.connectionArg(conn); err != nil {
-			return a.failure(err)
-		}
-		if queue == "" {
-			queue = a.defaultQueue()
-		}
-		s, err := db.QueueSizes(ctx, &laravel.QueueSizesParams{Queue: queue, Now: time.Now().Unix()})
+		driver, err := a.connectionDriver(conn)
 		if err != nil {
 			return a.failure(err)
 		}
-		list = append(list, monitored{connection: conn, queue: queue, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
+		// An empty name is shown empty, and sized as the connection's default queue, as PHP does.
+		name := queue
+		if queue == "" {
+			queue = a.defaultQueue()
+		}
+		s := &laravel.QueueSizes{} // sync and null hold no jobs
+		if driver == "database" {
+			if s, err = db.QueueSizes(ctx, &laravel.QueueSizesParams{Queue: queue, Now: time.Now().Unix()}); err != nil {
+				return a.failure(err)
+			}
+		}
+		list = append(list, monitored{connection: conn, queue: name, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
 	}
 	detailed := a.at(12, 19)
 	switch {

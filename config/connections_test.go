@@ -43,3 +43,19 @@ func TestUnknownConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueDriver names the driver of each connection the operations commands may be given, without a
+// cached configuration: the worker's connection and those listed are database ones, the skeleton's
+// others have the driver of their name, and any other name is not configured.
+func TestQueueDriver(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(LoadParams{Environ: []string{"QUEUE_CONNECTION=jobs-db"}, ConfigFile: writeFile(t, t.TempDir(), "c.yaml", "connections: [reports]\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"jobs-db": "database", "database": "database", "reports": "database", "sync": "sync", "null": "null", "redis": "redis", "nope": ""} {
+		if d, known := cfg.QueueDriver(name); d != want || known != (want != "") {
+			t.Errorf("QueueDriver(%q) = %q, %v; want %q", name, d, known, want)
+		}
+	}
+}

@@ -321,6 +321,13 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 				if !filepath.IsAbs(c.DB.SSLCA) || !strings.HasSuffix(c.DB.SSLCA, filepath.Join("certs", "ca.pem")) {
 					t.Errorf("db.ssl_ca %q, want PDO::MYSQL_ATTR_SSL_CA's certs/ca.pem beside the .env file", c.DB.SSLCA)
 				}
+				// The operations commands read each connection's driver from the cached configuration:
+				// a skeleton name it does not have is not configured.
+				for name, want := range map[string]string{"database": "database", "main": "redis", "jobsdb": "database", "sync": "", "nope": ""} {
+					if d, known := c.QueueDriver(name); d != want || known != (want != "") {
+						t.Errorf("QueueDriver(%q) = %q, %v; want %q", name, d, known, want)
+					}
+				}
 			}},
 		{name: "failed jobs on another database", connection: "jobsdb",
 			wantErr: []string{"queue.failed.database", "[mysql]", "[queue_db]", "config:cache"}},

@@ -481,6 +481,24 @@ func (c *Config) CheckWorkable() error {
 		"or list %q under connections: in the YAML configuration if your config/queue.php makes it a database connection", c.Connection, c.Connection, c.Connection)
 }
 
+// QueueDriver returns the driver of the queue connection name, as far as artisan-go can know it: the
+// cached configuration's; database for the configured connection and those listed under connections;
+// without a cached configuration, database for "database" and the driver of its name for the
+// skeleton's others (sync, redis, …). known is false for any other name, which Laravel would say has
+// not been configured.
+func (c *Config) QueueDriver(name string) (driver string, known bool) {
+	if d, ok := c.cachedDrivers[name]; ok {
+		return d, true
+	}
+	switch {
+	case name == c.Connection || oneOf(name, c.Connections) || len(c.cachedDrivers) == 0 && (name == "database" || name == c.configured):
+		return "database", true
+	case len(c.cachedDrivers) == 0 && oneOf(name, skeletonConnections):
+		return name, true
+	}
+	return "", false
+}
+
 // knownConnection reports whether the application has a queue connection of that name, as far as
 // artisan-go can know: those of the cached configuration when there is one, else "database", the
 // connection the configuration names and the skeleton's; and those listed under connections. Laravel

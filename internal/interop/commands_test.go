@@ -494,6 +494,10 @@ func TestQueueCommandsPrintWhatPHPPrints(t *testing.T) {
 			same([]string{"queue:flush"}, []string{"queue:flush"}, 0, "stdout")
 			same([]string{"queue:failed"}, []string{"queue:failed"}, 0, "stdout")
 			same([]string{"queue:clear", "--queue=high", "--force"}, []string{"queue:clear", "--queue=low", "--force"}, 0, "stdout")
+			// The sync driver holds no jobs: PHP sizes its queues 0 and does not clear them. An empty
+			// queue name is shown empty and sized as the default queue.
+			same([]string{"queue:clear", "sync"}, []string{"queue:clear", "sync"}, 0, "stdout")
+			same([]string{"queue:monitor", "sync:default,database:,default"}, []string{"queue:monitor", "sync:default,database:,default"}, 0, "stdout")
 		}
 	})
 }
