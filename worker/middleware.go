@@ -85,6 +85,11 @@ func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (le
 	if len(gates) == 0 {
 		return noGates, true
 	}
+	select {
+	case <-r.rj.stopping: // stopped before the job got to its gates: it does not start
+		return nil, false
+	default:
+	}
 	var leaves []func()
 	leave = func() {
 		for i := len(leaves) - 1; i >= 0; i-- {

@@ -229,6 +229,70 @@ func TestThrottlesExceptionsInFlight(t *testing.T) {
 	})
 }
 
+// TestWithoutOverlappingWaitersAtWorkerStop: when --max-time (as queue:restart, a signal or --memory)
+// stops a worker whose WithoutOverlapping jobs wait for the one holding their lock, the waiting ones
+// are handed back untouched, as PHP's worker stops after its job; --max-jobs runs every job it
+// claimed, as PHP's worker runs that many.
+func TestWithoutOverlappingWaitersAtWorkerStop(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	waiting := func(w *Worker) int {
+		w.overlapWaits.mu.Lock()
+		defer w.overlapWaits.mu.Unlock()
+		return len(w.overlapWaits.keys[`laravel-queue-overlap:App\Jobs\Guarded:k1`])
+	}
+	for _, c := range []struct {
+		name      string
+		mod       func(*Config)
+		held      func(w *Worker) bool // until when the first job holds the lock
+		runs      int
+		untouched int
+	}{
+		{"max-time", func(c *Config) { c.MaxTime = time.Nanosecond },
+			func(w *Worker) bool {
+				return w.stats.returned.Load() > 0 && w.stats.returned.Load() == w.stats.claimed.Load()-1
+			}, 1, n - 1},
+		{"max-jobs", func(c *Config) { c.MaxJobs = n - 1 },
+			func(w *Worker) bool { return waiting(w) == n-2 }, n - 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				f := newFixture(t, db)
+				var w *Worker
+				var calls atomic.Int32
+				f.reg.Register(guardedClass, handlerFunc(func() error {
+					if calls.Add(1) == 1 {
+						// The first holds the lock until the others wait for it, or were handed back.
+						deadline := time.Now().Add(10 * time.Second)
+						for !c.held(w) && time.Now().Before(deadline) {
+							time.Sleep(time.Millisecond)
+						}
+					}
+					return nil
+				}))
+				w = f.worker(t, func(cfg *Config) { cfg.Concurrency = n; c.mod(cfg) })
+				for range n {
+					f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+				}
+				if _, err := w.Run(bg); err != nil {
+					t.Fatal(err)
+				}
+				rows := f.Rows(t)
+				untouched := 0
+				for _, r := range rows {
+					if r.Attempts == 0 && r.ReservedAt == nil {
+						untouched++
+					}
+				}
+				if int(calls.Load()) != c.runs || len(rows) != c.untouched || untouched != c.untouched {
+					t.Fatalf("%d runs, %d rows of which %d untouched: want %d runs and %d rows left untouched", calls.Load(), len(rows), untouched, c.runs, c.untouched)
+				}
+			})
+		})
+	}
+}
+
 // TestThrottlesExceptions runs Laravel 8.83's serialized ThrottlesExceptions(2, 1)->backoff(1): an
 // exception is counted and releases the job for a minute instead of failing it; a success clears the
 // count; after two exceptions within the decay the job is released until the timer runs out (plus 3

@@ -755,11 +755,13 @@ func (w *Worker) returnedClaims() int64 {
 func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int, bool) {
 	if w.cfg.MemoryMB > 0 && MemoryMB() >= float64(w.cfg.MemoryMB) {
 		w.log.Warn("memory limit exceeded; stopping", "memory_mb", int(MemoryMB()), "limit_mb", w.cfg.MemoryMB)
+		w.closeStopping()
 		return ExitMemoryLimit, true
 	}
 	w.readSignals(ctx, st)
 	if st.restart {
 		w.log.Info("queue:restart signal received; stopping")
+		w.closeStopping()
 		return ExitSuccess, true
 	}
 	if w.cfg.StopWhenEmpty && empty && w.inFlight() == 0 && !w.returningClaims() {
@@ -779,6 +781,7 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 	}
 	if w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime {
 		w.log.Info("--max-time reached; stopping")
+		w.closeStopping()
 		return ExitSuccess, true
 	}
 	if w.cfg.MaxJobs > 0 && w.counted(st) >= w.cfg.MaxJobs {
@@ -1130,11 +1133,17 @@ func (w *Worker) waitForSlot(ctx context.Context) {
 	w.waitForCompletion(ctx)
 }
 
-// waitForCompletion waits until a running job frees its slot.
+// waitForCompletion waits until a running job frees its slot, or signalsEvery at most: the loop then
+// reads the stop conditions (queue:restart, --max-time, --memory) again, so that jobs waiting in their
+// slots for their turn (WithoutOverlapping) are handed back when the worker stops, not started one
+// after another while every slot stays taken.
 func (w *Worker) waitForCompletion(ctx context.Context) {
+	t := time.NewTimer(signalsEvery)
+	defer t.Stop()
 	select {
 	case <-w.freed:
 	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
@@ -1175,8 +1184,8 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // finish waits for in-flight jobs. When ctx was cancelled (a signal) they get ShutdownGrace; after it
 // their handlers are cancelled and their rows released so that another worker runs them.
 func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, status int) int {
-	if sig := w.stopping.Load(); sig != nil {
-		sig.once.Do(func() { close(sig.ch) })
+	if ctx.Err() != nil {
+		w.closeStopping()
 	}
 	if ctx.Err() != nil {
 		w.returnPrefetched(ctx)
@@ -1238,6 +1247,15 @@ func (w *Worker) finish(ctx context.Context, cancelJobs context.CancelFunc, stat
 	case <-w.now:
 	}
 	return status
+}
+
+// closeStopping tells the jobs of the Run under way that wait for their turn that it stops, as PHP's
+// worker stops after its job (a signal, queue:restart, --max-time, --memory): they are handed back
+// untouched. --max-jobs does not: the jobs it claimed count, and PHP's worker would run them all.
+func (w *Worker) closeStopping() {
+	if sig := w.stopping.Load(); sig != nil {
+		sig.once.Do(func() { close(sig.ch) })
+	}
 }
 
 // stopSignal is closed once when a Run stops.
