@@ -52,7 +52,7 @@ type Collector struct {
 	duration, wait                    *prometheus.HistogramVec
 	claims, claimErrors               *prometheus.CounterVec
 	claimBatch, claimTime             *prometheus.HistogramVec
-	depth, headAge                    *prometheus.GaugeVec
+	depth, headAge, sampled           *prometheus.GaugeVec
 	funcs                             []prometheus.Collector
 
 	mu     sync.RWMutex
@@ -101,6 +101,8 @@ func New(p Params) *Collector {
 			Help: "Jobs a claim could take now (sampled, counted up to a limit)."}, []string{"connection", "queue"}),
 		headAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_oldest_available_age_seconds",
 			Help: "Age of the queue's head, the available job the next claim takes (sampled; 0 when empty)."}, []string{"connection", "queue"}),
+		sampled: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_sampled_timestamp_seconds",
+			Help: "When the queue gauges were last sampled (Unix time): they keep their values while sampling fails."}, []string{"connection"}),
 	}
 	if c.clock == nil {
 		c.clock = time.Now
@@ -165,7 +167,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) all() []prometheus.Collector {
 	return append([]prometheus.Collector{c.processed, c.failed, c.released, c.left, c.duration, c.wait,
-		c.claims, c.claimErrors, c.claimBatch, c.claimTime, c.depth, c.headAge}, c.funcs...)
+		c.claims, c.claimErrors, c.claimBatch, c.claimTime, c.depth, c.headAge, c.sampled}, c.funcs...)
 }
 
 // NewRegistry returns a registry with c and the Go runtime and process collectors.

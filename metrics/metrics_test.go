@@ -396,6 +396,9 @@ func TestQueueDepthMatchesTable(t *testing.T) {
 				t.Errorf("queue_oldest_available_age_seconds{%s} = %v, the table's oldest available is %v s old", q, got, wantAge)
 			}
 		}
+		if got := value(fams, "artisan_go_queue_sampled_timestamp_seconds", map[string]string{"connection": "database"}); got != float64(now) {
+			t.Errorf("queue_sampled_timestamp_seconds = %v, want the sample's time %d", got, now)
+		}
 		// The count stops at the limit.
 		p.Limit, p.Queues = 2, []string{"mail"}
 		if err := c.Sample(bg, &p); err != nil {

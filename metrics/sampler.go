@@ -44,11 +44,12 @@ func (c *Collector) Sample(ctx context.Context, p *SamplerParams) error {
 		}
 		c.headAge.WithLabelValues(p.Connection, d.Queue).Set(age)
 	}
+	c.sampled.WithLabelValues(p.Connection).Set(float64(clock().Unix()))
 	return nil
 }
 
 // RunSampler samples the queues at once and then every Interval until ctx ends. A failed sample is
-// logged and the gauges keep their last values.
+// logged and the gauges keep their last values; queue_sampled_timestamp_seconds says how old they are.
 func (c *Collector) RunSampler(ctx context.Context, p SamplerParams) {
 	every := p.Interval
 	if every <= 0 {
