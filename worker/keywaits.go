@@ -22,7 +22,8 @@ type keyWaiter struct {
 
 // take waits until no other job of this worker holds key and no job with a lower id waits for it, and
 // returns the function that hands the key on. It gives up (ok false) when ctx is done or stop is closed.
-func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, id int64) (leave func(), ok bool) {
+// When maxWaiting jobs wait already, it does not wait (full): the job goes on without the key.
+func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, id int64, maxWaiting int) (leave func(), ok, full bool) {
 	leave = func() { k.leave(key) }
 	k.mu.Lock()
 	if k.keys == nil {
@@ -32,7 +33,11 @@ func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, i
 	if !held {
 		k.keys[key] = nil
 		k.mu.Unlock()
-		return leave, true
+		return leave, true, false
+	}
+	if len(waiting) >= maxWaiting {
+		k.mu.Unlock()
+		return nil, true, true
 	}
 	me := &keyWaiter{id: id, turn: make(chan struct{})}
 	i, _ := slices.BinarySearchFunc(waiting, id, func(w *keyWaiter, id int64) int { return cmp.Compare(w.id, id) })
@@ -40,7 +45,7 @@ func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, i
 	k.mu.Unlock()
 	select {
 	case <-me.turn:
-		return leave, true
+		return leave, true, false
 	case <-ctx.Done():
 	case <-stop:
 	}
@@ -49,12 +54,12 @@ func (k *keyWaits) take(ctx context.Context, stop <-chan struct{}, key string, i
 	case <-me.turn: // handed over meantime: pass it on
 		k.mu.Unlock()
 		k.leave(key)
-		return nil, false
+		return nil, false, false
 	default:
 	}
 	k.keys[key] = slices.DeleteFunc(k.keys[key], func(w *keyWaiter) bool { return w == me })
 	k.mu.Unlock()
-	return nil, false
+	return nil, false, false
 }
 
 // leave hands key to the first job waiting for it, or frees it.

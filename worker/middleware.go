@@ -225,6 +225,7 @@ type withoutOverlapping struct {
 	dontRelease  bool
 	expiresAfter int64
 	held         bool
+	taken        bool // its gate found the lock held in this worker and too many waiting for it
 }
 
 func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware, string) {
@@ -255,17 +256,31 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 
 // gate waits, before the job starts, for the jobs of this worker that hold the lock or wait for it
 // with a lower id, as one PHP worker runs them one after another: releasing would spend an attempt of
-// every job behind the holder, and fail them with many in flight.
+// every job behind the holder, and fail them with many in flight. No more than a quarter of the slots
+// wait for one lock, so that a key with a long backlog does not hold every slot from the other jobs:
+// a job beyond that is released (or, with dontRelease, deleted) as one that finds the lock taken, as
+// under PHP workers that meet on it.
 func (m *withoutOverlapping) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
-	return w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.job.ID)
+	leave, ok, full := w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.job.ID, maxOverlapWaiting(cap(w.slots)))
+	if full {
+		m.taken = true // a job of this worker holds the lock: before releases this one
+		return noGates, true
+	}
+	return leave, ok
 }
+
+// maxOverlapWaiting is how many jobs of a worker with slots slots wait for one overlap lock.
+func maxOverlapWaiting(slots int) int { return max(slots/4, 1) }
 
 func (m *withoutOverlapping) gateKey() string { return "1 " + m.name }
 
 func (m *withoutOverlapping) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
-	ok, err := w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter)
-	if err != nil {
-		return true, err
+	ok := false
+	if !m.taken {
+		var err error
+		if ok, err = w.mwLocks.LockAcquire(ctx, m.name, m.owner, m.expiresAfter); err != nil {
+			return true, err
+		}
 	}
 	if ok {
 		m.held = true

@@ -138,7 +138,7 @@ func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
 			}
 			return nil
 		}))
-		w = f.worker(t, func(c *Config) { c.Concurrency = n; c.StopWhenEmpty = true })
+		w = f.worker(t, func(c *Config) { c.Concurrency = 4 * n; c.StopWhenEmpty = true })
 		for range n {
 			f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
 		}
@@ -154,6 +154,51 @@ func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
 			t.Fatalf("ran in the order %v: want the ids after the first in ascending order", order)
 		}
 		f.wantRows(t, 0, 0)
+	})
+}
+
+// TestWithoutOverlappingWaitersBounded: no more than a quarter of a worker's slots wait for one
+// overlap lock, so that a key with a long backlog leaves the other slots to other jobs; the jobs
+// beyond find the lock taken and are released after releaseAfter, their attempt spent, as between
+// PHP workers.
+func TestWithoutOverlappingWaitersBounded(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		const slots = 8
+		var w *Worker
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, handlerFunc(func() error {
+			if calls.Add(1) == 1 {
+				// The first holds the lock until every other job waits for it or was released.
+				deadline := time.Now().Add(10 * time.Second)
+				for time.Now().Before(deadline) {
+					w.overlapWaits.mu.Lock()
+					waiting := len(w.overlapWaits.keys[`laravel-queue-overlap:App\Jobs\Guarded:k1`])
+					w.overlapWaits.mu.Unlock()
+					if waiting == slots/4 && w.stats.released.Load() == slots-1-slots/4 {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			return nil
+		}))
+		w = f.worker(t, func(c *Config) { c.Concurrency = slots; c.StopWhenEmpty = true })
+		for range slots {
+			f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+		}
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if st := w.Stats(); calls.Load() != 1+slots/4 || st.Released != slots-1-slots/4 {
+			t.Fatalf("%d runs, stats %+v: want %d run and %d released", calls.Load(), st, 1+slots/4, slots-1-slots/4)
+		}
+		for _, r := range f.Rows(t) {
+			if r.Attempts != 1 || r.AvailableAt != f.clock.Unix()+7 {
+				t.Errorf("released row: attempts %d, available in %d s; want 1 and 7 s", r.Attempts, r.AvailableAt-f.clock.Unix())
+			}
+		}
 	})
 }
 
@@ -229,7 +274,7 @@ func TestThrottlesExceptionsInFlight(t *testing.T) {
 	})
 }
 
-// TestWithoutOverlappingWaitersAtWorkerStop: when --max-time (as queue:restart, a signal or --memory)
+// TestWithoutOverlappingWaitersAtWorkerStop: when queue:restart (as --max-time, a signal or --memory)
 // stops a worker whose WithoutOverlapping jobs wait for the one holding their lock, the waiting ones
 // are handed back untouched, as PHP's worker stops after its job; --max-jobs runs every job it
 // claimed, as PHP's worker runs that many.
@@ -248,7 +293,7 @@ func TestWithoutOverlappingWaitersAtWorkerStop(t *testing.T) {
 		runs      int
 		untouched int
 	}{
-		{"max-time", func(c *Config) { c.MaxTime = time.Nanosecond },
+		{"restart", func(c *Config) {},
 			func(w *Worker) bool {
 				return w.stats.returned.Load() > 0 && w.stats.returned.Load() == w.stats.claimed.Load()-1
 			}, 1, n - 1},
@@ -263,6 +308,11 @@ func TestWithoutOverlappingWaitersAtWorkerStop(t *testing.T) {
 				var calls atomic.Int32
 				f.reg.Register(guardedClass, handlerFunc(func() error {
 					if calls.Add(1) == 1 {
+						if c.name == "restart" {
+							if err := f.Conn.CacheForever(bg, restartKey, "i:1800000000;"); err != nil {
+								return err
+							}
+						}
 						// The first holds the lock until the others wait for it, or were handed back.
 						deadline := time.Now().Add(10 * time.Second)
 						for !c.held(w) && time.Now().Before(deadline) {
@@ -271,7 +321,7 @@ func TestWithoutOverlappingWaitersAtWorkerStop(t *testing.T) {
 					}
 					return nil
 				}))
-				w = f.worker(t, func(cfg *Config) { cfg.Concurrency = n; c.mod(cfg) })
+				w = f.worker(t, func(cfg *Config) { cfg.Concurrency = 4 * n; c.mod(cfg) })
 				for range n {
 					f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
 				}
