@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/artisan-go/artisan-go/handlers"
@@ -83,12 +84,16 @@ func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (le
 		}
 	}
 	if len(gates) == 0 {
+		w.passedPreGate(r.rj)
 		return noGates, true
 	}
 	select {
 	case <-r.rj.stopping: // stopped before the job got to its gates: it does not start
 		return nil, false
 	default:
+	}
+	if !w.waitClaimedBefore(ctx, r.rj) {
+		return nil, false
 	}
 	var leaves []func()
 	leave = func() {
@@ -105,6 +110,7 @@ func (w *Worker) passGates(ctx context.Context, r *jobRun, mws []middleware) (le
 		}
 		leaves = append(leaves, l)
 	}
+	w.passedPreGate(r.rj)
 	return leave, true
 }
 
@@ -261,10 +267,14 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 // a job beyond that is released (or, with dontRelease, deleted) as one that finds the lock taken, as
 // under PHP workers that meet on it.
 func (m *withoutOverlapping) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
-	leave, ok, full := w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.job.ID, maxOverlapWaiting(cap(w.slots)))
+	leave, ok, full, waited := w.overlapWaits.take(ctx, r.rj.stopping, m.name, r.rj.ticket, maxOverlapWaiting(cap(w.slots)), func() { w.passedPreGate(r.rj) })
 	if full {
 		m.taken = true // a job of this worker holds the lock: before releases this one
 		return noGates, true
+	}
+	if ok && waited && w.stoppedMeanwhile(ctx, r.rj) {
+		leave()
+		return nil, false
 	}
 	return leave, ok
 }
@@ -422,6 +432,7 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis 
 // end: with many in flight, every job claimed would otherwise run before the first exception is
 // counted, each spend an attempt, and fail where PHP's workers, one job each, stop after maxAttempts.
 func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
+	waited := false
 	for {
 		var left int64
 		var err error
@@ -433,17 +444,27 @@ func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (f
 			left, err = m.limiter.remaining(ctx, m.key, m.maxAttempts)
 		}
 		if err != nil || left <= 0 {
-			return func() {}, true // before reports the error, or releases the throttled job
+			w.throttleRuns.giveUp(m.key, r.rj.ticket)
+			w.passedPreGate(r.rj)
+			return noGates, true // before reports the error, or releases the throttled job
 		}
-		leave, ended := w.throttleRuns.enter(m.key, left)
+		leave, changed := w.throttleRuns.enter(m.key, left, r.rj.ticket)
+		w.passedPreGate(r.rj) // running, or in line
 		if leave != nil {
+			if waited && w.stoppedMeanwhile(ctx, r.rj) {
+				leave()
+				return nil, false
+			}
 			return leave, true
 		}
+		waited = true
 		select {
-		case <-ended:
+		case <-changed:
 		case <-ctx.Done():
+			w.throttleRuns.giveUp(m.key, r.rj.ticket)
 			return nil, false
 		case <-r.rj.stopping:
+			w.throttleRuns.giveUp(m.key, r.rj.ticket)
 			return nil, false
 		}
 	}
@@ -482,6 +503,13 @@ func (m *throttlesExceptions) after(ctx context.Context, w *Worker, r *jobRun, h
 	if timedOut {
 		return herr // PHP's worker is killed at its timeout, and the limiter sees nothing
 	}
+	if m.durations == nil {
+		// RateLimiter::hit is an add, an increment and maybe a put: two jobs of this worker counting at
+		// once could lose one exception (as two PHP workers can), so they count in turn.
+		mu := w.limiterTurns.turn(m.key)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	switch {
 	case herr == nil && m.durations != nil:
 		return m.durations.DurationClear(ctx, m.key)
@@ -512,7 +540,23 @@ type rateLimited struct {
 	releaseAfter  int64
 	limiter       *rateLimiter
 	durations     DurationLimiter // RateLimitedWithRedis: each limit is a window in Redis
+	leaveTurn     func()          // lets the next job of this worker count against the limits
 }
+
+// gate waits for this job's turn to count against its limits, in the order the jobs were claimed, as
+// one PHP worker counts them: with many in flight, the jobs the limiter lets through are then the first
+// ones, not whichever got there first. The turn is given up once before has counted.
+func (m *rateLimited) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
+	leave, ok, _, _ := w.limiterWaits.take(ctx, r.rj.stopping, m.gateKey(), r.rj.ticket, cap(w.slots), func() { w.passedPreGate(r.rj) })
+	if !ok {
+		return nil, false
+	}
+	var once sync.Once
+	m.leaveTurn = func() { once.Do(leave) }
+	return m.leaveTurn, true
+}
+
+func (m *rateLimited) gateKey() string { return "3 " + strings.Join(m.keys, "\x00") }
 
 func (w *Worker) newRateLimited(r *jobRun, o *payload.Object, withRedis bool) (middleware, string) {
 	nv, _ := o.Get("limiterName")
@@ -561,6 +605,9 @@ func limitKey(tmpl string, cmd *payload.Object) string {
 }
 
 func (m *rateLimited) before(ctx context.Context, w *Worker, r *jobRun) (bool, error) {
+	if m.leaveTurn != nil {
+		defer m.leaveTurn()
+	}
 	for i, l := range m.limits {
 		limited, until, err := m.take(ctx, w, m.keys[i], l)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -155,11 +156,46 @@ func TestWithoutOverlappingWaitsInProcess(t *testing.T) {
 		if calls.Load() != n || most.Load() != 1 || st.Released != 0 || st.Claimed != n {
 			t.Fatalf("%d runs, at most %d at once, stats %+v: want %d runs one at a time, none released", calls.Load(), most.Load(), st, n)
 		}
-		// Those that waited ran lowest id first, as one PHP worker takes them.
-		if !slices.IsSorted(order[1:]) {
-			t.Fatalf("ran in the order %v: want the ids after the first in ascending order", order)
+		// They ran lowest id first, as one PHP worker takes them.
+		if !slices.IsSorted(order) {
+			t.Fatalf("ran in the order %v: want the ids in ascending order", order)
 		}
 		f.wantRows(t, 0, 0)
+	})
+}
+
+// TestWithoutOverlappingQueuePriority: jobs of one overlap key on the queues --queue names run in
+// that order, the higher queue's first though their ids are higher, as one PHP worker pops them.
+func TestWithoutOverlappingQueuePriority(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var mu sync.Mutex
+		var order []string
+		f.reg.Register(guardedClass, handlers.HandlerFunc(func(_ context.Context, j *handlers.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, fmt.Sprintf("%s:%d", j.Queue, j.ID))
+			return nil
+		}))
+		w := f.worker(t, func(c *Config) { c.Concurrency = 32; c.StopWhenEmpty = true; c.Queues = []string{"high", "default"} })
+		var want []string
+		var high []string
+		for i := range 4 {
+			id := f.push(t, "default", middlewareFixture(t, "8.83-overlap"))
+			want = append(want, fmt.Sprintf("default:%d", id))
+			if i%2 == 1 {
+				id = f.push(t, "high", middlewareFixture(t, "8.83-overlap"))
+				high = append(high, fmt.Sprintf("high:%d", id))
+			}
+		}
+		want = append(high, want...)
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(order, " ") != strings.Join(want, " ") {
+			t.Fatalf("ran %v, want %v", order, want)
+		}
 	})
 }
 

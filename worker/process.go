@@ -19,11 +19,16 @@ import (
 // runningJob is one claimed job. Its mutex serializes renewal with completion, and done records that
 // the row has been completed (or deliberately left alone) so nothing touches it again.
 type runningJob struct {
-	job     *laravel.Job
-	mu      sync.Mutex
-	done    bool // completed, handed back, or deliberately left reserved
-	lost    bool // renewal found the reservation gone
-	begun   bool // its handler was started (begin): a stop releases it rather than hands it back untouched
+	job   *laravel.Job
+	mu    sync.Mutex
+	done  bool // completed, handed back, or deliberately left reserved
+	lost  bool // renewal found the reservation gone
+	begun bool // its handler was started (begin): a stop releases it rather than hands it back untouched
+	// ticket orders the jobs of a worker as it claimed them (queue priority, then id): jobs waiting
+	// for one key take it in that order, as one PHP worker pops them.
+	ticket uint64
+	// preGate is true from the claim until the job reached its gates or left without them.
+	preGate atomic.Bool
 	started time.Time
 	// stopping is closed when the Run that claimed the job stops (nil: never): a job still waiting for
 	// its turn then is handed back untouched.
@@ -80,6 +85,7 @@ var wrappers = map[string]bool{
 
 // process runs one claimed job through Laravel's Worker::process.
 func (w *Worker) process(ctx context.Context, rj *runningJob) {
+	defer w.passedPreGate(rj) // a job that leaves before its gates
 	rj.started = time.Now()
 	var r *jobRun
 	if w.obs != nil {

@@ -9,12 +9,14 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -256,8 +258,17 @@ type Worker struct {
 	overlapWaits keyWaits
 	// throttleRuns bounds this worker's ThrottlesExceptions jobs of one key running at once.
 	throttleRuns keyLimits
+	// limiterWaits makes this worker's RateLimited jobs of one limiter count in the order claimed.
+	limiterWaits keyWaits
 	// stopping is closed by the Run under way when it stops (see runningJob.stopping).
 	stopping atomic.Pointer[stopSignal]
+	// tickets numbers the jobs in the order they were claimed (runningJob.ticket).
+	tickets atomic.Uint64
+	// preGate wakes the jobs that wait at their gates for jobs claimed before them.
+	preGate preGate
+	// runStop is the Run's stop conditions that a job whose turn came after a wait checks before it
+	// starts: --max-time, and queue:restart's value at the start.
+	runStop atomic.Pointer[runStop]
 	// encryptedClasses holds the classes this worker has read encrypted jobs of (ShouldBeEncrypted).
 	encryptedClasses sync.Map
 	paused           atomic.Bool
@@ -484,6 +495,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 	defer w.stopping.Store(nil)
 	st := &stopState{started: time.Now(), paused: map[string]bool{}}
 	st.lastRestart = w.restartSignal(ctx, "")
+	w.runStop.Store(&runStop{started: st.started, restart: st.lastRestart})
+	defer w.runStop.Store(nil)
 	w.readSignals(ctx, st)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
@@ -900,6 +913,9 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused ma
 			continue
 		}
 		jobs, err := w.claimParallel(ctx, q, limit-total, whole)
+		// Started (and numbered, runningJob.ticket) lowest id first, as PHP's pops take them, whatever
+		// order the parallel claims returned them in.
+		slices.SortFunc(jobs, func(a, b *laravel.Job) int { return cmp.Compare(a.ID, b.ID) })
 		for _, j := range jobs {
 			if j.Queue == "" {
 				j.Queue = q
@@ -1053,7 +1069,8 @@ const runnerIdle = 2 * time.Second
 // not pay for a new goroutine and for growing its stack again while it reads the payload.
 func (w *Worker) start(ctx, jobCtx context.Context, j *laravel.Job) {
 	w.slots <- struct{}{}
-	rj := &runningJob{job: j}
+	rj := &runningJob{job: j, ticket: w.tickets.Add(1)}
+	rj.preGate.Store(true)
 	if sig := w.stopping.Load(); sig != nil {
 		rj.stopping = sig.ch
 	}
