@@ -18,6 +18,7 @@ func runQueueMigrateIndex(ctx context.Context, args []string, _ io.Reader, stdou
 	dryRun := fs.Bool("dry-run", false, "print the statements without running them")
 	rollback := fs.Bool("rollback", false, "remove what the migration added beyond Laravel's own table (strategy columns and their indexes)")
 	legacy := fs.Bool("legacy-index", false, "with --rollback: also restore Laravel 5.4's (queue, reserved_at) index in place of (queue)")
+	force := fs.Bool("force", false, "with --rollback: drop the strategy columns (delete_mark, version) although workers may use them; stop those workers first")
 	if err := parseAsSymfony(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -35,8 +36,11 @@ func runQueueMigrateIndex(ctx context.Context, args []string, _ io.Reader, stdou
 		prefix = "-- dry run, not executed: "
 	}
 	plan, err := laravel.MigrateIndex(ctx, conn, laravel.MigrateParams{
-		Strategy: *strategy, DryRun: *dryRun, Rollback: *rollback, LegacyIndex: *legacy,
+		Strategy: *strategy, DryRun: *dryRun, Rollback: *rollback, LegacyIndex: *legacy, Force: *force,
 		Statement: func(sql string) { fmt.Fprintf(stdout, "%s%s;\n", prefix, sql) },
+		Waiting: func(sql string, try int, err error) {
+			fmt.Fprintf(stderr, "artisan-go queue:migrate-index: a transaction open beside it holds the table (%v); the workers run meanwhile, trying again (%d)\n", err, try)
+		},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:migrate-index: %v\n", err)

@@ -351,6 +351,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	}); err != nil {
 		return 1, err
 	}
+	if err := laravel.CheckJobsTable(ctx, conn); err != nil {
+		return 1, err
+	}
 	if skew, err := laravel.ClockSkew(ctx, conn, laravel.ClockSkewParams{}); err == nil && skew.Abs() >= laravel.MaxClockSkew {
 		log.Warn("this machine's clock is off the database server's: claims compare reserved_at and available_at with the worker's clock, as Laravel's do, so this worker takes jobs early (ahead) or late (behind) by that much, and may take a running job from another worker before retry_after; synchronise the clocks (NTP)",
 			"ahead_by", skew.Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -106,6 +107,12 @@ type dialect interface {
 	onlineIndexDDL(table, name string, cols []string) string
 	onlineDropIndexDDL(table, name string) string
 	onlineAlterSuffix() string
+	// alterPrivilege names what a user needs to change the jobs table's indexes and columns.
+	alterPrivilege() string
+	// lockWaitSQL is the statement that bounds how long stmt, run next on the session, waits for the
+	// table's lock (unbounded when stmt holds up no other session while it waits; d 0 restores the
+	// server's default); "" when the dialect has none.
+	lockWaitSQL(d time.Duration, stmt string) string
 
 	// inspect reads the columns and indexes of t.Name from the catalog into t.
 	inspect(ctx context.Context, c *Conn, t *JobsTable) error

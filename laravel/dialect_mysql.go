@@ -227,11 +227,29 @@ func (d mysqlDialect) onlineDropIndexDDL(table, name string) string {
 	return fmt.Sprintf("alter table %s drop index %s%s", d.quote(table), d.quote(name), mysqlOnline)
 }
 
+func (mysqlDialect) lockWaitSQL(d time.Duration, _ string) string {
+	if d == 0 {
+		return "set session lock_wait_timeout = default"
+	}
+	return fmt.Sprintf("set session lock_wait_timeout = %d", max(int(d/time.Second), 1))
+}
+
+func (mysqlDialect) alterPrivilege() string { return "ALTER and INDEX privileges on the table" }
+
 func (mysqlDialect) onlineAlterSuffix() string { return mysqlOnline }
 
 func (mysqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
-	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
+	if err := c.schemaColumns(ctx, t, "select column_name, column_type, is_nullable, case when column_default is null then 0 else 1 end from information_schema.columns where table_schema = database() and table_name = ? order by ordinal_position"); err != nil {
 		return err
+	}
+	var engine sql.NullString
+	var kind string
+	switch err := c.db.QueryRowContext(ctx, "select engine, table_type from information_schema.tables where table_schema = database() and table_name = ?", t.Name).Scan(&engine, &kind); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return c.translate(err)
+	default:
+		t.Engine, t.View = strings.ToLower(engine.String), kind == "VIEW"
 	}
 	irows, err := c.db.QueryContext(ctx, "select index_name, column_name, non_unique from information_schema.statistics where table_schema = database() and table_name = ? order by index_name, seq_in_index", t.Name)
 	if err != nil {

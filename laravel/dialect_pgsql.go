@@ -274,10 +274,31 @@ func (d pgsqlDialect) onlineDropIndexDDL(table, name string) string {
 	return "drop index concurrently if exists " + d.quote(name)
 }
 
+func (pgsqlDialect) lockWaitSQL(d time.Duration, stmt string) string {
+	if d == 0 || strings.Contains(stmt, " concurrently ") {
+		return "set lock_timeout = 0" // a CONCURRENTLY build waits for older transactions without blocking the workers
+	}
+	return fmt.Sprintf("set lock_timeout = '%dms'", d.Milliseconds())
+}
+
+func (pgsqlDialect) alterPrivilege() string {
+	return "ownership of the table (PostgreSQL lets only its owner alter it)"
+}
+
 func (pgsqlDialect) onlineAlterSuffix() string { return "" }
 
 func (pgsqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
-	if err := c.schemaColumns(ctx, t, "select column_name, data_type, is_nullable from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position"); err != nil {
+	// The schema the name resolves to on the search path, as the worker's statements resolve it: with
+	// DB_SCHEMA naming several, it need not be the first (current_schema()).
+	var schema, kind string
+	switch err := c.db.QueryRowContext(ctx, "select n.nspname, c.relkind::text from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.oid = to_regclass(quote_ident($1))", t.Name).Scan(&schema, &kind); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil // no columns: the table is missing
+	case err != nil:
+		return c.translate(err)
+	}
+	t.View = kind == "v" || kind == "m"
+	if err := c.schemaColumns(ctx, t, "select column_name, data_type, is_nullable, case when column_default is null then 0 else 1 end from information_schema.columns where table_schema = '"+strings.ReplaceAll(schema, "'", "''")+"' and table_name = $1 order by ordinal_position"); err != nil {
 		return err
 	}
 	irows, err := c.db.QueryContext(ctx, `select i.relname, a.attname, ix.indisunique, ix.indisprimary, ix.indisvalid
@@ -286,8 +307,8 @@ func (pgsqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
 		join pg_class i on i.oid = ix.indexrelid
 		join pg_namespace n on n.oid = t.relnamespace
 		join pg_attribute a on a.attrelid = t.oid and a.attnum = any(ix.indkey)
-		where t.relname = $1 and n.nspname = current_schema()
-		order by i.relname, array_position(ix.indkey::int2[], a.attnum)`, t.Name)
+		where t.relname = $1 and n.nspname = $2
+		order by i.relname, array_position(ix.indkey::int2[], a.attnum)`, t.Name, schema)
 	if err != nil {
 		return c.translate(err)
 	}

@@ -234,6 +234,10 @@ func (d sqliteDialect) onlineDropIndexDDL(table, name string) string {
 	return "drop index if exists " + d.quote(name)
 }
 
+func (sqliteDialect) lockWaitSQL(time.Duration, string) string { return "" }
+
+func (sqliteDialect) alterPrivilege() string { return "write access to the database file" }
+
 func (sqliteDialect) onlineAlterSuffix() string { return "" }
 
 func (sqliteDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {

@@ -11,9 +11,10 @@ import (
 
 // Column is one column of the jobs table as the server reports it.
 type Column struct {
-	Name     string
-	Type     string // lower-case, as the server spells it: "tinyint(3) unsigned", "smallint", "integer"
-	Nullable bool
+	Name       string
+	Type       string // lower-case, as the server spells it: "tinyint(3) unsigned", "smallint", "integer"
+	Nullable   bool
+	HasDefault bool // the column has a default value (not known on SQLite: false)
 }
 
 // Index is one index of the jobs table.
@@ -37,6 +38,8 @@ type JobsTable struct {
 	Name    string
 	Columns []Column
 	Indexes []Index
+	Engine  string // MySQL's storage engine, lower-case ("innodb", "myisam"); "" elsewhere
+	View    bool   // the name is a view, not a table
 }
 
 // Column returns the named column, or false.
@@ -62,7 +65,8 @@ func InspectJobs(ctx context.Context, c *Conn) (*JobsTable, error) {
 	return t, nil
 }
 
-// schemaColumns reads the columns from an information_schema query of name, type and is_nullable.
+// schemaColumns reads the columns from an information_schema query of name, type, is_nullable and
+// whether the column has a default (1 or 0).
 func (c *Conn) schemaColumns(ctx context.Context, t *JobsTable, q string) error {
 	rows, err := c.db.QueryContext(ctx, q, t.Name)
 	if err != nil {
@@ -72,10 +76,11 @@ func (c *Conn) schemaColumns(ctx context.Context, t *JobsTable, q string) error 
 	for rows.Next() {
 		var col Column
 		var null string
-		if err := rows.Scan(&col.Name, &col.Type, &null); err != nil {
+		var def int
+		if err := rows.Scan(&col.Name, &col.Type, &null, &def); err != nil {
 			return err
 		}
-		col.Name, col.Type, col.Nullable = strings.ToLower(col.Name), strings.ToLower(col.Type), null == "YES"
+		col.Name, col.Type, col.Nullable, col.HasDefault = strings.ToLower(col.Name), strings.ToLower(col.Type), null == "YES", def != 0
 		t.Columns = append(t.Columns, col)
 	}
 	return rows.Err()
@@ -138,6 +143,44 @@ var StrategyColumns = map[string][]struct{ Name, Why string }{
 	"optimistic":  {{"version", "a counter every claim increments and checks, so the compare-and-set never depends on attempts alone"}},
 }
 
+// tableProblem is a shape of the jobs table no worker can use safely.
+type tableProblem struct{ code, what, fix string }
+
+// problems lists what makes the jobs table unusable: not a table, a storage engine without
+// transactions (two workers, PHP's too, can reserve one job), a column no insert can fill.
+func (t *JobsTable) problems(c *Conn) []tableProblem {
+	var out []tableProblem
+	if t.View {
+		out = append(out, tableProblem{"not-a-table", fmt.Sprintf("%q is a view, not a table: claims cannot lock its rows, and indexes cannot be added to it", t.Name),
+			"point the queue at the table itself (the database connection's table in config/queue.php, DB_QUEUE_TABLE, or tables.jobs in the YAML file)"})
+	}
+	if t.Engine != "" && t.Engine != "innodb" && !t.View {
+		out = append(out, tableProblem{"non-transactional-engine", fmt.Sprintf("the jobs table uses the %s storage engine, which has no transactions or row locks: two workers, PHP's too, can reserve the same job and run it twice", t.Engine),
+			"alter table " + t.Name + " engine=InnoDB (the server copies the table, and jobs wait while it does: run it while the queue is quiet)"})
+	}
+	if col, ok := t.Column("reserved"); ok && !col.Nullable && !col.HasDefault && c.name != SQLite {
+		out = append(out, tableProblem{"reserved-column-required", "the table has Laravel 5.1–5.2's reserved column, not null and without a default: Laravel 5.5+ does not write it, so no job can be dispatched or released (Field 'reserved' doesn't have a default value)",
+			"alter table " + t.Name + " drop column reserved (or, while Laravel 5.2 workers still run, give it a default: alter table " + t.Name + " alter reserved set default 0)"})
+	}
+	return out
+}
+
+// CheckJobsTable refuses, before any job is claimed, a jobs table no worker can use safely (see
+// problems): a view, a MyISAM table, a column no insert fills. Each error names the fix.
+func CheckJobsTable(ctx context.Context, c *Conn) error {
+	t, err := InspectJobs(ctx, c)
+	if err != nil {
+		return nil // a missing table or an unreadable catalog is reported by the claims, as before
+	}
+	if ps := t.problems(c); len(ps) > 0 {
+		return fmt.Errorf("%w: %s; fix: %s (artisan-go queue:doctor lists what else to fix)", ErrUnusableTable, ps[0].what, ps[0].fix)
+	}
+	return nil
+}
+
+// ErrUnusableTable is wrapped by CheckJobsTable's errors.
+var ErrUnusableTable = errors.New("the jobs table cannot be worked safely")
+
 // NeedsFix reports whether any finding is an error or a warning.
 func NeedsFix(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity != SeverityNote })
@@ -149,6 +192,9 @@ func NeedsFix(fs []Finding) bool {
 // a transaction open long enough to hold back the removal of deleted rows, a retry_after that is
 // not longer than the longest job timeout, and a server that is a node of a Galera cluster.
 func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
+	if p.Strategy != "" && p.Strategy != AutoStrategy && !slices.Contains(Strategies(), p.Strategy) {
+		return nil, fmt.Errorf("%w %q: use %s or %s", ErrUnknownStrategy, p.Strategy, AutoStrategy, strings.Join(Strategies(), ", "))
+	}
 	t, err := InspectJobs(ctx, c)
 	if errors.Is(err, ErrMissingTable) {
 		return []Finding{{Code: "missing-table", Severity: SeverityError,
@@ -162,7 +208,10 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	add := func(code string, sev Severity, fix, format string, args ...any) {
 		out = append(out, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, args...), Fix: fix})
 	}
-	migrate := "artisan-go queue:migrate-index (online; --dry-run prints the statements first)"
+	for _, p := range t.problems(c) {
+		add(p.code, SeverityError, p.fix, "%s", p.what)
+	}
+	migrate := "artisan-go queue:migrate-index (online; --dry-run prints the statements first; as a user with the " + c.d.alterPrivilege() + ")"
 	hasQueueIndex := false
 	for _, ix := range t.Indexes {
 		if ix.Invalid {
@@ -200,12 +249,16 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 			"no index on (queue): every claim scans the table")
 	}
 	if col, ok := t.Column("attempts"); ok && c.caps.TypedIntegers && strings.HasPrefix(col.Type, "tinyint") {
-		add("attempts-limit", SeverityNote, "nothing while jobs are retried fewer than 255 times; to lift the limit: alter table "+c.tables.Jobs+" modify attempts smallint unsigned not null",
+		add("attempts-limit", SeverityNote, "nothing while jobs are retried fewer than 255 times; to lift the limit: alter table "+c.tables.Jobs+" modify attempts smallint unsigned not null (the server copies the table, and jobs wait while it does: run it while the queue is quiet)",
 			"attempts is %s: it holds at most 255, so a job released more often fails to be reserved on PHP before 12.54 (artisan-go saturates it and fails the job as attempted too many times)", col.Type)
 	}
-	if _, ok := t.Column("reserved"); ok {
-		add("legacy-reserved-column", SeverityWarning, "php artisan queue:table on Laravel 5.5+ and migrate the table",
-			"the table has Laravel 5.2's reserved column: later Laravel versions do not write it")
+	if col, ok := t.Column("reserved"); ok && (col.Nullable || col.HasDefault || c.name == SQLite) {
+		add("legacy-reserved-column", SeverityWarning, "alter table "+c.tables.Jobs+" drop column reserved, once no Laravel 5.2 worker runs",
+			"the table has Laravel 5.1–5.2's reserved column: later Laravel versions do not write it")
+	}
+	if col, ok := t.Column("payload"); ok && c.name == MySQL && (col.Type == "text" || col.Type == "tinytext") {
+		add("payload-text", SeverityWarning, "alter table "+c.tables.Jobs+" modify payload longtext not null (the server copies the table, and jobs wait while it does: run it while the queue is quiet)",
+			"payload is %s (Laravel 5.0's): a job whose payload is longer than %s cannot be dispatched (Data too long for column 'payload')", col.Type, map[string]string{"text": "64 KB", "tinytext": "255 bytes"}[col.Type])
 	}
 	strategy := p.Strategy
 	if strategy == "" || strategy == AutoStrategy {

@@ -2,6 +2,7 @@ package laravel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,7 +96,14 @@ func TestDoctorAndMigrateLegacyTable(t *testing.T) {
 		if name, _, _ := laravel.ChooseStrategy(ctx, c); name != "delete-mark" {
 			t.Fatalf("chosen after the migration: %s", name)
 		}
-		if _, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Rollback: true}); err != nil {
+		// Dropping the strategy's column needs Force: a worker claiming with it could not complete.
+		if _, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Rollback: true}); !errors.Is(err, laravel.ErrStrategyColumnInUse) || !strings.Contains(err.Error(), "delete_mark") {
+			t.Fatalf("rollback without Force: %v, want it refused naming delete_mark", err)
+		}
+		if got := indexColumns(t, c); !slices.EqualFunc(got, [][]string{{"delete_mark"}, {"queue"}}, slices.Equal) {
+			t.Fatalf("indexes after a refused rollback: %v", got)
+		}
+		if _, err := laravel.MigrateIndex(ctx, c, laravel.MigrateParams{Rollback: true, Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if got := indexColumns(t, c); !slices.EqualFunc(got, [][]string{{"queue"}}, slices.Equal) {
@@ -180,6 +188,9 @@ func TestDoctorMissingTable(t *testing.T) {
 		fs, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{})
 		if err != nil || len(fs) != 1 || fs[0].Code != "missing-table" {
 			t.Fatalf("findings %+v, %v", fs, err)
+		}
+		if _, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{Strategy: "bogus"}); !errors.Is(err, laravel.ErrUnknownStrategy) {
+			t.Fatalf("an unknown strategy: %v", err)
 		}
 	})
 }
@@ -296,4 +307,110 @@ func TestDoctorReportsAutovacuumOff(t *testing.T) {
 			t.Fatalf("finding %+v: want the statement that turns the server's autovacuum on", f)
 		}
 	})
+}
+
+// TestDoctorUnusableTables: a MyISAM jobs table (no transactions: two workers can reserve one job),
+// Laravel 5.1–5.2's reserved column without a default (nothing can be inserted) and Laravel 5.0's
+// text payload are reported with their fixes, and a view is named as one; queue:work's check refuses
+// the first three and the view before any claim.
+func TestDoctorUnusableTables(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testenv.MySQL(t)
+	raw := db.Open(t)
+	p := queuetest.OpenParams(db)
+	c := queuetest.Open(t, p)
+	jobs := p.Tables.Jobs
+	exec := func(q string) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("create table `" + jobs + "` (`id` bigint unsigned not null auto_increment primary key, `queue` varchar(191) not null, `payload` text not null, " +
+		"`attempts` tinyint unsigned not null, `reserved` tinyint unsigned not null, `reserved_at` int unsigned null, `available_at` int unsigned not null, " +
+		"`created_at` int unsigned not null, index `jobs_queue_reserved_reserved_at_index` (`queue`, `reserved`, `reserved_at`)) engine = MyISAM")
+	fs, err := laravel.Diagnose(ctx, c, laravel.DoctorParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"non-transactional-engine", "reserved-column-required", "payload-text"} {
+		if !slices.Contains(codes(fs), want) {
+			t.Errorf("findings %v: want %s", codes(fs), want)
+		}
+	}
+	if err := laravel.CheckJobsTable(ctx, c); !errors.Is(err, laravel.ErrUnusableTable) || !strings.Contains(err.Error(), "engine=InnoDB") {
+		t.Errorf("CheckJobsTable on a MyISAM table: %v", err)
+	}
+
+	exec("alter table `" + jobs + "` engine = InnoDB, modify `reserved` tinyint unsigned not null default 0")
+	if err := laravel.CheckJobsTable(ctx, c); err != nil {
+		t.Errorf("CheckJobsTable once fixed: %v", err)
+	}
+	exec("rename table `" + jobs + "` to `" + jobs + "_base`")
+	exec("create view `" + jobs + "` as select * from `" + jobs + "_base`")
+	if fs, err = laravel.Diagnose(ctx, c, laravel.DoctorParams{}); err != nil || !slices.Contains(codes(fs), "not-a-table") {
+		t.Errorf("findings on a view %v (%v): want not-a-table", codes(fs), err)
+	}
+	if err := laravel.CheckJobsTable(ctx, c); !errors.Is(err, laravel.ErrUnusableTable) || !strings.Contains(err.Error(), "is a view") {
+		t.Errorf("CheckJobsTable on a view: %v", err)
+	}
+}
+
+// TestDoctorSearchPath: with DB_SCHEMA naming two schemas, the jobs table in the second is the one
+// the worker's statements reach, and the one the doctor inspects (it looked in the first only).
+func TestDoctorSearchPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := testenv.Postgres(t), testenv.Postgres(t)
+	s := queuetest.NewSetup(t, a, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+	p := s.Params
+	p.DSN = strings.Replace(p.DSN, "search_path="+a.Schema, "search_path="+b.Schema+"%2C"+a.Schema, 1)
+	if p.DSN == s.Params.DSN {
+		t.Fatalf("no search_path in %s", p.DSN)
+	}
+	c := queuetest.Open(t, p)
+	fs, err := laravel.Diagnose(ctx, c, laravel.DoctorParams{})
+	if err != nil || slices.Contains(codes(fs), "missing-table") || !slices.Contains(codes(fs), "legacy-index") {
+		t.Fatalf("findings %v (%v): want the table in %s found, with its legacy index", codes(fs), err, a.Schema)
+	}
+}
+
+// TestMigrateIndexWaitsBesideOpenTransaction: on MariaDB an online ALTER waits for the table's
+// metadata lock, held by any transaction that read the table, and every worker's statement then waits
+// behind it. The migration waits a few seconds at a time, says so, lets the workers' statements run in
+// between, and finishes once the transaction ends.
+func TestMigrateIndexWaitsBesideOpenTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testenv.MySQL(t)
+	s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+	raw := db.Open(t)
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "select count(*) from `"+s.Conn.Tables().Jobs+"`"); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{}, 64)
+	done := make(chan error, 1)
+	go func() {
+		_, err := laravel.MigrateIndex(ctx, s.Conn, laravel.MigrateParams{Waiting: func(string, int, error) { waited <- struct{}{} }})
+		done <- err
+	}()
+	<-waited // the ALTER gave up waiting once
+	// Between two tries a worker's write to the table goes through.
+	if _, err := raw.ExecContext(ctx, "insert into `"+s.Conn.Tables().Jobs+"` (queue, payload, attempts, available_at, created_at) values ('default', '{}', 0, 0, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("migration once the transaction ended: %v", err)
+	}
+	if got := indexColumns(t, s.Conn); !slices.EqualFunc(got, [][]string{{"queue"}}, slices.Equal) {
+		t.Fatalf("indexes after the migration: %v", got)
+	}
 }

@@ -2,8 +2,12 @@ package laravel
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 )
 
 // MigrateParams says how to migrate the jobs table.
@@ -17,9 +21,25 @@ type MigrateParams struct {
 	// place of (queue).
 	Rollback    bool
 	LegacyIndex bool
+	// Force drops a strategy column in a rollback, which workers using it must have stopped first.
+	Force bool
 	// Statement is called with each statement before it runs (or instead, in a dry run).
 	Statement func(sql string)
+	// Waiting is called each time a statement gave up waiting for the table's lock, held by a
+	// transaction open beside it, before it is tried again; nil says nothing.
+	Waiting func(sql string, try int, err error)
 }
+
+// ErrStrategyColumnInUse is returned by a rollback that would drop a strategy column without Force.
+var ErrStrategyColumnInUse = errors.New("a claim strategy's column would be dropped")
+
+// migrateLockWait bounds how long one statement waits for the table's lock: while an ALTER waits for
+// it behind an open transaction, every worker's statements on the table queue behind the ALTER. Given
+// up, the statement is tried again migrateLockTries times, the workers running in between.
+const (
+	migrateLockWait  = 3 * time.Second
+	migrateLockTries = 40
+)
 
 // MigrateIndex brings a jobs table to the index layout current claims need, in place and online where
 // the server allows it, so PHP and Go workers can keep running: MySQL and MariaDB use ALGORITHM=INPLACE,
@@ -38,21 +58,79 @@ func MigrateIndex(ctx context.Context, c *Conn, p MigrateParams) ([]string, erro
 	var plan []string
 	if p.Rollback {
 		plan = c.rollbackPlan(t, p)
+		if dropped := droppedStrategyColumns(t); len(dropped) > 0 && !p.Force && !p.DryRun {
+			return nil, fmt.Errorf("migrate index: %w (%s): an artisan-go worker that claims with it (strategy delete-mark or optimistic, which auto picks while the column is there) cannot complete the jobs it runs once it is gone, and they run again after retry_after. "+
+				"Stop those workers, or restart them with --strategy batch, then run the rollback again with --force", ErrStrategyColumnInUse, strings.Join(dropped, ", "))
+		}
 	} else {
 		plan = c.migratePlan(t, p)
+	}
+	if p.DryRun {
+		for _, stmt := range plan {
+			if p.Statement != nil {
+				p.Statement(stmt)
+			}
+		}
+		return plan, nil
+	}
+	conn, err := c.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate index: %w", c.translate(err))
+	}
+	defer conn.Close()
+	if reset := c.d.lockWaitSQL(0, ""); reset != "" {
+		defer conn.ExecContext(context.WithoutCancel(ctx), reset) //nolint:errcheck // the session goes back to the pool as it came
 	}
 	for _, stmt := range plan {
 		if p.Statement != nil {
 			p.Statement(stmt)
 		}
-		if p.DryRun {
-			continue
-		}
-		if _, err := c.db.ExecContext(ctx, stmt); err != nil {
-			return nil, fmt.Errorf("migrate index: %s: %w", stmt, c.translate(err))
+		if err := c.execBounded(ctx, conn, stmt, p.Waiting); err != nil {
+			return nil, fmt.Errorf("migrate index: %s: %w", stmt, err)
 		}
 	}
 	return plan, nil
+}
+
+// execBounded runs one DDL statement waiting at most migrateLockWait for the table's lock each time,
+// and tries it again while a transaction open beside it holds the lock. PostgreSQL's CONCURRENTLY
+// builds wait for older transactions without holding up the workers, so they wait unbounded.
+func (c *Conn) execBounded(ctx context.Context, conn *sql.Conn, stmt string, waiting func(string, int, error)) error {
+	bounded := c.d.lockWaitSQL(migrateLockWait, stmt)
+	for try := 1; ; try++ {
+		if bounded != "" {
+			if _, err := conn.ExecContext(ctx, bounded); err != nil {
+				return c.translate(err)
+			}
+		}
+		_, err := conn.ExecContext(ctx, stmt)
+		err = c.translate(err)
+		if err == nil || !errors.Is(err, ErrBusy) || try > migrateLockTries {
+			if err != nil && errors.Is(err, ErrBusy) {
+				err = fmt.Errorf("%w; a transaction open beside it held the table's lock all the while (see artisan-go queue:doctor, and the server's process list)", err)
+			}
+			return err
+		}
+		if waiting != nil {
+			waiting(stmt, try, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second): // the workers' statements run in between
+		}
+	}
+}
+
+// droppedStrategyColumns lists the strategy columns the table has, which a rollback drops.
+func droppedStrategyColumns(t *JobsTable) []string {
+	var out []string
+	for _, name := range []string{"delete_mark", "version"} {
+		if _, ok := t.Column(name); ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (c *Conn) migratePlan(t *JobsTable, p MigrateParams) []string {
