@@ -109,6 +109,9 @@ type dialect interface {
 	onlineAlterSuffix() string
 	// alterPrivilege names what a user needs to change the jobs table's indexes and columns.
 	alterPrivilege() string
+	// ddlInProgressSQL selects the process ids of other sessions changing the table's structure now
+	// (an ALTER, an index build); "" when the dialect cannot tell. Its one argument is the table.
+	ddlInProgressSQL() string
 	// lockWaitSQL is the statement that bounds how long stmt, run next on the session, waits for the
 	// table's lock (unbounded when stmt holds up no other session while it waits; d 0 restores the
 	// server's default); "" when the dialect has none.

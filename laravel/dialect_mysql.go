@@ -234,6 +234,10 @@ func (mysqlDialect) lockWaitSQL(d time.Duration, _ string) string {
 	return fmt.Sprintf("set session lock_wait_timeout = %d", max(int(d/time.Second), 1))
 }
 
+func (mysqlDialect) ddlInProgressSQL() string {
+	return "select id from information_schema.processlist where id <> connection_id() and command = 'Query' and lower(info) like concat('alter table `', ?, '`%')"
+}
+
 func (mysqlDialect) alterPrivilege() string { return "ALTER and INDEX privileges on the table" }
 
 func (mysqlDialect) onlineAlterSuffix() string { return mysqlOnline }

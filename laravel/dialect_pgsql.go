@@ -281,6 +281,10 @@ func (pgsqlDialect) lockWaitSQL(d time.Duration, stmt string) string {
 	return fmt.Sprintf("set lock_timeout = '%dms'", d.Milliseconds())
 }
 
+func (pgsqlDialect) ddlInProgressSQL() string {
+	return "select pid from pg_stat_progress_create_index where relid = to_regclass(quote_ident($1)) and pid <> pg_backend_pid()"
+}
+
 func (pgsqlDialect) alterPrivilege() string {
 	return "ownership of the table (PostgreSQL lets only its owner alter it)"
 }

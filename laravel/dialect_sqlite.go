@@ -236,6 +236,8 @@ func (d sqliteDialect) onlineDropIndexDDL(table, name string) string {
 
 func (sqliteDialect) lockWaitSQL(time.Duration, string) string { return "" }
 
+func (sqliteDialect) ddlInProgressSQL() string { return "" }
+
 func (sqliteDialect) alterPrivilege() string { return "write access to the database file" }
 
 func (sqliteDialect) onlineAlterSuffix() string { return "" }

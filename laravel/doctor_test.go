@@ -414,3 +414,53 @@ func TestMigrateIndexWaitsBesideOpenTransaction(t *testing.T) {
 		t.Fatalf("indexes after the migration: %v", got)
 	}
 }
+
+// TestMigrateIndexRefusesDuringOtherDDL: while another session changes the jobs table (a migration
+// stopped midway goes on in the server; another host runs one), queue:migrate-index says so and which
+// process it is, instead of failing on the index the other is creating, or dropping it.
+func TestMigrateIndexRefusesDuringOtherDDL(t *testing.T) {
+	t.Parallel()
+	for _, open := range []func(testing.TB) testenv.Database{testenv.MySQL, testenv.Postgres} {
+		db := open(t)
+		t.Run(db.Dialect, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+			jobs := s.Conn.Tables().Jobs
+			raw := db.Open(t)
+			// A transaction that read the table holds the other session's change back, so it stays in
+			// progress.
+			tx, err := raw.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.ExecContext(ctx, "select count(*) from "+queuetest.Q(s.Conn, jobs)); err != nil {
+				t.Fatal(err)
+			}
+			other := map[string]string{
+				"mysql": "alter table `" + jobs + "` add index `" + jobs + "_other_index` (`created_at`)",
+				"pgsql": `create index concurrently "` + jobs + `_other_index" on "` + jobs + `" (created_at)`,
+			}[db.Dialect]
+			done := make(chan error, 1)
+			go func() { _, err := raw.ExecContext(ctx, other); done <- err }()
+			var err2 error
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err2 = laravel.MigrateIndex(ctx, s.Conn, laravel.MigrateParams{DryRun: true}); errors.Is(err2, laravel.ErrDDLInProgress) {
+					break
+				}
+			}
+			if !errors.Is(err2, laravel.ErrDDLInProgress) || !strings.Contains(err2.Error(), "wait until it is done") {
+				t.Errorf("migration beside another session's change: %v, want it refused", err2)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("the other session's change: %v", err)
+			}
+			if _, err := laravel.MigrateIndex(ctx, s.Conn, laravel.MigrateParams{}); err != nil {
+				t.Fatalf("migration once it is done: %v", err)
+			}
+		})
+	}
+}

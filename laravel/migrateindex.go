@@ -30,6 +30,9 @@ type MigrateParams struct {
 	Waiting func(sql string, try int, err error)
 }
 
+// ErrDDLInProgress is returned by a migration while another session changes the jobs table.
+var ErrDDLInProgress = errors.New("the jobs table is being changed")
+
 // ErrStrategyColumnInUse is returned by a rollback that would drop a strategy column without Force.
 var ErrStrategyColumnInUse = errors.New("a claim strategy's column would be dropped")
 
@@ -54,6 +57,23 @@ func MigrateIndex(ctx context.Context, c *Conn, p MigrateParams) ([]string, erro
 	}
 	if p.Strategy != "" && !slices.Contains(Strategies(), p.Strategy) {
 		return nil, fmt.Errorf("migrate index: %w %q", ErrUnknownStrategy, p.Strategy)
+	}
+	if q := c.d.ddlInProgressSQL(); q != "" {
+		var pids []string
+		rows, err := c.db.QueryContext(ctx, q, c.tables.Jobs)
+		if err == nil {
+			for rows.Next() {
+				var pid string
+				if rows.Scan(&pid) == nil {
+					pids = append(pids, pid)
+				}
+			}
+			rows.Close()
+		}
+		if len(pids) > 0 {
+			return nil, fmt.Errorf("migrate index: %w: process %s is changing table %s now (a migration stopped midway goes on in the server, or another host runs one); wait until it is done, then run this again",
+				ErrDDLInProgress, strings.Join(pids, ", "), c.tables.Jobs)
+		}
 	}
 	var plan []string
 	if p.Rollback {
