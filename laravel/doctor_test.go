@@ -2,6 +2,7 @@ package laravel_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -428,9 +429,10 @@ func TestMigrateIndexRefusesDuringOtherDDL(t *testing.T) {
 			s := queuetest.NewSetup(t, db, "delete-retry", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
 			jobs := s.Conn.Tables().Jobs
 			raw := db.Open(t)
-			// A transaction that read the table holds the other session's change back, so it stays in
-			// progress.
-			tx, err := raw.BeginTx(ctx, nil)
+			// A transaction that read the table, and keeps its snapshot, holds the other session's
+			// change back (MariaDB's ALTER waits for its metadata lock, PostgreSQL's build for its
+			// snapshot), so the change stays in progress.
+			tx, err := raw.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 			if err != nil {
 				t.Fatal(err)
 			}
