@@ -547,9 +547,12 @@ type rateLimited struct {
 // one PHP worker counts them: with many in flight, the jobs the limiter lets through are then the first
 // ones, not whichever got there first. The turn is given up once before has counted.
 func (m *rateLimited) gate(ctx context.Context, w *Worker, r *jobRun) (func(), bool) {
-	leave, ok, _, _ := w.limiterWaits.take(ctx, r.rj.stopping, m.gateKey(), r.rj.ticket, cap(w.slots), func() { w.passedPreGate(r.rj) })
+	leave, ok, full, _ := w.limiterWaits.take(ctx, r.rj.stopping, m.gateKey(), r.rj.ticket, cap(w.slots), func() { w.passedPreGate(r.rj) })
 	if !ok {
 		return nil, false
+	}
+	if full { // not reached: fewer jobs than slots can wait
+		return noGates, true
 	}
 	var once sync.Once
 	m.leaveTurn = func() { once.Do(leave) }
