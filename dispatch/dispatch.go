@@ -71,7 +71,8 @@ type Dispatcher struct {
 	keyring      *payload.Keyring
 	clock        func() time.Time
 	locks        LockStore
-	pool         Execer // ForConn's connection, for a nil Execer
+	pool         Execer        // ForConn's connection, for a nil Execer
+	conn         *laravel.Conn // ForConn's connection
 }
 
 // New checks the parameters and returns a Dispatcher.
@@ -104,14 +105,16 @@ func New(p Params) (*Dispatcher, error) {
 
 // ForConn returns a Dispatcher for the database and jobs table of c; p's Dialect and Table are
 // ignored. Dispatch through a transaction of c.InTx, through your own handle on the same database,
-// or with a nil Execer through c's own pool (the row commits on its own).
+// or with a nil Execer through c's own pool (the row commits on its own). With c as p.Locks (the
+// database cache store on the queue's own connection) a Unique job's lock is written through the
+// Execer too, in the same transaction as the row.
 func ForConn(c *laravel.Conn, p Params) (*Dispatcher, error) {
 	p.Dialect, p.Table = c.Dialect(), c.Tables().Jobs
 	d, err := New(p)
 	if err != nil {
 		return nil, err
 	}
-	d.pool = c.Pool()
+	d.pool, d.conn = c.Pool(), c
 	return d, nil
 }
 
@@ -167,9 +170,11 @@ type Dispatched struct {
 
 // Dispatch inserts the job through ex and reports the row. With a *sql.Tx as ex the row exists only
 // if the transaction commits, as with Laravel's afterCommit dispatching. A nil ex, for a Dispatcher
-// of ForConn, inserts through the connection's pool. A Unique job's lock is taken before the insert,
-// outside ex: on SQLite, dispatch it outside a write transaction of your own, which the lock's write
-// would wait for.
+// of ForConn, inserts through the connection's pool. A Unique job's lock is taken before the insert:
+// in ex's transaction when the Dispatcher's Locks is the *laravel.Conn of ForConn (as PHP's database
+// store on the queue's connection takes it in the transaction open there, so a rollback gives it
+// back), else in the store, on its own. A lock of another *laravel.Conn on an SQLite database would
+// wait for a write transaction of your own open there: dispatch outside it.
 func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatched, error) {
 	if ex == nil {
 		if d.pool == nil {
@@ -180,7 +185,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, ex Execer, j Job) (*Dispatche
 	var unlock func()
 	if j.Unique {
 		var err error
-		if j, unlock, err = d.takeUniqueLock(ctx, j); err != nil {
+		if j, unlock, err = d.takeUniqueLock(ctx, ex, j); err != nil {
 			return nil, err
 		}
 	}
@@ -213,8 +218,9 @@ func (d *Dispatcher) dispatched(j Job, id int64, queue string, avail time.Time, 
 // takeUniqueLock takes a Unique job's lock as PHP's UniqueLock::acquire does, with a random owner
 // (Str::random()'s sixteen letters and digits), and returns the job to build: from 13.24 its
 // uniqueLockOwner property names that owner, so the worker releases the lock only while this
-// dispatch still owns it. unlock gives the lock back when nothing gets queued.
-func (d *Dispatcher) takeUniqueLock(ctx context.Context, j Job) (Job, func(), error) {
+// dispatch still owns it. unlock gives the lock back when nothing gets queued. The lock is written
+// through ex when the Locks are the database store of ForConn's connection.
+func (d *Dispatcher) takeUniqueLock(ctx context.Context, ex Execer, j Job) (Job, func(), error) {
 	if j.Command == nil || j.Command.Class == "" {
 		return j, nil, fmt.Errorf("%w: the job has no Command class; build one with payload.NewObject(`App\\Jobs\\Name`)", ErrInvalid)
 	}
@@ -232,7 +238,16 @@ func (d *Dispatcher) takeUniqueLock(ctx context.Context, j Job) (Job, func(), er
 	}
 	key, _ := payload.UniqueLockKey(d.version, class, class, false, id, nil)
 	owner := laravel.NewLockOwner()
-	ok, err := d.locks.LockAcquire(ctx, key, owner, seconds)
+	acquire, release := d.locks.LockAcquire, d.locks.LockRelease
+	if d.conn != nil && d.locks == LockStore(d.conn) {
+		acquire = func(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+			return d.conn.LockAcquireIn(ctx, ex, name, owner, seconds)
+		}
+		release = func(ctx context.Context, name, owner string) (bool, error) {
+			return d.conn.LockReleaseIn(ctx, ex, name, owner)
+		}
+	}
+	ok, err := acquire(ctx, key, owner, seconds)
 	if err != nil {
 		return j, nil, fmt.Errorf("dispatch %s: take its unique lock %s: %w", class, key, err)
 	}
@@ -240,7 +255,7 @@ func (d *Dispatcher) takeUniqueLock(ctx context.Context, j Job) (Job, func(), er
 		return j, nil, fmt.Errorf("dispatch %s: %w (lock %s)", class, ErrDuplicate, key)
 	}
 	j.lockOwner = owner
-	return j, func() { _, _ = d.locks.LockRelease(context.WithoutCancel(ctx), key, owner) }, nil
+	return j, func() { _, _ = release(context.WithoutCancel(ctx), key, owner) }, nil
 }
 
 // Payload returns the payload Dispatch would insert for j, and the queue it would use, without

@@ -11,6 +11,7 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
+	"github.com/jmoiron/sqlx"
 )
 
 // TestUniqueDispatch takes a Unique job's lock in the database cache store as PHP's dispatch() does:
@@ -19,15 +20,7 @@ import (
 func TestUniqueDispatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.SQLite(t)
-	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN, CachePrefix: "shop_cache_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{}); err != nil {
-		t.Fatal(err)
-	}
+	conn := openShop(t, testenv.SQLite(t))
 	rows := func() int {
 		var n int
 		if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil {
@@ -101,4 +94,68 @@ func TestUniqueDispatch(t *testing.T) {
 	if i := slices.IndexFunc(cmd.Props, func(p payload.Property) bool { return p.Name == "uniqueLockOwner" }); cmd.Props[i+1].Name != "delay" {
 		t.Errorf("13.24: uniqueLockOwner is not where Queueable declares it (before delay): %+v", cmd.Props)
 	}
+}
+
+// TestUniqueDispatchInTransaction takes the lock of the database store on the queue's own connection
+// in the caller's transaction, as PHP's DatabaseLock takes it on the connection a transaction is open
+// on: a rollback gives it back with the row, and a duplicate refused inside a transaction leaves the
+// transaction usable (on PostgreSQL a failed statement would have ended it).
+func TestUniqueDispatchInTransaction(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := context.Background()
+		conn := openShop(t, db)
+		d, err := ForConn(conn, Params{Locks: conn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := payload.NewObject(`App\Jobs\BuildReport`).Set("uniqueId", "7")
+		const key = `laravel_unique_job:App\Jobs\BuildReport7`
+		rolledBack := errors.New("rolled back")
+		err = conn.InTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := d.Dispatch(ctx, tx, Job{Command: report, Unique: true}); err != nil {
+				return err
+			}
+			return rolledBack
+		})
+		if !errors.Is(err, rolledBack) {
+			t.Fatalf("dispatch in a transaction: %v", err)
+		}
+		if _, held, err := conn.CacheLockOwner(ctx, key); held || err != nil {
+			t.Fatalf("after the rollback the lock is held (%v); want it gone with the row", err)
+		}
+
+		if _, err := d.Dispatch(ctx, nil, Job{Command: report, Unique: true}); err != nil {
+			t.Fatalf("dispatch after the rollback: %v", err)
+		}
+		err = conn.InTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := d.Dispatch(ctx, tx, Job{Command: report, Unique: true}); !errors.Is(err, ErrDuplicate) {
+				t.Errorf("a duplicate in a transaction: %v, want ErrDuplicate", err)
+			}
+			_, err := d.Dispatch(ctx, tx, Job{Command: payload.NewObject(`App\Jobs\SendInvoice`)})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("the transaction after a refused duplicate: %v", err)
+		}
+		var n int
+		if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 2 {
+			t.Fatalf("%d rows (%v), want the unique job and the one queued after the refused duplicate", n, err)
+		}
+	})
+}
+
+// openShop opens db with Laravel's tables and the cache prefix "shop_cache_".
+func openShop(t *testing.T, db testenv.Database) *laravel.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN, CachePrefix: "shop_cache_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

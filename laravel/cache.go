@@ -143,12 +143,30 @@ type CacheLockParams struct {
 // is taken, takes it over if this owner already holds it or it has expired. It reports whether the
 // lock is now held by p.Owner.
 func (c *Conn) CacheLockAcquire(ctx context.Context, p *CacheLockParams) (bool, error) {
-	expires := c.now() + int64(p.TTL/time.Second)
+	return c.CacheLockAcquireIn(ctx, c.db, p)
+}
+
+// CacheLockAcquireIn is CacheLockAcquire through ex, a handle on this Conn's database such as a
+// transaction of the caller's: the lock is then taken in that transaction, as PHP's database store
+// takes it on the connection a transaction is open on, and it is gone if the transaction rolls back.
+// A lock another transaction has just taken waits for that one to end. The transaction stays usable
+// when the key is taken.
+func (c *Conn) CacheLockAcquireIn(ctx context.Context, ex Execer, p *CacheLockParams) (bool, error) {
+	now := c.now()
+	expires := now + int64(p.TTL/time.Second)
 	if p.TTL < time.Second {
-		expires = c.now() + 86400
+		expires = now + 86400
 	}
 	key := c.cachePrefix + p.Key
-	_, err := c.db.ExecContext(ctx, c.insertSQL(c.tables.CacheLocks, []string{"key", "owner", "expiration"}), key, p.Owner, expires)
+	if q := c.d.lockTakeSQL(c.tables.CacheLocks); q != "" {
+		res, err := ex.ExecContext(ctx, q, key, p.Owner, expires, now)
+		if err != nil {
+			return false, fmt.Errorf("acquire cache lock %s: %w", p.Key, c.translate(err))
+		}
+		n, err := res.RowsAffected()
+		return n >= 1, err
+	}
+	_, err := ex.ExecContext(ctx, c.insertSQL(c.tables.CacheLocks, []string{"key", "owner", "expiration"}), key, p.Owner, expires)
 	if err = c.translate(err); !errors.Is(err, ErrDuplicate) {
 		if err != nil {
 			return false, fmt.Errorf("acquire cache lock %s: %w", p.Key, err)
@@ -156,7 +174,7 @@ func (c *Conn) CacheLockAcquire(ctx context.Context, p *CacheLockParams) (bool, 
 		return true, nil
 	}
 	upd := c.rebind("update " + c.quote(c.tables.CacheLocks) + " set owner = ?, expiration = ? where " + c.quote("key") + " = ? and (owner = ? or expiration <= ?)")
-	res, err := c.db.ExecContext(ctx, upd, p.Owner, expires, key, p.Owner, c.now())
+	res, err := ex.ExecContext(ctx, upd, p.Owner, expires, key, p.Owner, now)
 	if err != nil {
 		return false, fmt.Errorf("acquire cache lock %s: %w", p.Key, c.translate(err))
 	}

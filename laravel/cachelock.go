@@ -17,8 +17,14 @@ type CacheLockReleaseParams struct {
 // CacheLockRelease deletes the lock only while p.Owner holds it, as DatabaseLock::release does, and
 // reports whether it did.
 func (c *Conn) CacheLockRelease(ctx context.Context, p *CacheLockReleaseParams) (bool, error) {
+	return c.CacheLockReleaseIn(ctx, c.db, p)
+}
+
+// CacheLockReleaseIn is CacheLockRelease through ex, a handle on this Conn's database such as a
+// transaction of the caller's (see CacheLockAcquireIn).
+func (c *Conn) CacheLockReleaseIn(ctx context.Context, ex Execer, p *CacheLockReleaseParams) (bool, error) {
 	q := c.rebind("delete from " + c.quote(c.tables.CacheLocks) + " where " + c.quote("key") + " = ? and " + c.quote("owner") + " = ?")
-	res, err := c.db.ExecContext(ctx, q, c.cachePrefix+p.Key, p.Owner)
+	res, err := ex.ExecContext(ctx, q, c.cachePrefix+p.Key, p.Owner)
 	if err != nil {
 		return false, fmt.Errorf("release cache lock %s: %w", p.Key, c.translate(err))
 	}
@@ -61,6 +67,16 @@ func (c *Conn) LockAcquire(ctx context.Context, name, owner string, seconds int6
 // LockRelease is CacheLockRelease in the shape every cache store's locks share.
 func (c *Conn) LockRelease(ctx context.Context, name, owner string) (bool, error) {
 	return c.CacheLockRelease(ctx, &CacheLockReleaseParams{Key: name, Owner: owner})
+}
+
+// LockAcquireIn is LockAcquire through ex, in the caller's transaction (see CacheLockAcquireIn).
+func (c *Conn) LockAcquireIn(ctx context.Context, ex Execer, name, owner string, seconds int64) (bool, error) {
+	return c.CacheLockAcquireIn(ctx, ex, &CacheLockParams{Key: name, Owner: owner, TTL: time.Duration(seconds) * time.Second})
+}
+
+// LockReleaseIn is LockRelease through ex, in the caller's transaction.
+func (c *Conn) LockReleaseIn(ctx context.Context, ex Execer, name, owner string) (bool, error) {
+	return c.CacheLockReleaseIn(ctx, ex, &CacheLockReleaseParams{Key: name, Owner: owner})
 }
 
 // NewLockOwner returns a random lock owner token as Laravel's Lock makes one (Str::random()): sixteen

@@ -80,6 +80,13 @@ type dialect interface {
 	// upsertSQL is an insert of cols into table (quoted, ? placeholders) that updates the other
 	// columns when key already exists.
 	upsertSQL(table, key string, cols []string) string
+	// lockTakeSQL is one statement that inserts a cache lock (key, owner and expiration, then the
+	// current time, as ? placeholders, rebound) or, when its key is taken, takes the row over if the
+	// owner is the same or the row has expired, and affects a row exactly when the lock is then the
+	// owner's; "" where the dialect has none, and a lock is an insert and, on a duplicate key, an
+	// update. Where a failed statement ends the transaction it runs in (PostgreSQL), this one never
+	// fails on a taken key.
+	lockTakeSQL(table string) string
 	// deleteFencedSQL deletes the jobs whose claims (id, attempts, reserved_at) still hold and
 	// returns their ids; only where capabilities.DeleteReturning. The statement is ready to run.
 	deleteFencedSQL(table string, jobs []*Job) (string, []any)
@@ -288,6 +295,13 @@ func onConflictUpsert(d dialect, table, key string, cols []string) string {
 	}
 	return "insert into " + d.quote(table) + " (" + quoteAll(d, cols) + ") values (" + placeholders(len(cols)) +
 		") on conflict (" + d.quote(key) + ") do update set " + strings.Join(set, ", ")
+}
+
+// onConflictLockTake is lockTakeSQL in the INSERT … ON CONFLICT form PostgreSQL and SQLite share.
+func onConflictLockTake(d dialect, table string) string {
+	k, o, e := d.quote("key"), d.quote("owner"), d.quote("expiration")
+	return d.rebind("insert into " + d.quote(table) + " as l (" + k + ", " + o + ", " + e + ") values (?, ?, ?) on conflict (" + k +
+		") do update set " + o + " = excluded." + o + ", " + e + " = excluded." + e + " where l." + o + " = excluded." + o + " or l." + e + " <= ?")
 }
 
 // lastInsertID runs insert and returns the id the driver reports (MySQL, SQLite).

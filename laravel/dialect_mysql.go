@@ -165,6 +165,10 @@ func (mysqlDialect) insertID(ctx context.Context, ex Execer, insert string, args
 	return lastInsertID(ctx, ex, insert, args)
 }
 
+// lockTakeSQL is none: an insert refused for a duplicate key leaves MySQL's transaction usable, and
+// MySQL's upsert cannot say whether the lock was taken.
+func (mysqlDialect) lockTakeSQL(string) string { return "" }
+
 func (d mysqlDialect) upsertSQL(table, key string, cols []string) string {
 	var set []string
 	for _, col := range cols {

@@ -206,6 +206,8 @@ func (pgsqlDialect) insertID(ctx context.Context, ex Execer, insert string, args
 	return id, err
 }
 
+func (d pgsqlDialect) lockTakeSQL(table string) string { return onConflictLockTake(d, table) }
+
 func (d pgsqlDialect) upsertSQL(table, key string, cols []string) string {
 	return onConflictUpsert(d, table, key, cols)
 }

@@ -140,6 +140,8 @@ func (sqliteDialect) insertID(ctx context.Context, ex Execer, insert string, arg
 	return lastInsertID(ctx, ex, insert, args)
 }
 
+func (d sqliteDialect) lockTakeSQL(table string) string { return onConflictLockTake(d, table) }
+
 func (d sqliteDialect) upsertSQL(table, key string, cols []string) string {
 	return onConflictUpsert(d, table, key, cols)
 }
