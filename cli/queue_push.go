@@ -59,6 +59,8 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	unique := fs.Bool("unique", false, "dispatch as a ShouldBeUnique job: take its lock in the app's cache store first, and queue nothing while another job holds it")
 	uniqueID := fs.String("unique-id", "", "the job's uniqueId() with --unique (default: its uniqueId property)")
 	uniqueFor := fs.Int("unique-for", 0, "seconds the unique lock lasts at most with --unique (default: its uniqueFor property; 0 until the job has run)")
+	retryUntil := fs.Int("retry-until", 0, "seconds from now until which the job is retried, as its retryUntil() (0: none)")
+	connection := fs.String("connection", "", "the queue connection to push onto, as ->onConnection() (default: QUEUE_CONNECTION); a database one")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: artisan-go queue:push 'App\Jobs\Class' [options]`)
 		fs.PrintDefaults()
@@ -79,17 +81,35 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 2
 	}
+	if !*unique && (*uniqueID != "" || *uniqueFor != 0) {
+		fmt.Fprintln(stderr, "artisan-go queue:push: --unique-id and --unique-for go with --unique, which takes the unique lock")
+		return 2
+	}
+	if *retryUntil < 0 {
+		fmt.Fprintln(stderr, "artisan-go queue:push: --retry-until is a number of seconds from now, not negative")
+		return 2
+	}
 	job := dispatch.Job{
 		Command: cmd, Queue: *queue, Delay: time.Duration(*delay) * time.Second, Tries: *tries,
 		Timeout: time.Duration(*timeout) * time.Second, MaxExceptions: *maxExceptions, Encrypt: *encrypt,
 		Unique: *unique, UniqueID: *uniqueID, UniqueFor: time.Duration(*uniqueFor) * time.Second,
+	}
+	if *retryUntil > 0 {
+		job.RetryUntil = time.Now().Add(time.Duration(*retryUntil) * time.Second)
 	}
 	if job.Backoff, err = parseInts(*backoff); err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: --backoff: %v\n", err)
 		return 2
 	}
 
-	cfg, err := loadConfig(ctx, *envFile, *configFile, nil)
+	var overrides map[string]any
+	if *connection != "" {
+		overrides = map[string]any{"connection": *connection}
+	}
+	cfg, err := loadConfig(ctx, *envFile, *configFile, overrides)
+	if err == nil {
+		err = cfg.CheckPushable()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
@@ -103,9 +123,9 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	// The connection's queue (DB_QUEUE, else "default"), as PHP's dispatch() uses it, not the queues
 	// a worker is told to work.
 	p := dispatch.Params{LaravelVersion: cfg.LaravelVersion, DefaultQueue: cfg.DefaultQueue()}
-	if cfg.App.Key != "" {
+	if *encrypt { // as PHP's dispatch(), which needs the encrypter only for a job it encrypts
 		if p.Keyring, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
-			fmt.Fprintf(stderr, "artisan-go queue:push: APP_KEY: %v\n", err)
+			fmt.Fprintf(stderr, "artisan-go queue:push: --encrypt: APP_KEY: %v\n", err)
 			return 1
 		}
 	}
@@ -123,17 +143,12 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "artisan-go queue:push: %v\n", err)
 		return 1
 	}
+	// In a transaction: the database store's unique lock is taken in it, with the row.
 	var res *dispatch.Dispatched
-	if *unique {
-		// The lock is taken first, on its own: on SQLite a transaction open around it would hold the
-		// write lock the lock's insert waits for.
-		res, err = d.Dispatch(ctx, nil, job)
-	} else {
-		err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
-			res, err = d.Dispatch(ctx, tx, job)
-			return err
-		})
-	}
+	err = conn.InTx(ctx, func(tx *sqlx.Tx) (err error) {
+		res, err = d.Dispatch(ctx, tx, job)
+		return err
+	})
 	if errors.Is(err, dispatch.ErrDuplicate) {
 		fmt.Fprintf(stdout, "Not pushed: %v\n", err) // PHP's dispatch() of a duplicate is no error either
 		return 0
@@ -143,6 +158,10 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 1
 	}
 	fmt.Fprintf(stdout, "Pushed %s onto %q: id %d, uuid %s\n", cmd.Class, res.Queue, res.ID, res.UUID)
+	if p := cmd.Prop("uniqueId"); *unique && *uniqueID == "" && (p == nil || p.Visibility != payload.Public) {
+		fmt.Fprintf(stderr, "artisan-go queue:push: note: the unique lock is %s's with an empty unique id; if the class has a uniqueId() method, "+
+			"PHP's worker releases the lock of the id it returns and this one stays until it expires: give that id with --unique-id\n", cmd.Class)
+	}
 	return 0
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,5 +113,58 @@ func TestQueuePushBadInput(t *testing.T) {
 	}
 	if code := Do(context.Background(), []string{"queue:push", "--env-file", env, `\App\Jobs\Ünïcode_1`}, nil, &out, &errb); code != 0 {
 		t.Fatalf("a leading backslash and non-ASCII letters: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestQueuePushConnectionAndOptions pushes only onto a database connection (PHP's dispatch() onto
+// sync or redis puts nothing in a jobs table), takes --connection as ->onConnection(), --retry-until
+// as retryUntil(), needs APP_KEY only to encrypt, and refuses unique options without --unique.
+func TestQueuePushConnectionAndOptions(t *testing.T) {
+	t.Parallel()
+	conn, env := newSQLiteApp(t)
+	data, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env, append(data, "QUEUE_CONNECTION=sync\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	push := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Do(context.Background(), append([]string{"queue:push", `App\Jobs\Plain`, "--env-file", env}, args...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	rows := func() []queuetest.Row { return (&queuetest.Setup{Conn: conn}).Rows(t) }
+	if code, _, errs := push(); code != 1 || !strings.Contains(errs, "[sync]") || !strings.Contains(errs, "--connection database") || len(rows()) != 0 {
+		t.Fatalf("QUEUE_CONNECTION=sync: exit %d, %q, %d rows; want 1, a message naming the connection and --connection, none", code, errs, len(rows()))
+	}
+	if code, _, errs := push("--connection", "redis"); code != 1 || !strings.Contains(errs, "[redis]") || len(rows()) != 0 {
+		t.Fatalf("--connection redis: exit %d, %q, %d rows", code, errs, len(rows()))
+	}
+	for _, args := range [][]string{{"--unique-id", "7"}, {"--unique-for", "60"}, {"--retry-until", "-5"}} {
+		if code, _, errs := push(append(args, "--connection", "database")...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, %q; want 2 with a message", args, code, errs)
+		}
+	}
+	if code, _, errs := push("--connection", "database", "--encrypt"); code != 1 || !strings.Contains(errs, "APP_KEY") || len(rows()) != 0 {
+		t.Fatalf("--encrypt without APP_KEY: exit %d, %q, %d rows", code, errs, len(rows()))
+	}
+	before := time.Now().Unix()
+	if code, _, errs := push("--connection", "database", "--retry-until", "300"); code != 0 {
+		t.Fatalf("--connection database: exit %d, %s", code, errs)
+	}
+	r := rows()
+	if len(r) != 1 {
+		t.Fatalf("%d rows, want 1", len(r))
+	}
+	envl, err := payload.ParseEnvelope([]byte(r[0].Payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if envl.RetryUntil == nil || *envl.RetryUntil < before+300 || *envl.RetryUntil > time.Now().Unix()+300 {
+		t.Errorf("--retry-until 300: retryUntil %v, want now + 300", envl.RetryUntil)
+	}
+	if code, _, errs := push("--connection", "database", "--unique"); code != 0 || !strings.Contains(errs, "--unique-id") {
+		t.Errorf("--unique without an id: exit %d, %q; want 0 and a note on --unique-id", code, errs)
 	}
 }

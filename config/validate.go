@@ -466,19 +466,32 @@ var skeletonConnections = []string{"sync", "redis", "sqs", "beanstalkd", "null",
 // QUEUE_CONNECTION=sync), unless the configuration lists it under connections. Working the jobs table
 // under that name would record its failures under a connection whose retries go elsewhere.
 func (c *Config) CheckWorkable() error {
+	return c.checkDatabaseConnection("artisan-go queue:work database")
+}
+
+// CheckPushable reports an error when queue:push cannot push onto Connection for the same reasons:
+// PHP's dispatch() onto it would not put the job in a jobs table (sync runs it at once, redis pushes
+// it to Redis), so a row there would be one nobody works.
+func (c *Config) CheckPushable() error {
+	return c.checkDatabaseConnection("artisan-go queue:push --connection database")
+}
+
+// checkDatabaseConnection is CheckWorkable and CheckPushable; example is the command line that names
+// a database connection.
+func (c *Config) checkDatabaseConnection(example string) error {
 	if d, ok := c.cachedDrivers[c.Connection]; ok {
 		if d == "database" {
 			return nil
 		}
 		return fmt.Errorf("the [%s] queue connection has the %s driver in the cached configuration (%s), not the database driver: its jobs are not in a jobs table artisan-go works. "+
-			"Name the database connection the jobs are pushed to (artisan-go queue:work database; QUEUE_CONNECTION names the default)", c.Connection, d, c.cachedConfig)
+			"Name the database connection the jobs are pushed to (%s; QUEUE_CONNECTION names the default)", c.Connection, d, c.cachedConfig, example)
 	}
 	if !oneOf(c.Connection, skeletonConnections) || oneOf(c.Connection, c.Connections) {
 		return nil
 	}
 	return fmt.Errorf("the [%s] queue connection is Laravel's %s driver, not a database connection: artisan-go works the jobs tables of database connections. "+
-		"Name the database connection the jobs are pushed to (artisan-go queue:work database; QUEUE_CONNECTION names the default), "+
-		"or list %q under connections: in the YAML configuration if your config/queue.php makes it a database connection", c.Connection, c.Connection, c.Connection)
+		"Name the database connection the jobs are pushed to (%s; QUEUE_CONNECTION names the default), "+
+		"or list %q under connections: in the YAML configuration if your config/queue.php makes it a database connection", c.Connection, c.Connection, example, c.Connection)
 }
 
 // QueueDriver returns the driver of the queue connection name, as far as artisan-go can know it: the
