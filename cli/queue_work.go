@@ -128,6 +128,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	out := newLogWriter(stderr, cfg.Log.Flush)
 	log := newLogger(cfg.Log, out)
+	laravel.SetDriverLog(log) // the MySQL driver's own lines, at debug level
 	fatal := func(err error) int {
 		out.Close() // the log lines before the error come first
 		fmt.Fprintf(stderr, "artisan-go queue:work: %v\n", err)
