@@ -1,9 +1,13 @@
 package payload
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+	"strings"
+)
 
 // StringCast returns a scalar as PHP's (string) cast writes it: strings as they are, integers in
-// decimal, floats with 14 significant digits, true as "1", false and null as "". Arrays and objects
+// decimal, floats with 14 significant digits (see floatString), true as "1", false and null as "". Arrays and objects
 // give "".
 func StringCast(v Value) string {
 	switch v := v.(type) {
@@ -12,7 +16,7 @@ func StringCast(v Value) string {
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case float64:
-		return strconv.FormatFloat(v, 'G', 14, 64)
+		return floatString(v)
 	case bool:
 		if v {
 			return "1"
@@ -20,6 +24,29 @@ func StringCast(v Value) string {
 		return ""
 	}
 	return ""
+}
+
+// floatString writes f as PHP's (string) cast does with its default precision of 14: the shortest of
+// plain and exponent notation that %G chooses, but an exponent's mantissa keeps ".0" and its
+// exponent has no leading zeros (1.0E+20, 1.0E-5, 1.5E-7), and INF, -INF and NAN are upper case.
+func floatString(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NAN"
+	case math.IsInf(f, 1):
+		return "INF"
+	case math.IsInf(f, -1):
+		return "-INF"
+	}
+	s := strconv.FormatFloat(f, 'G', 14, 64)
+	mant, exp, ok := strings.Cut(s, "E")
+	if !ok {
+		return s
+	}
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	return mant + "E" + exp[:1] + strings.TrimLeft(exp[1:], "0")
 }
 
 // IntCast returns a scalar as PHP's (int) cast reads it: integers as they are, floats truncated, true

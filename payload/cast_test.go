@@ -1,6 +1,9 @@
 package payload
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestIntCast reads scalars as PHP 8's (int) does: var_dump((int) " 12abc") is int(12), (int) "-3" is
 // int(-3), (int) 2.9 is int(2), (int) true is int(1), (int) "abc" and (int) null are int(0).
@@ -15,5 +18,25 @@ func TestIntCast(t *testing.T) {
 		if got := IntCast(tt.v); got != tt.want {
 			t.Errorf("IntCast(%#v) = %d, want %d", tt.v, got, tt.want)
 		}
+	}
+}
+
+// TestStringCastFloat compares with what PHP 8.2 printed for (string) of each float.
+func TestStringCastFloat(t *testing.T) {
+	for f, want := range map[float64]string{
+		1e20: "1.0E+20", 1e-5: "1.0E-5", 1.5e-7: "1.5E-7", -1.5e300: "-1.5E+300",
+		1.2345678901234567e25: "1.2345678901235E+25", 123456789012345678.0: "1.2345678901235E+17",
+		0.0001: "0.0001", 1e13: "10000000000000", 1e14: "1.0E+14", 0.1: "0.1", 1.0 / 3: "0.33333333333333",
+		math.Inf(1): "INF", math.Inf(-1): "-INF", 5e-324: "4.9406564584125E-324", 2.5e-5: "2.5E-5", 42: "42",
+	} {
+		if got := StringCast(f); got != want {
+			t.Errorf("StringCast(%v) = %q, PHP's (string) gives %q", f, got, want)
+		}
+	}
+	if got := StringCast(math.NaN()); got != "NAN" {
+		t.Errorf("StringCast(NaN) = %q, want NAN", got)
+	}
+	if got := StringCast(math.Copysign(0, -1)); got != "-0" {
+		t.Errorf("StringCast(-0.0) = %q, want -0", got)
 	}
 }
