@@ -420,11 +420,12 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if err := addRoutes(reg, cfg.Routes); err != nil {
 		return nil, nil, err
 	}
+	// An APP_KEY the cipher cannot use is a warning (config.Warnings), not a reason to stop: PHP's worker
+	// runs every job but the encrypted ones, which fail with its encrypter's exception, and so does this.
 	var kr *payload.Keyring
+	var krErr error
 	if cfg.App.Key != "" {
-		if kr, err = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher); err != nil {
-			return nil, nil, fmt.Errorf("APP_KEY: %w", err)
-		}
+		kr, krErr = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher)
 	}
 	wc, err := workerConfig(cfg, queueFlag)
 	if err != nil {
@@ -446,7 +447,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, Config: wc, Logger: log, Observer: obs, Events: events}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, KeyringErr: krErr, Config: wc, Logger: log, Observer: obs, Events: events}
 	switch {
 	case cs != nil:
 		p.Locks, p.Cache = cs.locks, cs.values

@@ -434,3 +434,33 @@ func TestQueueWorkConsoleLines(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueWorkUnusableAppKey starts with an APP_KEY the cipher cannot use, warning, as PHP's worker
+// runs such an app: its encrypted jobs fail with the encrypter's exception instead of the worker
+// stopping at start (which under a supervisor is a restart loop).
+func TestQueueWorkUnusableAppKey(t *testing.T) {
+	t.Parallel()
+	conn, env := newSQLiteApp(t, "secret", "raw")
+	data, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env, append(data, "APP_KEY=base64:AAAA\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, env, "routes:\n  - class: 'App\\Jobs\\SecretJob'\n    builtin: noop\n  - class: 'App\\Handlers\\Legacy'\n    builtin: noop\n")
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--stop-when-empty", "--tries", "1"}, nil, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "app.key") || !strings.Contains(errb.String(), "encrypted (ShouldBeEncrypted) jobs fail") {
+		t.Fatalf("exit status %d, want 0 and a warning naming app.key; log:\n%s", code, errb.String())
+	}
+	var n int
+	var exception string
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d jobs left (%v), want both worked", n, err)
+	}
+	if err := queuetest.DB(conn).QueryRow("select exception from failed_jobs").Scan(&exception); err != nil ||
+		!strings.HasPrefix(exception, "RuntimeException: Unsupported cipher or incorrect key length.") {
+		t.Fatalf("failed_jobs exception %.120q (%v), want the encrypted job failed with the encrypter's RuntimeException", exception, err)
+	}
+}

@@ -265,6 +265,14 @@ func (c *Config) validateWorker(v *validator) {
 }
 
 func (c *Config) validateApp(v *validator) {
+	if _, err := time.LoadLocation(c.App.Timezone); err != nil || c.App.Timezone == "" {
+		v.add("app.timezone", fmt.Sprintf("unknown time zone %q", c.App.Timezone), `use an IANA name such as "UTC" or "Europe/Paris", as config/app.php has it`)
+	}
+}
+
+// validateKeys checks APP_KEY, APP_PREVIOUS_KEYS and the cipher. Its problems are warnings: PHP's
+// worker runs with such a key and fails only the encrypted jobs, with its encrypter's exception.
+func (c *Config) validateKeys(v *validator) {
 	cipher := strings.ToUpper(c.App.Cipher)
 	size, known := ciphers[cipher]
 	if !known {
@@ -290,9 +298,6 @@ func (c *Config) validateApp(v *validator) {
 	}
 	for _, k := range c.App.PreviousKeys {
 		check("app.previous_keys", k)
-	}
-	if _, err := time.LoadLocation(c.App.Timezone); err != nil || c.App.Timezone == "" {
-		v.add("app.timezone", fmt.Sprintf("unknown time zone %q", c.App.Timezone), `use an IANA name such as "UTC" or "Europe/Paris", as config/app.php has it`)
 	}
 }
 
@@ -423,6 +428,11 @@ func (c *Config) Warnings() []string {
 		if len(r.Exec) == 1 && strings.ContainsAny(r.Exec[0], " \t") {
 			out = append(out, fmt.Sprintf("routes[%d].exec %q is one program name with spaces in it, run without a shell; if it is a command line, write it as a list ([program, arg, ...]) or as [sh, -c, \"...\"]", i, r.Exec[0]))
 		}
+	}
+	keys := &validator{ver: parseVersion(c.LaravelVersion), sources: c.sources}
+	c.validateKeys(keys)
+	for _, err := range keys.errs {
+		out = append(out, err.Error()+"; meanwhile encrypted (ShouldBeEncrypted) jobs fail, as PHP's worker fails them with such a key")
 	}
 	if !c.Cache.Reached() {
 		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go, which reads the database, redis, file and memcached cache stores: `php artisan queue:restart` cannot stop this worker, maxExceptions is not counted, unique-job locks are not released and jobs with middleware are left for PHP", c.Cache.Store))

@@ -59,11 +59,6 @@ func TestValidateErrors(t *testing.T) {
 		{"log flush negative", func(c *Config) { c.Log.Flush = -time.Second }, "log.flush", []string{"ARTISAN_GO_LOG_FLUSH", "outside"}},
 		{"retry_after zero", func(c *Config) { c.Worker.RetryAfter = 0 }, "worker.retry_after", []string{"DB_QUEUE_RETRY_AFTER", "not positive"}},
 		{"bad strategy", func(c *Config) { c.Worker.Strategy = "Skip Locked" }, "worker.strategy", []string{"not a strategy name"}},
-		{"unknown cipher", func(c *Config) { c.App.Cipher = "AES-512-CBC" }, "app.cipher", []string{"APP_CIPHER", "unknown cipher"}},
-		{"key not base64", func(c *Config) { c.App.Key = "base64:***" }, "app.key", []string{"APP_KEY", "not valid base64"}},
-		{"key too short for the cipher", func(c *Config) { c.App.Key = "base64:AAAAAAAAAAAAAAAAAAAAAA==" }, "app.key", []string{"is 16 bytes long, AES-256-CBC needs 32"}},
-		{"raw key of the wrong length", func(c *Config) { c.App.Key = "short" }, "app.key", []string{"5 bytes"}},
-		{"previous key too short", func(c *Config) { c.App.PreviousKeys = []string{"base64:AAAA"} }, "app.previous_keys", []string{"APP_PREVIOUS_KEYS", "3 bytes"}},
 		{"unknown time zone", func(c *Config) { c.App.Timezone = "Mars/Olympus" }, "app.timezone", []string{"APP_TIMEZONE", "unknown time zone"}},
 		{"empty time zone", func(c *Config) { c.App.Timezone = "" }, "app.timezone", []string{"unknown time zone"}},
 		{"rate limit without a limiter", func(c *Config) { c.RateLimiters = []RateLimit{{Allow: 1, Per: time.Minute}} }, "rate_limiters[0].limiter", []string{"is empty"}},
@@ -276,6 +271,35 @@ func TestFileModes(t *testing.T) {
 	for in, want := range map[string]fs.FileMode{"": 0, "0664": 0o664, "664": 0o664, "0o770": 0o770, "2775": fs.ModeSetgid | 0o775, "07777": fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky | 0o777} {
 		if got := (FileStore{Permission: in}).Mode(); got != want {
 			t.Errorf("Mode(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestKeyWarnings reports an APP_KEY, APP_PREVIOUS_KEYS or cipher PHP's encrypter cannot use as a
+// warning that names the setting, not an error: PHP's worker runs such an app's other jobs.
+func TestKeyWarnings(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		mutate func(c *Config)
+		want   []string
+	}{
+		{"unknown cipher", func(c *Config) { c.App.Cipher = "AES-512-CBC" }, []string{"app.cipher", "APP_CIPHER", "unknown cipher"}},
+		{"key not base64", func(c *Config) { c.App.Key = "base64:***" }, []string{"app.key", "APP_KEY", "not valid base64"}},
+		{"key too short for the cipher", func(c *Config) { c.App.Key = "base64:AAAAAAAAAAAAAAAAAAAAAA==" }, []string{"app.key", "is 16 bytes long, AES-256-CBC needs 32"}},
+		{"raw key of the wrong length", func(c *Config) { c.App.Key = "short" }, []string{"app.key", "5 bytes"}},
+		{"previous key too short", func(c *Config) { c.App.PreviousKeys = []string{"base64:AAAA"} }, []string{"app.previous_keys", "APP_PREVIOUS_KEYS", "3 bytes"}},
+	} {
+		c := Default()
+		tt.mutate(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: Validate: %v, want a warning only", tt.name, err)
+		}
+		w := strings.Join(c.Warnings(), "\n")
+		for _, want := range append(tt.want, "encrypted (ShouldBeEncrypted) jobs fail") {
+			if !strings.Contains(w, want) {
+				t.Errorf("%s: warnings %q do not say %q", tt.name, w, want)
+			}
 		}
 	}
 }

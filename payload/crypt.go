@@ -38,6 +38,21 @@ const (
 // DecryptExceptionClass is the class of the exception PHP throws for a payload it cannot decrypt.
 const DecryptExceptionClass = `Illuminate\Contracts\Encryption\DecryptException`
 
+// KeyException is the exception PHP's worker throws for an encrypted job when the app's encrypter
+// cannot be made: with no APP_KEY (missing), or with one the cipher cannot use (a wrong length, bad
+// base64, an unknown cipher). The class and message are those of Laravel version v.
+func KeyException(v Version, missing bool) (class, message string) {
+	switch {
+	case missing && v.AtLeast(8, 0):
+		return `Illuminate\Encryption\MissingAppKeyException`, "No application encryption key has been specified."
+	case missing:
+		return "RuntimeException", "No application encryption key has been specified."
+	case v.AtLeast(8, 56):
+		return "RuntimeException", "Unsupported cipher or incorrect key length. Supported ciphers are: aes-128-cbc, aes-256-cbc, aes-128-gcm, aes-256-gcm."
+	}
+	return "RuntimeException", "The only supported ciphers are AES-128-CBC and AES-256-CBC with the correct key lengths."
+}
+
 func (e *DecryptError) Error() string { return ErrDecrypt.Error() + " (" + e.Message + ")" }
 
 // Is reports whether target is ErrDecrypt.
@@ -270,6 +285,11 @@ func (kr *Keyring) Encrypt(plaintext []byte) (string, error) {
 // ErrNoCommand is returned by DecodeCommand for a raw job, which has no serialized command.
 var ErrNoCommand = errors.New("raw job has no serialized command")
 
+// ErrNotEncrypted is wrapped by DecodeCommand's error for a data.command that is neither a serialized
+// object nor Laravel's encryption (a damaged or truncated one): PHP's worker tries to decrypt it and
+// throws DecryptException's "The payload is invalid.".
+var ErrNotEncrypted = errors.New("data.command is not encrypted by Laravel")
+
 // ErrNoKeyring is returned by DecodeCommand when data.command is encrypted and no Keyring was given.
 var ErrNoKeyring = errors.New("data.command is encrypted (ShouldBeEncrypted); set APP_KEY (and APP_PREVIOUS_KEYS, APP_CIPHER) to decrypt it")
 
@@ -283,7 +303,7 @@ func DecodeCommand(env *Envelope, kr *Keyring, opts ...Option) (*Object, error) 
 	cmd := env.Command
 	if env.CommandEncrypted() {
 		if !looksEncrypted(cmd) {
-			return nil, fmt.Errorf("decode data.command: %.40q is neither a serialized PHP object (O:…) nor encrypted by Laravel (base64 of {\"iv\", \"value\", …}): %w", cmd, ErrSyntax)
+			return nil, fmt.Errorf("decode data.command: %.40q is neither a serialized PHP object (O:…) nor encrypted by Laravel (base64 of {\"iv\", \"value\", …}): %w: %w", cmd, ErrNotEncrypted, ErrSyntax)
 		}
 		if kr == nil {
 			return nil, ErrNoKeyring

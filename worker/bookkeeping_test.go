@@ -502,6 +502,53 @@ func TestEncryptedUnderAnotherKey(t *testing.T) {
 	})
 }
 
+// TestEncryptedWithoutUsableKey: with no APP_KEY, or one the cipher cannot use, an encrypted job fails
+// with the exception PHP's encrypter throws before it reads the command (texts of Laravel 8.83's
+// worker, seen in failed_jobs beside it), and a command that is not Laravel's encryption at all with
+// DecryptException's "The payload is invalid.".
+func TestEncryptedWithoutUsableKey(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		kr, err := payload.NewKeyring(fixtureAppKey, nil, "AES-256-CBC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := payload.NewObject(jobClass).Set("connection", nil).Set("queue", nil).Set("chained", payload.NewList())
+		ct, err := payload.EncryptCommand(cmd, kr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cls, _ := json.Marshal(jobClass)
+		push := func(command string) {
+			f.push(t, "default", fmt.Appendf(nil, `{"uuid":%q,"displayName":%s,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":1,"data":{"commandName":%s,"command":%q}}`,
+				testUUID(), cls, cls, command))
+		}
+		for i, tt := range []struct {
+			name    string
+			command string
+			pmod    func(*Params)
+			want    string
+		}{
+			{"no APP_KEY", ct, func(p *Params) { p.Keyring = nil }, `Illuminate\Encryption\MissingAppKeyException: No application encryption key has been specified. in `},
+			{"an APP_KEY of 3 bytes", ct, func(p *Params) { p.Keyring, p.KeyringErr = nil, payload.ErrKey },
+				"RuntimeException: Unsupported cipher or incorrect key length. Supported ciphers are: aes-128-cbc, aes-256-cbc, aes-128-gcm, aes-256-gcm. in "},
+			{"a truncated command", ct[:20], nil, payload.DecryptExceptionClass + ": " + payload.DecryptPayloadInvalid + " in "},
+		} {
+			push(tt.command)
+			runOnce(t, f.workerWith(t, nil, tt.pmod))
+			failed := f.FailedRows(t)
+			if calls.Load() != 0 || len(failed) != i+1 {
+				t.Fatalf("%s: handler ran %d times, %d failed rows; want 0 and %d", tt.name, calls.Load(), len(failed), i+1)
+			}
+			if !strings.HasPrefix(failed[i].Exception, tt.want) {
+				t.Errorf("%s: exception %.200q, want it to start %q", tt.name, failed[i].Exception, tt.want)
+			}
+		}
+	})
+}
+
 // TestChainCatchCallbacksLeftForPHP: a link of a chain with catch callbacks (PHP closures) is left to
 // PHP when no companion can run them, as a job of a batch with callbacks is; with the failed-hooks
 // companion, or the "run" policy, it runs here.

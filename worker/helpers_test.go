@@ -99,6 +99,12 @@ func eachStrategy(t *testing.T, fn func(t *testing.T, f *fixture)) {
 // worker returns a worker over the fixture's tables with test-friendly options, changed by mod.
 func (f *fixture) worker(t *testing.T, mod func(*Config)) *Worker {
 	t.Helper()
+	return f.workerWith(t, mod, nil)
+}
+
+// workerWith is worker with its Params changed by pmod too.
+func (f *fixture) workerWith(t *testing.T, mod func(*Config), pmod func(*Params)) *Worker {
+	t.Helper()
 	cfg := Defaults()
 	cfg.Sleep = 20 * time.Millisecond
 	cfg.Tries = 3
@@ -111,7 +117,11 @@ func (f *fixture) worker(t *testing.T, mod func(*Config)) *Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Keyring: kr, Config: cfg, Logger: testLogger(t), Clock: f.clock.Now})
+	p := Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Keyring: kr, Config: cfg, Logger: testLogger(t), Clock: f.clock.Now}
+	if pmod != nil {
+		pmod(&p)
+	}
+	w, err := New(p)
 	if err != nil {
 		t.Fatalf("new worker: %v", err)
 	}

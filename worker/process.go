@@ -194,6 +194,17 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			w.exception(ctx, r, limits, newException(payload.DecryptExceptionClass, de.Message, nil))
 			return
 		}
+		if env.CommandEncrypted() && (errors.Is(decodeErr, payload.ErrNoKeyring) || errors.Is(decodeErr, payload.ErrNotEncrypted) && w.keyring == nil) {
+			// PHP makes its encrypter before it reads the command, and that throws first.
+			class, msg := payload.KeyException(payload.Version{Major: w.version.Major, Minor: w.version.Minor}, w.keyErr == nil)
+			w.exception(ctx, r, limits, newException(class, msg, nil))
+			return
+		}
+		if errors.Is(decodeErr, payload.ErrNotEncrypted) {
+			// Not Laravel's encryption at all: PHP's decrypt() finds no payload in it.
+			w.exception(ctx, r, limits, newException(payload.DecryptExceptionClass, payload.DecryptPayloadInvalid, nil))
+			return
+		}
 		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
 		return
 	}

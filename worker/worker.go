@@ -140,9 +140,12 @@ type Params struct {
 	Conn     Bookkeeping
 	Registry *handlers.Registry
 	Keyring  *payload.Keyring // nil when no ShouldBeEncrypted jobs are expected
-	Config   Config
-	Logger   *slog.Logger     // nil discards
-	Clock    func() time.Time // nil is time.Now
+	// KeyringErr is why Keyring is nil although APP_KEY is set (a wrong length, bad base64): encrypted
+	// jobs then fail with the exception PHP's encrypter throws for such a key, not for a missing one.
+	KeyringErr error
+	Config     Config
+	Logger     *slog.Logger     // nil discards
+	Clock      func() time.Time // nil is time.Now
 	// Events receives each job's events (queue:work prints them, as PHP's console lines or --json's JSON
 	// lines; the Processing and Processed log lines are then debug); nil drops them. It is called
 	// from the jobs' goroutines, so it must be safe for concurrent use.
@@ -226,6 +229,7 @@ type Worker struct {
 	conn     Bookkeeping
 	registry *handlers.Registry
 	keyring  *payload.Keyring
+	keyErr   error // Params.KeyringErr
 	locks    LockReleaser
 	cache    CacheStore
 	obs      Observer
@@ -377,7 +381,7 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(16 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
