@@ -105,31 +105,76 @@ func (c *Conn) BatchRecordFailure(ctx context.Context, id, jobUUID string) (*Bat
 
 // batchUpdate is Laravel's updateAtomicValues: a locked read-modify-write of the counters.
 func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) (*BatchCounts, error) {
-	sel := c.rebind("select " + batchColumns + " from " + c.quote(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
-	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
-	fin := c.rebind("update " + c.quote(c.tables.JobBatches) + " set finished_at = ? where id = ?")
 	var counts BatchCounts
 	err := c.retry(ctx, DefaultDeleteRetries, func() error {
 		return c.InTx(ctx, func(tx *sqlx.Tx) error {
-			b, err := c.scanBatch(tx.QueryRowxContext(ctx, sel, id))
+			b, err := c.batchUpdateTx(ctx, tx, id, change)
 			if err != nil {
 				return err
-			}
-			finished := b.PendingJobs == 0
-			change(b)
-			if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, phpJSONStrings(b.FailedJobIDs), id); err != nil {
-				return err
-			}
-			if b.PendingJobs == 0 && !finished {
-				if _, err := tx.ExecContext(ctx, fin, c.now(), id); err != nil {
-					return err
-				}
 			}
 			counts = BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs}
 			return nil
 		})
 	})
 	return &counts, err
+}
+
+// batchUpdateTx is batchUpdate's read-modify-write in tx; it returns the batch as changed.
+func (c *Conn) batchUpdateTx(ctx context.Context, tx *sqlx.Tx, id string, change func(*Batch)) (*Batch, error) {
+	sel := c.rebind("select " + batchColumns + " from " + c.quote(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
+	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
+	fin := c.rebind("update " + c.quote(c.tables.JobBatches) + " set finished_at = ? where id = ?")
+	b, err := c.scanBatch(tx.QueryRowxContext(ctx, sel, id))
+	if err != nil {
+		return nil, err
+	}
+	finished := b.PendingJobs == 0
+	change(b)
+	if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, phpJSONStrings(b.FailedJobIDs), id); err != nil {
+		return nil, err
+	}
+	if b.PendingJobs == 0 && !finished {
+		now := c.now()
+		if _, err := tx.ExecContext(ctx, fin, now, id); err != nil {
+			return nil, err
+		}
+		b.FinishedAt = &now
+	}
+	return b, nil
+}
+
+// batchStep counts a job's success or failure in its batch in tx (see BatchStep) and returns the jobs
+// its Then adds. A batch that is gone counts nothing.
+func (c *Conn) batchStep(ctx context.Context, tx *sqlx.Tx, s *BatchStep) ([]*JobPushParams, error) {
+	b, err := c.batchUpdateTx(ctx, tx, s.ID, func(b *Batch) {
+		if s.Failed {
+			b.FailedJobs++
+			if !slices.Contains(b.FailedJobIDs, s.JobUUID) {
+				b.FailedJobIDs = append(b.FailedJobIDs, s.JobUUID)
+			}
+			return
+		}
+		b.PendingJobs--
+		b.FailedJobIDs = slices.DeleteFunc(b.FailedJobIDs, func(id string) bool { return id == s.JobUUID })
+	})
+	if err != nil {
+		if !errors.Is(err, ErrBatchNotFound) {
+			return nil, err // as the driver said it: the transaction's retry reads it
+		}
+		b = nil
+	}
+	if b != nil && s.Failed && b.FailedJobs == 1 && s.CancelOnFailure != nil && s.CancelOnFailure(b) {
+		now := c.now()
+		q := c.rebind("update " + c.quote(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
+		if _, err := tx.ExecContext(ctx, q, now, now, s.ID); err != nil {
+			return nil, err
+		}
+		b.CancelledAt, b.FinishedAt = &now, &now
+	}
+	if s.Then == nil {
+		return nil, nil
+	}
+	return s.Then(b)
 }
 
 // BatchCreateParams is a new job_batches row.

@@ -332,9 +332,9 @@ func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
 }
 
 // JobDeleteAndPush is Fenced's, recorded as settled.
-func (q *batchQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
+func (q *batchQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error) {
 	q.settle(j)
-	return q.Fenced.JobDeleteAndPush(ctx, j, push)
+	return q.Fenced.JobDeleteAndPush(ctx, j, push, batch)
 }
 
 // JobRelease is Fenced's, recorded as settled.

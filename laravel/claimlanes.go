@@ -223,8 +223,8 @@ func (q *laneQueue) JobDelete(ctx context.Context, j *Job) error {
 }
 
 // JobDeleteAndPush is the lane's.
-func (q *laneQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
-	return q.laneOf(j).JobDeleteAndPush(ctx, j, push)
+func (q *laneQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error) {
+	return q.laneOf(j).JobDeleteAndPush(ctx, j, push, batch)
 }
 
 // JobRelease is the lane's.

@@ -139,15 +139,15 @@ func (q *deleteMark) JobDelete(ctx context.Context, j *Job) error {
 }
 
 // JobDeleteAndPush marks a finished job and inserts the new jobs in one transaction, fenced.
-func (q *deleteMark) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
-	if len(push) == 0 {
+func (q *deleteMark) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error) {
+	if len(push) == 0 && batch == nil {
 		return nil, q.JobDelete(ctx, j)
 	}
 	upd, err := q.markSQL(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("delete job %d: %w", j.ID, err)
 	}
-	ids, err := q.finishAndPush(ctx, j, push, func(tx *sqlx.Tx) error {
+	ids, err := q.finishAndPush(ctx, j, push, batch, func(tx *sqlx.Tx) error {
 		return q.C.execFenced(ctx, tx, upd, MarkedReservedAt, j.ID, j.Attempts, j.ReservedAt)
 	})
 	if err != nil {

@@ -102,6 +102,25 @@ type JobFailParams struct {
 	// Rewritten, when set, is told what was changed when failed_jobs refused the row as it was (a uuid
 	// already there or too long for the column is replaced by a fresh one), so the job still fails.
 	Rewritten func(change string)
+	// Batch, when set, counts the failure in the job's batch in the same transaction (its Failed set).
+	Batch *BatchStep
+}
+
+// BatchStep counts a finished job's success in its batch (as BatchRecordSuccess), or its failure (as
+// BatchRecordFailure), in the transaction that deletes the job, so that a worker stopped between the
+// two (kill -9) neither loses the count, which would leave the batch unfinished for good, nor makes it
+// twice.
+type BatchStep struct {
+	ID      string // the batch id
+	JobUUID string // the job's payload uuid
+	Failed  bool   // count a failure: failed_jobs + 1 and the uuid in failed_job_ids
+	// CancelOnFailure is asked, at the batch's first failure, whether to cancel it (as
+	// Batch::recordFailedJob does unless the batch allows failures); nil never cancels.
+	CancelOnFailure func(b *Batch) bool
+	// Then is given the batch as the success left it, or nil when the batch is gone (pruned, which
+	// counts nothing), and returns jobs to insert in the same transaction, such as the companion that
+	// runs its callbacks; nil for none. It is called again when the transaction is retried.
+	Then func(b *Batch) ([]*JobPushParams, error)
 }
 
 // JobPushParams is a new job row. The payload is stored byte for byte.
@@ -123,8 +142,9 @@ type Queue interface {
 	// JobDelete removes a finished job, fenced on the claim; ErrReservationLost if the claim is gone.
 	JobDelete(ctx context.Context, j *Job) error
 	// JobDeleteAndPush removes a finished job and inserts new jobs in the same transaction, fenced, so
-	// a chain's next link is written exactly when its predecessor is deleted. It returns the new ids.
-	JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error)
+	// a chain's next link is written exactly when its predecessor is deleted; with batch, the job's
+	// success is counted in its batch in that transaction too. It returns the new ids, push's first.
+	JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error)
 	// JobRelease deletes the row and inserts the exact payload as a new row (new id, attempts kept,
 	// reserved_at NULL, available_at = Now + Delay, created_at = Now) in one transaction, fenced.
 	JobRelease(ctx context.Context, j *Job, p *JobReleaseParams) error

@@ -176,20 +176,30 @@ func (f *Fenced) JobDelete(ctx context.Context, j *Job) error {
 }
 
 // JobDeleteAndPush removes a finished job and inserts the given new jobs in the same transaction, so a
-// chain's next link exists exactly when its predecessor is gone. It returns the new ids.
-func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams) ([]int64, error) {
-	return f.finishAndPush(ctx, j, push, func(tx *sqlx.Tx) error { return f.C.deleteFenced(ctx, tx, j) })
+// chain's next link exists exactly when its predecessor is gone, and counts the job in its batch there.
+// It returns the new ids.
+func (f *Fenced) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error) {
+	return f.finishAndPush(ctx, j, push, batch, func(tx *sqlx.Tx) error { return f.C.deleteFenced(ctx, tx, j) })
 }
 
-// finishAndPush runs finish (the fenced statement that ends the claim: a delete, or delete-mark's mark)
-// and inserts the new jobs in one transaction, retried on deadlock, and returns the new ids.
-func (f *Fenced) finishAndPush(ctx context.Context, j *Job, push []*JobPushParams, finish func(tx *sqlx.Tx) error) ([]int64, error) {
+// finishAndPush runs finish (the fenced statement that ends the claim: a delete, or delete-mark's mark),
+// the batch's step and inserts the new jobs in one transaction, retried on deadlock, and returns the
+// new ids.
+func (f *Fenced) finishAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep, finish func(tx *sqlx.Tx) error) ([]int64, error) {
 	var ids []int64
 	err := f.C.retry(ctx, f.Tries, func() error {
 		ids = ids[:0]
 		return f.C.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := finish(tx); err != nil {
 				return err
+			}
+			push := push
+			if batch != nil {
+				more, err := f.C.batchStep(ctx, tx, batch)
+				if err != nil {
+					return err
+				}
+				push = append(slices.Clip(push), more...)
 			}
 			for _, p := range push {
 				id, err := f.C.insertJob(ctx, tx, p)
@@ -274,7 +284,18 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 				if err := f.C.deleteFenced(ctx, tx, j); err != nil {
 					return err
 				}
-				_, err := tx.ExecContext(ctx, insert, args...)
+				if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
+					return err
+				}
+				if p.Batch == nil {
+					return nil
+				}
+				push, err := f.C.batchStep(ctx, tx, p.Batch)
+				for _, p := range push {
+					if err == nil {
+						_, err = f.C.insertJob(ctx, tx, p)
+					}
+				}
 				return err
 			})
 		})

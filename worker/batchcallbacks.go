@@ -14,24 +14,19 @@ const (
 	batchFinally = "finally"
 )
 
-// queueBatchCallbacks hands a batch's PHP callbacks to PHP. The callbacks are closures serialized in the
-// batch's options, which Go cannot run; when this worker's bookkeeping is the one that triggers them
-// (the locked counter update that took pending_jobs to 0, the first failure, the last job run), it
-// queues one job of the companion class Config.BatchCompanion on the job's queue, which a PHP worker
-// runs through Laravel's own callback invocation. Only callbacks the batch has are named; nothing is
-// queued when it has none. The companion is queued after the counter update commits: if the process
-// dies in between, those callbacks do not run.
-func (w *Worker) queueBatchCallbacks(ctx context.Context, r *jobRun, id string, kinds []string, cause error) {
+// batchCallbacksCommand is the command of the companion that hands a batch's PHP callbacks to PHP, for
+// the callbacks of the given kinds its options (PHP-serialized) hold, and their names; nil when it
+// holds none of them or no companion is configured. The callbacks are closures serialized in the
+// options, which Go cannot run; when this worker's bookkeeping is the one that triggers them (the
+// locked counter update that took pending_jobs to 0, the first failure, the last job run), one job of
+// the companion class Config.BatchCompanion is queued on the job's queue, in the transaction that
+// updates the counters, and a PHP worker runs it through Laravel's own callback invocation.
+func (w *Worker) batchCallbacksCommand(id string, options []byte, kinds []string, cause error) (*payload.Object, []payload.Value) {
 	if len(kinds) == 0 || w.cfg.BatchCompanion == "" {
-		return // without a companion, jobs of batches with callbacks are PHP's (BatchCallbacks "php") or their callbacks are skipped ("run")
+		return nil, nil
 	}
-	b, err := w.conn.BatchFind(ctx, id)
-	if err != nil {
-		w.log.Error("read batch for its callbacks", "batch", id, "error", err)
-		return
-	}
-	options, _ := payload.Unserialize(b.Options)
-	opts, _ := options.(*payload.Array)
+	o, _ := payload.Unserialize(options)
+	opts, _ := o.(*payload.Array)
 	var names []payload.Value
 	for _, k := range kinds {
 		if cbs, _ := opts.Get(k); !phpFalsy(cbs) {
@@ -39,7 +34,7 @@ func (w *Worker) queueBatchCallbacks(ctx context.Context, r *jobRun, id string, 
 		}
 	}
 	if len(names) == 0 {
-		return
+		return nil, nil
 	}
 	cmd := payload.NewObject(w.cfg.BatchCompanion).Set("batchId", id).Set("callbacks", payload.NewList(names...)).
 		Set("exceptionClass", nil).Set("exceptionMessage", nil).Set("tries", int64(1))
@@ -47,11 +42,7 @@ func (w *Worker) queueBatchCallbacks(ctx context.Context, r *jobRun, id string, 
 		class, msg := exceptionClassMessage(cause)
 		cmd.Set("exceptionClass", class).Set("exceptionMessage", msg)
 	}
-	if err := w.pushCompanion(ctx, r, cmd); err != nil {
-		w.log.Error("queue batch callbacks", "batch", id, "callbacks", names, "error", err)
-		return
-	}
-	w.log.Info("Batch callbacks queued for PHP", "batch", id, "callbacks", names, "class", w.cfg.BatchCompanion, "queue", r.rj.job.Queue)
+	return cmd, names
 }
 
 // queueFailedHooks hands the PHP side of a failure to PHP: the chain's catch callbacks and the job
@@ -81,13 +72,22 @@ func (w *Worker) queueFailedHooks(ctx context.Context, r *jobRun, cause error) {
 
 // pushCompanion queues a companion job for PHP workers on the queue of the job that triggered it.
 func (w *Worker) pushCompanion(ctx context.Context, r *jobRun, cmd *payload.Object) error {
-	now := w.clock()
-	p, err := w.newJobPayload(cmd, now, 0)
+	push, err := w.companionPush(r, cmd)
 	if err != nil {
 		return err
 	}
-	_, err = w.queue.JobPush(ctx, &laravel.JobPushParams{Queue: r.rj.job.Queue, Payload: p, Now: now.Unix(), AvailableAt: now.Unix()})
+	_, err = w.queue.JobPush(ctx, push)
 	return err
+}
+
+// companionPush is the row of a companion job on the queue of the job that triggered it.
+func (w *Worker) companionPush(r *jobRun, cmd *payload.Object) (*laravel.JobPushParams, error) {
+	now := w.clock()
+	p, err := w.newJobPayload(cmd, now, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &laravel.JobPushParams{Queue: r.rj.job.Queue, Payload: p, Now: now.Unix(), AvailableAt: now.Unix()}, nil
 }
 
 // exceptionClassMessage names an error as the failed_jobs text does: its PHP class and its message.

@@ -282,77 +282,72 @@ func (w *Worker) chainNeedsPHP(r *jobRun) bool {
 	return !phpFalsy(cbs)
 }
 
-// recordBatchSuccess counts a successful job in its batch (pending-1, finished_at at zero).
-func (w *Worker) recordBatchSuccess(ctx context.Context, r *jobRun) {
+// batchSuccess is the count of a successful job in its batch (pending-1, finished_at at zero), made in
+// the transaction that deletes the job (see laravel.BatchStep), with the companion that runs the
+// batch's then and finally callbacks when this job's success calls them. It is nil for a job in no
+// batch. queued names the callbacks queued, once the transaction has committed.
+func (w *Worker) batchSuccess(r *jobRun) (step *laravel.BatchStep, queued *[]payload.Value) {
 	id := batchID(r)
 	if id == "" || !w.version.AtLeast(8, 0) {
-		return
+		return nil, nil
 	}
-	var counts *laravel.BatchCounts
-	err := retryDurable(ctx, func() (err error) {
-		counts, err = w.conn.BatchRecordSuccess(ctx, id, r.env.UUID)
-		return err
-	})
-	if err != nil {
-		if !errors.Is(err, laravel.ErrBatchNotFound) {
-			w.log.Error("record batch success", "batch", id, "uuid", r.env.UUID, "error", err)
+	queued = new([]payload.Value)
+	then := w.batchCallbacksThen(r, id, queued, nil, func(c laravel.BatchCounts) (kinds []string) {
+		if c.PendingJobs == 0 {
+			kinds = append(kinds, batchThen)
 		}
-		return
-	}
-	var kinds []string
-	if counts.PendingJobs == 0 {
-		kinds = append(kinds, batchThen)
-	}
-	if counts.AllJobsHaveRanExactlyOnce() {
-		kinds = append(kinds, batchFinally)
-	}
-	w.queueBatchCallbacks(ctx, r, id, kinds, nil)
-}
-
-// recordBatchFailure counts a failed job in its batch and, on the batch's first failure, cancels it
-// unless the batch allows failures. The batch's catch and finally callbacks are handed to PHP (see
-// queueBatchCallbacks).
-func (w *Worker) recordBatchFailure(ctx context.Context, r *jobRun, cause error) {
-	id := batchID(r)
-	if id == "" || !w.version.AtLeast(8, 0) {
-		return
-	}
-	var counts *laravel.BatchCounts
-	err := retryDurable(ctx, func() (err error) {
-		counts, err = w.conn.BatchRecordFailure(ctx, id, r.env.UUID)
-		return err
+		if c.AllJobsHaveRanExactlyOnce() {
+			kinds = append(kinds, batchFinally)
+		}
+		return kinds
 	})
-	if errors.Is(err, laravel.ErrBatchNotFound) {
-		return
-	}
-	if err != nil {
-		w.log.Error("record batch failure", "batch", id, "uuid", r.env.UUID, "error", err)
-		return
-	}
-	var kinds []string
-	if counts.FailedJobs == 1 {
-		w.cancelUnlessAllowed(ctx, id)
-		kinds = append(kinds, batchCatch)
-	}
-	if counts.AllJobsHaveRanExactlyOnce() {
-		kinds = append(kinds, batchFinally)
-	}
-	w.queueBatchCallbacks(ctx, r, id, kinds, cause)
+	return &laravel.BatchStep{ID: id, JobUUID: r.env.UUID, Then: then}, queued
 }
 
-// cancelUnlessAllowed cancels a batch on its first failure unless it allows failures.
-func (w *Worker) cancelUnlessAllowed(ctx context.Context, id string) {
-	b, err := w.conn.BatchFind(ctx, id)
-	if err != nil {
-		w.log.Error("read batch", "batch", id, "error", err)
-		return
+// batchCallbacksThen is a BatchStep's Then: the companion job for the callbacks that kinds names for
+// the counts the step left (none for a batch that is gone: PHP's $this->batch() is then null), whose
+// names it keeps in queued.
+func (w *Worker) batchCallbacksThen(r *jobRun, id string, queued *[]payload.Value, cause error, kinds func(laravel.BatchCounts) []string) func(*laravel.Batch) ([]*laravel.JobPushParams, error) {
+	return func(b *laravel.Batch) ([]*laravel.JobPushParams, error) {
+		*queued = nil
+		if b == nil {
+			return nil, nil
+		}
+		cmd, names := w.batchCallbacksCommand(id, b.Options, kinds(laravel.BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs}), cause)
+		if cmd == nil {
+			return nil, nil
+		}
+		push, err := w.companionPush(r, cmd)
+		if err != nil {
+			return nil, err
+		}
+		*queued = names
+		return []*laravel.JobPushParams{push}, nil
 	}
-	if allowFailures(b.Options) {
-		return
+}
+
+// batchFailure is the count of a failed job in its batch (failed_jobs+1, its uuid in failed_job_ids)
+// made in the transaction that fails the job (see laravel.BatchStep): on the batch's first failure it
+// is cancelled unless it allows failures, and the companion that runs its catch and finally callbacks
+// is queued when this failure calls them. It is nil for a job in no batch. queued names the callbacks
+// queued, once the transaction has committed.
+func (w *Worker) batchFailure(r *jobRun, cause error) (step *laravel.BatchStep, queued *[]payload.Value) {
+	id := batchID(r)
+	if id == "" || r.env == nil || !w.version.AtLeast(8, 0) {
+		return nil, nil
 	}
-	if err := retryDurable(ctx, func() error { return w.conn.BatchCancel(ctx, id, w.clock().Unix()) }); err != nil {
-		w.log.Error("cancel batch", "batch", id, "error", err)
-	}
+	queued = new([]payload.Value)
+	then := w.batchCallbacksThen(r, id, queued, cause, func(c laravel.BatchCounts) (kinds []string) {
+		if c.FailedJobs == 1 {
+			kinds = append(kinds, batchCatch)
+		}
+		if c.AllJobsHaveRanExactlyOnce() {
+			kinds = append(kinds, batchFinally)
+		}
+		return kinds
+	})
+	return &laravel.BatchStep{ID: id, JobUUID: r.env.UUID, Failed: true,
+		CancelOnFailure: func(b *laravel.Batch) bool { return !allowFailures(b.Options) }, Then: then}, queued
 }
 
 // allowFailures reads the allowFailures option of a batch's serialized options.

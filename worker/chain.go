@@ -101,14 +101,17 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 	return link, nil
 }
 
-// deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link.
-func (w *Worker) deleteWithChain(ctx context.Context, j *laravel.Job, next *chainLink) error {
-	if next == nil {
+// deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link
+// and counts it in its batch (batch nil: none).
+func (w *Worker) deleteWithChain(ctx context.Context, j *laravel.Job, next *chainLink, batch *laravel.BatchStep) error {
+	if next == nil && batch == nil {
 		return w.queue.JobDelete(ctx, j)
 	}
-	_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{{
-		Queue: next.queue, Payload: next.payload, Now: w.clock().Unix(), AvailableAt: next.availableAt,
-	}})
+	var push []*laravel.JobPushParams
+	if next != nil {
+		push = append(push, &laravel.JobPushParams{Queue: next.queue, Payload: next.payload, Now: w.clock().Unix(), AvailableAt: next.availableAt})
+	}
+	_, err := w.queue.JobDeleteAndPush(ctx, j, push, batch)
 	return err
 }
 

@@ -158,16 +158,17 @@ func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
 		w.releaseUniqueLock(ctx, r)
 	}
 	if deleteWhenMissingModels(r) {
-		if w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted) {
-			if r.env.BatchID != nil && *r.env.BatchID != "" && r.env.UUID != "" && w.version.AtLeast(12, 51) {
-				w.recordBatchSuccess(ctx, r)
-			}
+		var batch *laravel.BatchStep
+		if r.env.BatchID != nil && *r.env.BatchID != "" && r.env.UUID != "" && w.version.AtLeast(12, 51) {
+			batch, _ = w.batchSuccess(r)
+		}
+		if w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, nil, batch) }, &w.stats.deleted) {
 			w.log.Info("Deleted: a model is missing (deleteWhenMissingModels)", "class", r.displayName, "id", j.ID, "error", e.Message)
 			w.report(r, EventSuccess, "deleted", nil)
 		}
 		return
 	}
-	w.failRow(ctx, r, e)
+	w.failRow(ctx, r, e, nil)
 }
 
 // onceSet remembers names, so that something is logged once per name.

@@ -497,21 +497,25 @@ func (w *Worker) releaseJob(r *jobRun, delay time.Duration) {
 // fail deletes the job and writes its failed_jobs row, then does what Laravel's failed() path does:
 // release the unique lock and record the failure in the job's batch.
 func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
-	if !w.failRow(ctx, r, cause) || r.env == nil {
-		return
-	}
-	if r.cmd == nil && !r.env.IsRaw() {
+	if r.env != nil && r.cmd == nil && !r.env.IsRaw() {
 		if cmd, err := payload.DecodeCommand(r.env, w.keyring); err == nil {
 			r.cmd = cmd
 		}
 	}
+	batch, callbacks := w.batchFailure(r, cause)
+	if !w.failRow(ctx, r, cause, batch) || r.env == nil {
+		return
+	}
+	if callbacks != nil && len(*callbacks) > 0 {
+		w.log.Info("Batch callbacks queued for PHP", "batch", batch.ID, "callbacks", *callbacks, "class", w.cfg.BatchCompanion, "queue", r.rj.job.Queue)
+	}
 	w.releaseUniqueLock(ctx, r)
-	w.recordBatchFailure(ctx, r, cause)
 	w.queueFailedHooks(ctx, r, cause)
 }
 
-// failRow deletes the job and writes its failed_jobs row, and reports whether it did.
-func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
+// failRow deletes the job and writes its failed_jobs row, and counts the failure in its batch (batch
+// nil: none) in the same transaction, and reports whether it did.
+func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *laravel.BatchStep) bool {
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
@@ -521,11 +525,12 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error) bool {
 	}
 	op := func(ctx context.Context) error {
 		if w.cfg.FailedDriver == "null" {
-			return w.queue.JobDelete(ctx, j)
+			return w.deleteWithChain(ctx, j, nil, batch)
 		}
 		return w.queue.JobFail(ctx, j, &laravel.JobFailParams{
 			Connection: w.cfg.Connection, Queue: j.Queue, UUID: uuid, Exception: text,
 			FailedAt: w.clock().In(w.cfg.Location), Rewritten: func(change string) { w.log.Warn("failed row rewritten", "id", j.ID, "change", change) },
+			Batch: batch,
 		})
 	}
 	r.rj.obs.err = cause
@@ -549,7 +554,8 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 		w.exception(ctx, r, limits, err)
 		return
 	}
-	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next) }, counter) {
+	batch, callbacks := w.batchSuccess(r)
+	if !w.completeLocked(r.rj, "delete", func(ctx context.Context) error { return w.deleteWithChain(ctx, j, next, batch) }, counter) {
 		return
 	}
 	if next != nil {
@@ -560,7 +566,9 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 	if !untilProcessing(r.h) {
 		w.releaseUniqueLock(ctx, r)
 	}
-	w.recordBatchSuccess(ctx, r)
+	if callbacks != nil && len(*callbacks) > 0 {
+		w.log.Info("Batch callbacks queued for PHP", "batch", batch.ID, "callbacks", *callbacks, "class", w.cfg.BatchCompanion, "queue", j.Queue)
+	}
 	w.report(r, EventSuccess, "deleted", nil)
 	if w.logs(w.jobLevel()) {
 		w.log.Log(ctx, w.jobLevel(), "Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(r.rj.started))

@@ -28,7 +28,7 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 		now := w.clock().Unix()
 		push := &laravel.JobPushParams{Queue: target, Payload: j.Payload, Attempts: max(j.Attempts-1, 0), Now: now, AvailableAt: now}
 		if w.completeLocked(r.rj, "move", func(ctx context.Context) error {
-			_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{push})
+			_, err := w.queue.JobDeleteAndPush(ctx, j, []*laravel.JobPushParams{push}, nil)
 			return err
 		}, &w.stats.moved) {
 			w.log.Info("Moved (no Go handler)", "class", r.displayName, "id", j.ID, "from", j.Queue, "to", target)

@@ -86,10 +86,24 @@ func (d *drain) push(t *testing.T, n int) {
 	}
 }
 
+// pushInBatch adds n ledger jobs of the batch id.
+func (d *drain) pushInBatch(t *testing.T, n int, id string) {
+	t.Helper()
+	for range n {
+		d.uuids = append(d.uuids, d.pushCommand(t, payload.NewObject(ledgerClass).Set("batchId", id)))
+	}
+}
+
 // pushClass adds one job of class and returns its uuid.
 func (d *drain) pushClass(t *testing.T, class string) string {
 	t.Helper()
-	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(class)})
+	return d.pushCommand(t, payload.NewObject(class))
+}
+
+// pushCommand adds one job of the command and returns its uuid.
+func (d *drain) pushCommand(t *testing.T, cmd *payload.Object) string {
+	t.Helper()
+	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: cmd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,24 @@ func TestWorkerKilled(t *testing.T) {
 		// With --tries 0 a job running at a kill runs again (a duplicate); with --tries 1, Laravel's
 		// default, it is failed as attempted too many times when claimed again (wrongly failed).
 		for _, tries := range []int{0, 1} {
-			killWorkers(t, db, tries)
+			killWorkers(t, db, tries, false)
 		}
 	})
 }
 
-// killWorkers drains jobs with worker processes killed with SIGKILL again and again.
-func killWorkers(t *testing.T, db testenv.Database, tries int) {
+// TestWorkerKilledMidBatch kills workers draining one batch: each job's success is counted in the
+// transaction that deletes it, so the batch ends with no job pending and finished, however many
+// completions the kills cut off (before, counted after the delete's commit, they were lost and the
+// batch never finished).
+func TestWorkerKilledMidBatch(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		killWorkers(t, db, 0, true)
+	})
+}
+
+// killWorkers drains jobs with worker processes killed with SIGKILL again and again; with batch, the
+// jobs are one batch's.
+func killWorkers(t *testing.T, db testenv.Database, tries int, batch bool) {
 	// retry_after is counted in whole seconds: a row reserved at 10.9 s is expired from 12.0 s on with
 	// 2, and from 11.0 s with 1, when the worker's renewal (due at half of it, at least 1 s) has not run
 	// yet. With 1, a live worker under the race detector took back jobs it was still running, which
@@ -32,7 +43,17 @@ func killWorkers(t *testing.T, db testenv.Database, tries int) {
 	const concurrency, retryAfter = 8, 3
 	jobs := size(400, 3000)
 	kills := size(3, 8)
-	d := newDrain(t, db, laravel.SchemaParams{}, jobs)
+	var d *drain
+	const batchID = "9f3c1c2e-5b8a-4d6f-9e21-0c7a4b1d2e3f"
+	if batch {
+		d = newDrain(t, db, laravel.SchemaParams{}, 0)
+		if err := d.Conn.BatchCreate(bg, &laravel.BatchCreateParams{ID: batchID, Name: "killed", TotalJobs: jobs}); err != nil {
+			t.Fatal(err)
+		}
+		d.pushInBatch(t, jobs, batchID)
+	} else {
+		d = newDrain(t, db, laravel.SchemaParams{}, jobs)
+	}
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	args := []string{"--concurrency", itoa(concurrency), "--tries", itoa(tries), "--retry-after", itoa(retryAfter),
 		"--sleep", "0.05", "--timeout", "0", "--stop-when-empty"}
@@ -74,6 +95,15 @@ func killWorkers(t *testing.T, db testenv.Database, tries int) {
 	faults.Report(t, "worker kill -9, --tries "+itoa(tries)+" ("+db.Dialect+")", r)
 	if r.Lost != 0 || r.Duplicated > inFlight || r.WronglyFailed > inFlight {
 		t.Errorf("--tries %d: %v; want 0 lost, duplicated and wrongly failed each ≤ %d (jobs in flight at the kills)", tries, r, inFlight)
+	}
+	if batch {
+		b, err := d.Conn.BatchFind(bg, batchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.PendingJobs != 0 || b.FailedJobs != 0 || b.FinishedAt == nil {
+			t.Errorf("the batch after the drain: pending_jobs %d, failed_jobs %d, finished_at %v; want 0, 0 and set", b.PendingJobs, b.FailedJobs, b.FinishedAt)
+		}
 	}
 }
 

@@ -247,13 +247,13 @@ func caseDeleteAndPush(t *testing.T, s *Setup) {
 		{Queue: "chain", Payload: Payload(7), Now: t0 + 100, AvailableAt: t0 + 100},
 		{Queue: "chain", Payload: Payload(8), Now: t0 + 100, AvailableAt: t0 + 105},
 	}
-	if _, err := s.Queue.JobDeleteAndPush(bg, first, next); err == nil {
+	if _, err := s.Queue.JobDeleteAndPush(bg, first, next, nil); err == nil {
 		t.Fatalf("delete-and-push by a stale claim succeeded")
 	} else {
 		wantLost(t, "delete-and-push", err)
 	}
 	wantUntouched(t, s, second)
-	ids, err := s.Queue.JobDeleteAndPush(bg, second, next)
+	ids, err := s.Queue.JobDeleteAndPush(bg, second, next, nil)
 	if err != nil {
 		t.Fatalf("delete-and-push: %v", err)
 	}
@@ -261,6 +261,99 @@ func caseDeleteAndPush(t *testing.T, s *Setup) {
 	if len(ids) != 2 || len(rows) != 2 || rows[0].ID != ids[0] || rows[1].ID != ids[1] ||
 		!bytes.Equal(rows[1].Payload, Payload(8)) || rows[1].AvailableAt != t0+105 || rows[0].Queue != "chain" {
 		t.Fatalf("after delete-and-push: ids %v, rows %+v", ids, rows)
+	}
+}
+
+// caseDeleteCountsBatch: a job's success is counted in its batch in the transaction that deletes it,
+// with the jobs the step adds; a stale claim counts nothing, and a batch that is gone counts nothing
+// without failing the delete.
+func caseDeleteCountsBatch(t *testing.T, s *Setup) {
+	if err := s.Conn.BatchCreate(bg, &laravel.BatchCreateParams{ID: "b-1", Name: "b", TotalJobs: 2, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []*laravel.Batch
+	step := func(id string) *laravel.BatchStep {
+		return &laravel.BatchStep{ID: id, JobUUID: "u-1", Then: func(b *laravel.Batch) ([]*laravel.JobPushParams, error) {
+			seen = append(seen, b)
+			if b == nil || b.PendingJobs != 0 {
+				return nil, nil
+			}
+			return []*laravel.JobPushParams{{Queue: "callbacks", Payload: Payload(9), Now: t0 + 100, AvailableAt: t0 + 100}}, nil
+		}}
+	}
+	pending := func() int {
+		b, err := s.Conn.BatchFind(bg, "b-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.PendingJobs
+	}
+	first, second := claimTwice(t, s)
+	if _, err := s.Queue.JobDeleteAndPush(bg, first, nil, step("b-1")); err == nil {
+		t.Fatalf("delete by a stale claim succeeded")
+	} else {
+		wantLost(t, "delete-and-count", err)
+	}
+	if n := pending(); n != 2 {
+		t.Fatalf("a stale claim's delete left pending_jobs %d, want 2 (nothing counted)", n)
+	}
+	if _, err := s.Queue.JobDeleteAndPush(bg, second, nil, step("b-1")); err != nil {
+		t.Fatalf("delete and count: %v", err)
+	}
+	if n := pending(); n != 1 || len(s.Rows(t)) != 0 {
+		t.Fatalf("after the delete: pending_jobs %d, %d rows; want 1 and none", n, len(s.Rows(t)))
+	}
+	s.Push(t, "default", t0, t0, 1)
+	last := s.Claim(t, s.Queue, "default", t0, 90)
+	ids, err := s.Queue.JobDeleteAndPush(bg, last, nil, step("b-1"))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("the batch's last job: ids %v, %v; want the step's job inserted", ids, err)
+	}
+	if b, err := s.Conn.BatchFind(bg, "b-1"); err != nil || b.PendingJobs != 0 || b.FinishedAt == nil {
+		t.Fatalf("the batch after its last job: %+v (%v), want pending 0 and finished", b, err)
+	}
+	if rows := s.Rows(t); len(rows) != 1 || rows[0].ID != ids[0] || rows[0].Queue != "callbacks" {
+		t.Fatalf("rows %+v, want the step's job", rows)
+	}
+	s.Push(t, "default", t0, t0, 1)
+	gone := s.Claim(t, s.Queue, "default", t0, 90)
+	if _, err := s.Queue.JobDeleteAndPush(bg, gone, nil, step("pruned")); err != nil {
+		t.Fatalf("a job of a pruned batch: %v, want it deleted", err)
+	}
+	if n := len(seen); n < 3 || seen[n-1] != nil {
+		t.Fatalf("Then saw %v, want the pruned batch as nil last", seen)
+	}
+}
+
+// caseFailCountsBatch: a job's failure is counted in its batch in the transaction that fails it, and
+// the first failure cancels the batch when the step says so; a stale claim counts nothing.
+func caseFailCountsBatch(t *testing.T, s *Setup) {
+	if err := s.Conn.BatchCreate(bg, &laravel.BatchCreateParams{ID: "b-2", Name: "b", TotalJobs: 3, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	params := func() *laravel.JobFailParams {
+		p := failParams()
+		p.Batch = &laravel.BatchStep{ID: "b-2", JobUUID: "u-2", Failed: true,
+			CancelOnFailure: func(*laravel.Batch) bool { return true },
+			Then: func(b *laravel.Batch) ([]*laravel.JobPushParams, error) {
+				return []*laravel.JobPushParams{{Queue: "callbacks", Payload: Payload(9), Now: t0 + 100, AvailableAt: t0 + 100}}, nil
+			}}
+		return p
+	}
+	first, second := claimTwice(t, s)
+	wantLost(t, "fail", s.Queue.JobFail(bg, first, params()))
+	if b, err := s.Conn.BatchFind(bg, "b-2"); err != nil || b.FailedJobs != 0 || b.CancelledAt != nil {
+		t.Fatalf("a stale claim's fail changed the batch: %+v (%v)", b, err)
+	}
+	if err := s.Queue.JobFail(bg, second, params()); err != nil {
+		t.Fatalf("fail: %v", err)
+	}
+	b, err := s.Conn.BatchFind(bg, "b-2")
+	if err != nil || b.FailedJobs != 1 || b.PendingJobs != 3 || len(b.FailedJobIDs) != 1 || b.FailedJobIDs[0] != "u-2" || b.CancelledAt == nil {
+		t.Fatalf("the batch after the failure: %+v (%v); want failed 1 (u-2), pending 3, cancelled", b, err)
+	}
+	if rows := s.Rows(t); len(rows) != 1 || rows[0].Queue != "callbacks" || s.Count(t, s.Conn.Tables().FailedJobs) != 1 {
+		t.Fatalf("rows %+v, want only the step's job, and one failed_jobs row", rows)
 	}
 }
 

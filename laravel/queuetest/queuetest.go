@@ -207,6 +207,8 @@ var cases = []testCase{
 	{"Renew", Options{}, caseRenew},
 	{"Return", Options{}, caseReturn},
 	{"DeleteAndPush", Options{}, caseDeleteAndPush},
+	{"DeleteCountsBatch", Options{}, caseDeleteCountsBatch},
+	{"FailCountsBatch", Options{}, caseFailCountsBatch},
 	{"ExpiresMidJob", Options{}, caseExpiresMidJob},
 	{"FailWithUUID", Options{}, caseFail(false)},
 	{"FailWithoutUUID", Options{Schema: laravel.SchemaParams{FailedJobsWithoutUUID: true}}, caseFail(true)},
