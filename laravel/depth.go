@@ -69,3 +69,27 @@ func (c *Conn) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// AvailableJobIDs returns the ids of the rows a claim could take now on the queues (as QueueDepth
+// counts them), in id order per queue, up to p.Limit of them (DefaultDepthLimit for 0) and one more,
+// so that a caller can tell a list that holds them all from one that was cut.
+func (c *Conn) AvailableJobIDs(ctx context.Context, p *QueueDepthParams) ([]int64, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultDepthLimit
+	}
+	q := c.rebind(fmt.Sprintf("select id from %s where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?) order by id limit %d",
+		c.quote(c.tables.Jobs), limit+1))
+	var ids []int64
+	for _, queue := range p.Queues {
+		var some []int64
+		if err := c.db.SelectContext(ctx, &some, q, queue, p.Now, p.Now-p.RetryAfter); err != nil {
+			return nil, fmt.Errorf("list jobs of queue %q: %w", queue, c.translate(err))
+		}
+		ids = append(ids, some...)
+		if len(ids) > limit {
+			return ids[:limit+1], nil
+		}
+	}
+	return ids, nil
+}

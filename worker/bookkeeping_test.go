@@ -373,6 +373,36 @@ func TestLeftBeyondRemembered(t *testing.T) {
 	}
 }
 
+// TestStopWhenEmptyBeyondRemembered: with more rows left for PHP than the worker remembers, it still
+// reaches its own jobs behind them (before, its claims went round the forgotten rows and never got
+// there), and --stop-when-empty stops once every row a claim could take is one it left (before, it
+// claimed and handed back the forgotten rows until killed).
+func TestStopWhenEmptyBeyondRemembered(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		for range 40 {
+			f.push(t, "default", fixture883(t, "closure"))
+		}
+		var calls atomic.Int32
+		f.reg.Register(jobClass, ok(&calls))
+		for range 3 {
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+		}
+		w := f.worker(t, func(c *Config) { c.ExcludeLimit = 4; c.Sleep = 50 * time.Millisecond; c.StopWhenEmpty = true })
+		ctx, cancel := context.WithTimeout(bg, time.Minute) // a bound on a hang
+		defer cancel()
+		if _, err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("--stop-when-empty still ran after a minute: %d hand-backs, stats %+v", w.Stats().LeftForPHP, w.Stats())
+		}
+		if calls.Load() != 3 || len(f.Rows(t)) != 40 {
+			t.Fatalf("ran %d of its 3 jobs, %d rows left; want 3 and the 40 left for PHP", calls.Load(), len(f.Rows(t)))
+		}
+	})
+}
+
 func TestUnhandledMoveAndFail(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
