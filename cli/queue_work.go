@@ -339,7 +339,12 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, op.observer(), events)
+	uniqueStores, closeStores, err := openUniqueStores(ctx, cfg)
+	if err != nil {
+		return 1, err
+	}
+	defer closeStores()
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, uniqueStores, op.observer(), events)
 	if err != nil {
 		return 1, err
 	}
@@ -411,7 +416,7 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the cache store when it is Redis, files or memcached (cs, nil for the database store). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, uniqueStores map[string]worker.LockReleaser, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
 	if err != nil {
 		return nil, nil, err
@@ -447,7 +452,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, KeyringErr: krErr, Config: wc, Logger: log, Observer: obs, Events: events}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, KeyringErr: krErr, Config: wc, Logger: log, Observer: obs, Events: events, UniqueStores: uniqueStores}
 	switch {
 	case cs != nil:
 		p.Locks, p.Cache = cs.locks, cs.values
@@ -515,7 +520,38 @@ func redisTLS(r config.Redis) (*tls.Config, error) {
 
 // openCacheStore opens the cache store when it is Redis, files or memcached; nil for any other.
 func openCacheStore(ctx context.Context, cfg *config.Config) (*cacheStore, error) {
-	switch cfg.Cache.Store {
+	return openCacheDriver(ctx, cfg, cfg.Cache.Store)
+}
+
+// openUniqueStores opens the cache stores unique_via names besides the default one (the database
+// store needs none: it is the connection's), where the locks of those classes are released.
+func openUniqueStores(ctx context.Context, cfg *config.Config) (map[string]worker.LockReleaser, func(), error) {
+	stores := map[string]worker.LockReleaser{}
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for _, u := range cfg.UniqueVia {
+		if _, open := stores[u.Store]; open || u.Store == cfg.Cache.Store || u.Store == "database" {
+			continue
+		}
+		cs, err := openCacheDriver(ctx, cfg, u.Store)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("unique_via: the %s cache store of %s: %w", u.Store, u.Class, err)
+		}
+		stores[u.Store] = cs.locks
+		closers = append(closers, cs.close)
+	}
+	return stores, closeAll, nil
+}
+
+// openCacheDriver opens the cache store of the driver with the configuration's settings for it (nil
+// for the database and the drivers artisan-go does not read).
+func openCacheDriver(ctx context.Context, cfg *config.Config, driver string) (*cacheStore, error) {
+	switch driver {
 	case "redis":
 		r := cfg.Cache.Redis
 		tlsConfig, err := redisTLS(r)
@@ -595,6 +631,11 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
 	wc.CacheEnabled = cfg.Cache.Reached()
+	wc.CacheStore = cfg.Cache.Store
+	wc.UniqueVia = map[string]string{}
+	for _, u := range cfg.UniqueVia {
+		wc.UniqueVia[strings.TrimPrefix(u.Class, `\`)] = u.Store
+	}
 	wc.RateLimiters = map[string][]worker.RateLimit{}
 	for _, l := range cfg.RateLimiters {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})

@@ -70,6 +70,10 @@ type Config struct {
 	// Models say where model classes keep their rows when Eloquent's default table name (the
 	// snake-case plural of the class basename) is not theirs. YAML only.
 	Models []Model `mapstructure:"models"`
+	// UniqueVia names the cache store of each ShouldBeUnique class whose uniqueVia() method returns
+	// another store than the default one, where the worker then releases its lock (Laravel 11.39+
+	// names the store in the payload itself). YAML only.
+	UniqueVia []UniqueVia `mapstructure:"unique_via"`
 	// Log configures the worker's own log.
 	Log Log `mapstructure:"log"`
 	// Metrics configures the Prometheus metrics and health endpoints of `queue:work`.
@@ -447,6 +451,14 @@ type Model struct {
 	Key string `mapstructure:"key"`
 	// Connection is the model's connection name ($connection), when the job does not carry one.
 	Connection string `mapstructure:"connection"`
+}
+
+// UniqueVia is the cache store a ShouldBeUnique class's uniqueVia() returns.
+type UniqueVia struct {
+	// Class is the job class, e.g. App\Jobs\BuildReport.
+	Class string `mapstructure:"class"`
+	// Store is the store's name in config/cache.php: database, redis, file or memcached.
+	Store string `mapstructure:"store"`
 }
 
 // Log configures the worker's own log.

@@ -57,11 +57,12 @@ func (c *Config) LaravelAtLeast(major, minor int) bool {
 }
 
 var (
-	typDuration = reflect.TypeFor[time.Duration]()
-	typStrings  = reflect.TypeFor[[]string]()
-	typInts     = reflect.TypeFor[[]int]()
-	typRoutes   = reflect.TypeFor[[]Route]()
-	typModels   = reflect.TypeFor[[]Model]()
+	typDuration  = reflect.TypeFor[time.Duration]()
+	typStrings   = reflect.TypeFor[[]string]()
+	typInts      = reflect.TypeFor[[]int]()
+	typRoutes    = reflect.TypeFor[[]Route]()
+	typModels    = reflect.TypeFor[[]Model]()
+	typUniqueVia = reflect.TypeFor[[]UniqueVia]()
 )
 
 // errUnset marks a value that sets nothing (an empty environment value for a number).
@@ -85,6 +86,8 @@ func convert(t reflect.Type, raw any) (any, error) {
 		return toRateLimits(raw)
 	case typModels:
 		return toModels(raw)
+	case typUniqueVia:
+		return toUniqueVia(raw)
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -306,39 +309,57 @@ var modelKeys = []string{"class", "connection", "key", "table"}
 
 // toModels reads the models list: a YAML sequence of mappings with the keys in modelKeys.
 func toModels(raw any) ([]Model, error) {
-	if ms, ok := raw.([]Model); ok {
-		return ms, nil
+	return toEntries(raw, "models", "a model", modelKeys, `[{class: App\Models\Person, table: people}]`, func(m *Model) map[string]*string {
+		return map[string]*string{"class": &m.Class, "table": &m.Table, "key": &m.Key, "connection": &m.Connection}
+	})
+}
+
+// uniqueViaKeys are the keys of one unique_via entry in YAML.
+var uniqueViaKeys = []string{"class", "store"}
+
+// toUniqueVia reads the unique_via list: a YAML sequence of mappings with the keys in uniqueViaKeys.
+func toUniqueVia(raw any) ([]UniqueVia, error) {
+	return toEntries(raw, "unique_via", "an entry", uniqueViaKeys, `[{class: App\Jobs\BuildReport, store: redis}]`, func(u *UniqueVia) map[string]*string {
+		return map[string]*string{"class": &u.Class, "store": &u.Store}
+	})
+}
+
+// toEntries reads a YAML sequence of mappings whose values are strings into T, whose fields by key
+// fields returns; list names the setting and example shows one.
+func toEntries[T any](raw any, list, one string, keys []string, example string, fields func(*T) map[string]*string) ([]T, error) {
+	if es, ok := raw.([]T); ok {
+		return es, nil
 	}
-	list, ok := raw.([]any)
+	seq, ok := raw.([]any)
 	if !ok {
-		return nil, fmt.Errorf("want a list of models such as [{class: App\\Models\\Person, table: people}], got %s", describe(raw))
+		return nil, fmt.Errorf("want a list of %s such as %s, got %s", strings.ReplaceAll(list, "_", " "), example, describe(raw))
 	}
-	out := make([]Model, 0, len(list))
+	out := make([]T, 0, len(seq))
 	var errs []error
-	for i, e := range list {
+	for i, e := range seq {
 		m, ok := e.(map[string]any)
 		if !ok {
-			errs = append(errs, fmt.Errorf("models[%d]: want a mapping with class and table, got %s", i, describe(e)))
+			errs = append(errs, fmt.Errorf("%s[%d]: want a mapping with %s, got %s", list, i, strings.Join(keys, ", "), describe(e)))
 			continue
 		}
-		var md Model
+		var entry T
+		dsts := fields(&entry)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			fields := map[string]*string{"class": &md.Class, "table": &md.Table, "key": &md.Key, "connection": &md.Connection}
 			var err error
-			if dst, ok := fields[strings.ToLower(k)]; ok {
+			if dst, ok := dsts[strings.ToLower(k)]; ok {
 				*dst, err = scalarString(m[k])
 			} else {
 				hint := ""
-				if c := closest(strings.ToLower(k), modelKeys); c != "" {
+				if c := closest(strings.ToLower(k), keys); c != "" {
 					hint = fmt.Sprintf(" (did you mean %q?)", c)
 				}
-				err = fmt.Errorf("unknown key%s; a model has %s", hint, strings.Join(modelKeys, ", "))
+				err = fmt.Errorf("unknown key%s; %s has %s", hint, one, strings.Join(keys, ", "))
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("models[%d].%s: %w", i, k, err))
+				errs = append(errs, fmt.Errorf("%s[%d].%s: %w", list, i, k, err))
 			}
 		}
-		out = append(out, md)
+		out = append(out, entry)
 	}
 	return out, errors.Join(errs...)
 }

@@ -52,7 +52,7 @@ func collectKeys(t reflect.Type, prefix string, index []int) []key {
 		}
 		path := prefix + tag
 		idx := append(append([]int(nil), index...), i)
-		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Route]() && f.Type != reflect.TypeFor[Model]() {
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Route]() && f.Type != reflect.TypeFor[Model]() && f.Type != reflect.TypeFor[UniqueVia]() {
 			out = append(out, collectKeys(f.Type, path+".", idx)...)
 			continue
 		}
@@ -61,9 +61,10 @@ func collectKeys(t reflect.Type, prefix string, index []int) []key {
 	return out
 }
 
-// yamlOnly reports whether a key is a list set only in the YAML file (routes, models, rate_limiters).
+// yamlOnly reports whether a key is a list set only in the YAML file (routes, models, unique_via,
+// rate_limiters).
 func yamlOnly(path string) bool {
-	return strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "models") || strings.HasPrefix(path, "rate_limiters")
+	return strings.HasPrefix(path, "routes") || strings.HasPrefix(path, "models") || strings.HasPrefix(path, "unique_via") || strings.HasPrefix(path, "rate_limiters")
 }
 
 // EnvName returns our environment variable for a dotted key: ARTISAN_GO_ and the key in upper case,

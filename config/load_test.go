@@ -562,6 +562,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	want := Default()
 	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
+	want.UniqueVia = cfg.UniqueVia
 	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
 	want.Cache.Memcached.Servers = cfg.Cache.Memcached.Servers
 	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
@@ -570,6 +571,9 @@ func TestExampleFile(t *testing.T) {
 	}
 	if len(cfg.Routes) != 4 || cfg.Routes[0].Timeout != 30*time.Second || cfg.Routes[3].UniqueID != "{reportId}" {
 		t.Errorf("routes %+v", cfg.Routes)
+	}
+	if len(cfg.UniqueVia) != 1 || cfg.UniqueVia[0] != (UniqueVia{Class: `App\Jobs\BuildReport`, Store: "redis"}) {
+		t.Errorf("unique_via %+v", cfg.UniqueVia)
 	}
 	if len(cfg.RateLimiters) != 1 || cfg.RateLimiters[0] != (RateLimit{Limiter: "uploads", Allow: 10, Per: time.Minute, By: "{userId}"}) {
 		t.Errorf("rate_limiters %+v", cfg.RateLimiters)

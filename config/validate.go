@@ -77,6 +77,7 @@ func (c *Config) Validate() error {
 	c.validateRateLimits(v)
 	c.validateOperating(v)
 	c.validateModels(v)
+	c.validateUniqueVia(v)
 	return errors.Join(v.errs...)
 }
 
@@ -348,18 +349,39 @@ func (c *Config) validateModels(v *validator) {
 	seen := map[string]int{}
 	for i, m := range c.Models {
 		field := fmt.Sprintf("models[%d]", i)
-		class := strings.TrimPrefix(m.Class, `\`)
-		switch {
-		case !classRE.MatchString(m.Class):
-			v.add(field+".class", fmt.Sprintf("%q is not a PHP class name", m.Class), `name the model class as PHP does, e.g. App\Models\Person`)
-		default:
-			if j, dup := seen[class]; dup {
-				v.add(field+".class", fmt.Sprintf("%s is named twice (also models[%d])", class, j), "keep one entry per model class")
-			}
-			seen[class] = i
-		}
+		checkEntryClass(v, seen, "models", i, m.Class, `name the model class as PHP does, e.g. App\Models\Person`, "keep one entry per model class")
 		if m.Table == "" && m.Key == "" && m.Connection == "" {
 			v.add(field, "names no table, key or connection", "set table (and key, connection) as the model's $table, $primaryKey and $connection")
+		}
+	}
+}
+
+// checkEntryClass checks the class of entry i of a list: a PHP class name, named in no entry before
+// (seen maps each class to its entry).
+func checkEntryClass(v *validator, seen map[string]int, list string, i int, class, fixName, fixDup string) {
+	field := fmt.Sprintf("%s[%d].class", list, i)
+	if !classRE.MatchString(class) {
+		v.add(field, fmt.Sprintf("%q is not a PHP class name", class), fixName)
+		return
+	}
+	name := strings.TrimPrefix(class, `\`)
+	if j, dup := seen[name]; dup {
+		v.add(field, fmt.Sprintf("%s is named twice (also %s[%d])", name, list, j), fixDup)
+	}
+	seen[name] = i
+}
+
+// UniqueViaStores are the cache stores a unique_via entry may name: those artisan-go opens.
+var UniqueViaStores = []string{"database", "redis", "file", "memcached"}
+
+func (c *Config) validateUniqueVia(v *validator) {
+	seen := map[string]int{}
+	for i, u := range c.UniqueVia {
+		field := fmt.Sprintf("unique_via[%d]", i)
+		checkEntryClass(v, seen, "unique_via", i, u.Class, `name the job class as PHP does, e.g. App\Jobs\BuildReport`, "keep one entry per job class")
+		if !oneOf(u.Store, UniqueViaStores) {
+			v.add(field+".store", fmt.Sprintf("%q is not a cache store artisan-go opens", u.Store),
+				"name the store uniqueVia() returns, as config/cache.php names it: database, redis, file or memcached")
 		}
 	}
 }

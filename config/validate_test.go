@@ -59,6 +59,11 @@ func TestValidateErrors(t *testing.T) {
 		{"log flush negative", func(c *Config) { c.Log.Flush = -time.Second }, "log.flush", []string{"ARTISAN_GO_LOG_FLUSH", "outside"}},
 		{"retry_after zero", func(c *Config) { c.Worker.RetryAfter = 0 }, "worker.retry_after", []string{"DB_QUEUE_RETRY_AFTER", "not positive"}},
 		{"bad strategy", func(c *Config) { c.Worker.Strategy = "Skip Locked" }, "worker.strategy", []string{"not a strategy name"}},
+		{"unique_via store unknown", func(c *Config) { c.UniqueVia = []UniqueVia{{Class: `App\Jobs\X`, Store: "dynamodb"}} }, "unique_via[0].store", []string{`"dynamodb" is not a cache store`, "redis"}},
+		{"unique_via class twice", func(c *Config) {
+			c.UniqueVia = []UniqueVia{{Class: `App\Jobs\X`, Store: "redis"}, {Class: `\App\Jobs\X`, Store: "file"}}
+		}, "unique_via[1].class", []string{"named twice"}},
+		{"unique_via not a class", func(c *Config) { c.UniqueVia = []UniqueVia{{Class: "App Jobs", Store: "redis"}} }, "unique_via[0].class", []string{"not a PHP class name"}},
 		{"unknown time zone", func(c *Config) { c.App.Timezone = "Mars/Olympus" }, "app.timezone", []string{"APP_TIMEZONE", "unknown time zone"}},
 		{"empty time zone", func(c *Config) { c.App.Timezone = "" }, "app.timezone", []string{"unknown time zone"}},
 		{"rate limit without a limiter", func(c *Config) { c.RateLimiters = []RateLimit{{Allow: 1, Per: time.Minute}} }, "rate_limiters[0].limiter", []string{"is empty"}},

@@ -107,7 +107,28 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if w.locks != nil {
 		release = w.locks.ForceRelease
 	}
-	if owner := uniqueLockOwner(r); owner != "" && w.version.AtLeast(13, 24) && w.mwLocks != nil {
+	store := w.cfg.UniqueVia[r.class]
+	if s, ok := hiddenContext(r.env, "laravel_unique_job_cache_store"); ok {
+		store = s // 11.39+: the store uniqueVia() returned (or the default), as PHP's worker reads it
+	}
+	def := w.cfg.CacheStore
+	if def == "" {
+		def = "database"
+	}
+	if store != "" && store != def {
+		switch s, open := w.uniqueStores[store]; {
+		case store == "database":
+			release = w.conn.CacheLockForceRelease
+		case open:
+			release = s.ForceRelease
+		default:
+			if w.uniqueWarned.add("via " + store) {
+				w.log.Error("a unique job's lock is in a cache store this worker does not open, so it stays until it expires; name the store under unique_via in the configuration (database, redis, file or memcached)",
+					"class", r.class, "store", store)
+			}
+			return
+		}
+	} else if owner := uniqueLockOwner(r); owner != "" && w.version.AtLeast(13, 24) && w.mwLocks != nil {
 		// 13.24+: the lock is released only by the dispatch that took it (UniqueLock::release).
 		release = func(ctx context.Context, key string) error {
 			_, err := w.mwLocks.LockRelease(ctx, key, owner)

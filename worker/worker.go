@@ -86,6 +86,13 @@ type Config struct {
 	// reaches (Redis). The restart signal, maintenance mode, paused queues, maxExceptions counters and
 	// unique locks live there. With another store those features are off.
 	CacheEnabled bool
+	// CacheStore names the application's default cache store (config/cache.php's default), the one
+	// Params.Locks or the database keep; "" for the database.
+	CacheStore string
+	// UniqueVia names, by job class, the cache store a ShouldBeUnique class's uniqueVia() returns when
+	// it is not the default one: its lock is released there (Params.UniqueStores). Laravel 11.39+
+	// names the store in the payload, which wins.
+	UniqueVia map[string]string
 	// ExcludeLimit bounds how many handed-back row ids the worker remembers.
 	ExcludeLimit int
 	// BatchCompanion is the PHP job class that runs a batch's then/catch/finally callbacks for Go
@@ -150,6 +157,9 @@ type Params struct {
 	// lines; the Processing and Processed log lines are then debug); nil drops them. It is called
 	// from the jobs' goroutines, so it must be safe for concurrent use.
 	Events func(RunEvent)
+	// UniqueStores release the unique locks of classes whose uniqueVia() is another store than the
+	// default one, by store name (Config.UniqueVia); the "database" store needs none (Params.Conn).
+	UniqueStores map[string]LockReleaser
 	// Locks releases unique-job locks kept outside the database cache store (redislock for a Redis
 	// cache store, filecache for files); nil uses the cache_locks table when CacheEnabled. A Locks
 	// that is a LockStore keeps job middleware's locks too.
@@ -230,14 +240,16 @@ type Worker struct {
 	registry *handlers.Registry
 	keyring  *payload.Keyring
 	keyErr   error // Params.KeyringErr
-	locks    LockReleaser
-	cache    CacheStore
-	obs      Observer
-	cfg      Config
-	version  Version
-	log      *slog.Logger
-	clock    func() time.Time
-	events   func(RunEvent)
+	// uniqueStores are Params.UniqueStores.
+	uniqueStores map[string]LockReleaser
+	locks        LockReleaser
+	cache        CacheStore
+	obs          Observer
+	cfg          Config
+	version      Version
+	log          *slog.Logger
+	clock        func() time.Time
+	events       func(RunEvent)
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
@@ -383,7 +395,7 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, cache: cache, obs: p.Observer, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, uniqueStores: p.UniqueStores, cache: cache, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(16 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),

@@ -2,6 +2,8 @@ package interop
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,6 +111,34 @@ func TestGoDispatchTakesUniqueLocks(t *testing.T) {
 		}
 		if n := phpQueued("b"); n != 1 {
 			t.Fatalf("PHP queued %d jobs after its own ran", n)
+		}
+	})
+}
+
+// TestGoReleasesUniqueViaLock runs a ShouldBeUnique job whose uniqueVia() keeps its lock in Redis while
+// the app's default cache store is the database: with the class under unique_via, Go releases the
+// lock where PHP's worker does, and PHP dispatches it again (before, the lock stayed in Redis for
+// uniqueFor and PHP's next dispatch queued nothing).
+func TestGoReleasesUniqueViaLock(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		app := phpapp.New(t, db, phpapp.WithEnv("UNIQUE_VIA_STORE=redis", "REDIS_PREFIX="+testenv.Name("via")+"_"))
+		config := filepath.Join(t.TempDir(), "artisan-go.yaml")
+		if err := os.WriteFile(config, []byte("routes:\n  - class: 'App\\Jobs\\UniqueVia'\n    builtin: noop\n    unique_id: '{key}'\n"+
+			"unique_via:\n  - class: 'App\\Jobs\\UniqueVia'\n    store: redis\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			if d := app.MustDispatch(ctx, "unique-via", phpapp.Key("a")); len(d.Jobs) != 1 {
+				t.Fatalf("round %d: PHP queued %d jobs, want 1: the lock of the job before was not released", round, len(d.Jobs))
+			}
+			if d := app.MustDispatch(ctx, "unique-via", phpapp.Key("a")); len(d.Jobs) != 0 {
+				t.Fatalf("round %d: PHP accepted a second dispatch while the first is queued", round)
+			}
+			if out, errOut, code := goArtisan(ctx, app, "", "queue:work", "--config", config, "--stop-when-empty", "--sleep", "0.05"); code != 0 || !strings.Contains(errOut, "processed=1") {
+				t.Fatalf("round %d: queue:work exit %d:\n%s%s", round, code, out, errOut)
+			}
 		}
 	})
 }

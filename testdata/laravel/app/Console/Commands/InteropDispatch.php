@@ -33,7 +33,7 @@ class InteropDispatch extends Command
     /** The kinds this command knows, for the help text and for error messages. */
     const KINDS = [
         'plain', 'delayed', 'flaky', 'failing', 'retry-until', 'releasing', 'slow', 'unique',
-        'unique-until-processing', 'encrypted', 'model', 'chain', 'batch', 'listener', 'notification',
+        'unique-via', 'unique-until-processing', 'encrypted', 'model', 'chain', 'batch', 'listener', 'notification',
         'mail', 'closure', 'raw', 'noop', 'typed', 'guarded',
     ];
 
@@ -210,6 +210,8 @@ class InteropDispatch extends Command
                 return new Jobs\Slow((float) $this->option('seconds'), (int) $this->option('timeout'));
             case 'unique':
                 return new Jobs\Unique($this->option('key'));
+            case 'unique-via':
+                return new Jobs\UniqueVia($this->option('key'));
             case 'unique-plain':
                 return new Jobs\UniquePlain();
             case 'unique-until-processing':
