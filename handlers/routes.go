@@ -310,10 +310,15 @@ func (e *ExecError) Error() string {
 	default:
 		what = fmt.Sprintf("%s: exit status %d", e.Program, e.ExitCode)
 	}
-	if e.Stderr == "" {
+	if e.Stderr == "" || e.Killed {
+		if e.Stderr != "" {
+			return what + ": " + e.Stderr
+		}
 		return what
 	}
-	return e.Stderr + " (" + what + ")"
+	// The message is the standard error, as the README promises: it is what PHP's failed() hooks and
+	// a chain's catch callbacks read from getMessage(); the exit status is in ExitCode.
+	return e.Stderr
 }
 
 // ExecHandler runs a command for each job: the job's Document on standard input, exit status 0 for

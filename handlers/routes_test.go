@@ -153,10 +153,10 @@ func TestExecRouteFailure(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"stderr is the message", `cat >/dev/null; printf '  order 991 has no items\n\n' >&2; exit 3`, 3, "order 991 has no items (sh: exit status 3)"},
+		{"stderr is the message", `cat >/dev/null; printf '  order 991 has no items\n\n' >&2; exit 3`, 3, "order 991 has no items"},
 		{"no stderr", `exit 1`, 1, "sh: exit status 1"},
-		{"stdout is not the message", `echo progress; echo broken >&2; exit 2`, 2, "broken (sh: exit status 2)"},
-		{"class named", `printf 'php-exception: App\\Exceptions\\UpstreamDown\nupstream returned 503\n' >&2; exit 4`, 4, "upstream returned 503 (sh: exit status 4)"},
+		{"stdout is not the message", `echo progress; echo broken >&2; exit 2`, 2, "broken"},
+		{"class named", `printf 'php-exception: App\\Exceptions\\UpstreamDown\nupstream returned 503\n' >&2; exit 4`, 4, "upstream returned 503"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,9 +56,11 @@ func (w *Worker) leave(r *jobRun, why string) {
 	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
 		return w.queue.JobReturn(ctx, []*laravel.Job{j})
 	}, &w.stats.left) {
-		level := slog.LevelInfo
-		if again {
-			level = slog.LevelDebug // logged when it was first left
+		// The first row of each class and reason at info; the others, which beside PHP's workers are
+		// many (a line per row), and rows left again, at debug.
+		level := slog.LevelDebug
+		if !again && w.leftLogged.add(r.class+"\x00"+why) {
+			level = slog.LevelInfo
 		}
 		w.log.Log(context.Background(), level, "Left for PHP ("+why+")", "class", r.displayName, "id", j.ID, "queue", j.Queue)
 	}

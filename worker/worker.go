@@ -267,6 +267,8 @@ type Worker struct {
 	failedWarned onceSet
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
+	// leftLogged names the classes (and reasons) of rows left for PHP logged at info level once.
+	leftLogged onceSet
 	// uniqueByLock holds, by class, whether findUniqueByLock found the class unique (true) or looked
 	// and did not (false).
 	uniqueByLock sync.Map
