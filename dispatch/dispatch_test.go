@@ -111,6 +111,7 @@ func TestFromJSON(t *testing.T) {
 		`null`:                    `N;`,
 		`[true,"a"]`:              `a:2:{i:0;b:1;i:1;s:1:"a";}`,
 		`{"b":1,"a":{"10":null}}`: `a:2:{s:1:"b";i:1;s:1:"a";a:1:{i:10;N;}}`,
+		`[1e400,-1e400,1e-400]`:   `a:3:{i:0;d:INF;i:1;d:-INF;i:2;d:0;}`, // PHP 8.2's serialize(json_decode(…, true))
 	} {
 		v, err := FromJSON([]byte(in))
 		if err != nil {

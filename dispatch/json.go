@@ -66,8 +66,10 @@ func fromJSON(d *json.Decoder) (payload.Value, error) {
 		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
 			return n, nil
 		}
+		// Beyond a float's range ParseFloat gives ±Inf (and 0 below it) with ErrRange, as PHP's
+		// json_decode gives INF and -INF.
 		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Errorf("number %s: %w", t, err)
 		}
 		return f, nil
