@@ -364,11 +364,27 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 		}
 		return c.translate(err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := c.commit(ctx, tx); err != nil {
 		discard(conn.Conn)
 		return c.translate(commitErr(err))
 	}
 	conn.Close()
+	return nil
+}
+
+// commit commits tx. Where the driver's Commit does not heed the context (CommitIgnoresContext), the
+// COMMIT is a statement run with ctx, which the driver gives up (closing the connection) once ctx is
+// done; database/sql's transaction is then ended by a Rollback, a no-op on the server, whose error
+// after a COMMIT that succeeded only means the connection is not to be used again.
+func (c *Conn) commit(ctx context.Context, tx *sqlx.Tx) error {
+	if !c.caps.CommitIgnoresContext {
+		return tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	_ = tx.Rollback()
 	return nil
 }
 

@@ -174,6 +174,9 @@ type capabilities struct {
 	// BoundClaims: claims running at once from many workers on one queue cost the server more than
 	// they bring, so the workers of a host share one bound on them (see ClaimScope).
 	BoundClaims bool
+	// CommitIgnoresContext: the driver's Commit does not heed the transaction's context, so a
+	// transaction is committed by a COMMIT statement run with it (see Conn.commit).
+	CommitIgnoresContext bool
 }
 
 // errClass is the kind of a native driver error.

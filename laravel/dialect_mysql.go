@@ -152,6 +152,10 @@ func (mysqlDialect) capabilities(engine, lock string) capabilities {
 		// waits and ran below one worker's rate.
 		BoundClaims: true,
 		MaxAttempts: 255, // tinyint unsigned
+		// go-sql-driver/mysql's Tx.Commit waits for the server's answer without a deadline and
+		// without the transaction's context: a claim whose COMMIT met a server that stopped answering
+		// held its worker, even one told twice to stop, for good.
+		CommitIgnoresContext: true,
 	}
 }
 

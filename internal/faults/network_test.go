@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/worker"
+	"github.com/jmoiron/sqlx"
 )
 
 // throughProxy returns db reached through a fault-injecting proxy.
@@ -101,5 +103,38 @@ func TestCommitRefusedInTransaction(t *testing.T) {
 	}
 	if r.Lost != 0 || r.Duplicated != 0 || r.WronglyFailed != 0 || st.Unapplied != 0 {
 		t.Errorf("%v, unapplied completions %d; want all zero", r, st.Unapplied)
+	}
+}
+
+// TestHeldCommitGivesUp: a transaction whose COMMIT meets a server that stops answering just then ends
+// with an error once its context does. go-sql-driver/mysql's Commit waits for the answer without a
+// deadline and without the context: a claim stuck so held its worker, even one told twice to stop,
+// for good (seen in the race run of TestSecondSignalStopsNowWhileDatabaseFrozen).
+func TestHeldCommitGivesUp(t *testing.T) {
+	for _, open := range []func(testing.TB) testenv.Database{testenv.MySQL, testenv.Postgres} {
+		db, proxy := throughProxy(t, open(t))
+		t.Run(db.Dialect, func(t *testing.T) {
+			d := newDrain(t, db, laravel.SchemaParams{}, 0)
+			t.Cleanup(proxy.Resume)
+			ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- d.Conn.InTx(ctx, func(tx *sqlx.Tx) error {
+					proxy.PauseAt("commit")
+					_, err := tx.ExecContext(ctx, "select 1")
+					return err
+				})
+			}()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a COMMIT the server never answered succeeded")
+				}
+				t.Logf("the held COMMIT gave up: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the COMMIT still waits 30 s after its context ended (2 s)")
+			}
+		})
 	}
 }

@@ -30,6 +30,9 @@ type Proxy struct {
 	refusal  []byte // the MySQL error packet sent back for it
 	refusals int    // how many refusals are left
 	refusedN int    // how many statements were refused
+
+	hold  []byte // lower-case statement text that pauses the proxy before it is passed on
+	holds int    // how many holds are left
 }
 
 // StartProxy listens on a free loopback port and forwards every connection to target (host:port).
@@ -97,6 +100,15 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 				p.refusals--
 				p.refusedN++
 				refusal = p.refusal
+			}
+			if fromClient && p.holds > 0 && bytes.Contains(bytes.ToLower(buf[:n]), p.hold) {
+				// A server that stops answering just as the statement comes: it, and everything
+				// after it, waits until Resume.
+				p.holds--
+				p.paused = true
+				for p.paused {
+					p.cond.Wait()
+				}
 			}
 			var late chan struct{}
 			if cut {
@@ -202,6 +214,14 @@ func (p *Proxy) CutAfter(stmt string, n int) {
 func (p *Proxy) CutDeliverLate(stmt string, n int, deliver chan struct{}) {
 	p.mu.Lock()
 	p.cut, p.cuts, p.late = bytes.ToLower([]byte(stmt)), n, deliver
+	p.mu.Unlock()
+}
+
+// PauseAt pauses the proxy (as Pause) when the client next sends a chunk that contains stmt (compared
+// in lower case), before passing it on: the statement's answer never comes until Resume.
+func (p *Proxy) PauseAt(stmt string) {
+	p.mu.Lock()
+	p.hold, p.holds = bytes.ToLower([]byte(stmt)), 1
 	p.mu.Unlock()
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,7 +94,9 @@ func TestSecondSignalStopsNowWhileDatabaseFrozen(t *testing.T) {
 			d.pushClass(t, waitingClass)
 			ledger := filepath.Join(t.TempDir(), "ledger")
 			logs, lines := logLines(t)
-			p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
+			var tail tailBuffer // the log's end and, at a hang, the goroutines (SIGABRT, GOTRACEBACK=all)
+			t.Setenv("GOTRACEBACK", "all")
+			p := startWorkerLogging(t, d, ledger, io.MultiWriter(logs, &tail), "--sleep", "0.05", "--timeout", "0")
 			waitLedger(t, p, ledger, 1)
 			proxy.Pause()
 			t.Cleanup(proxy.Resume)
@@ -103,10 +106,12 @@ func TestSecondSignalStopsNowWhileDatabaseFrozen(t *testing.T) {
 			signalled := time.Now()
 			select {
 			case <-p.done:
-			// A bound on a hang: the stop takes about 7 s, and under the race detector beside other
-			// tests it once took over 20; before, the releases alone waited a minute.
+			// A bound on a hang: the stop takes about 7 s. Before, the releases alone waited a minute,
+			// and a claim whose COMMIT the freeze caught held the worker for good (TestHeldCommitGivesUp).
 			case <-time.After(45 * time.Second):
-				t.Fatal("the worker still runs 45 s after the second SIGINT, its database frozen")
+				p.signal(syscall.SIGABRT)
+				<-p.done
+				t.Fatalf("the worker still runs 45 s after the second SIGINT, its database frozen; its log's end and goroutines:\n%s", tail.String())
 			}
 			t.Logf("stopped %v after the second SIGINT", time.Since(signalled).Round(time.Millisecond))
 			if p.err != nil {
@@ -140,6 +145,28 @@ func TestStdoutReaderGone(t *testing.T) {
 	if n, rows := ledgerLines(ledger), d.Rows(t); n != 20 || len(rows) != 0 {
 		t.Fatalf("%d executions, %d rows left in jobs; want 20 and none", n, len(rows))
 	}
+}
+
+// tailBuffer keeps the last 256 KiB written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - 256<<10; over > 0 {
+		b.buf = b.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 // logLines returns a writer for a worker process's log and a channel of its lines.
