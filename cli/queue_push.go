@@ -90,7 +90,7 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return 2
 	}
 	job := dispatch.Job{
-		Command: cmd, Queue: *queue, Delay: time.Duration(*delay) * time.Second, Tries: *tries,
+		Command: cmd, Queue: *queue, Connection: *connection, Delay: time.Duration(*delay) * time.Second, Tries: *tries,
 		Timeout: time.Duration(*timeout) * time.Second, MaxExceptions: *maxExceptions, Encrypt: *encrypt,
 		Unique: *unique, UniqueID: *uniqueID, UniqueFor: time.Duration(*uniqueFor) * time.Second,
 	}

@@ -164,6 +164,11 @@ func TestQueuePushConnectionAndOptions(t *testing.T) {
 	if envl.RetryUntil == nil || *envl.RetryUntil < before+300 || *envl.RetryUntil > time.Now().Unix()+300 {
 		t.Errorf("--retry-until 300: retryUntil %v, want now + 300", envl.RetryUntil)
 	}
+	if cmd, err := payload.DecodeCommand(envl, nil); err != nil {
+		t.Fatal(err)
+	} else if v, _ := cmd.Get("connection"); v != "database" {
+		t.Errorf("--connection database: the command's connection is %#v, want \"database\" as ->onConnection() sets it", v)
+	}
 	if code, _, errs := push("--connection", "database", "--unique"); code != 0 || !strings.Contains(errs, "--unique-id") {
 		t.Errorf("--unique without an id: exit %d, %q; want 0 and a note on --unique-id", code, errs)
 	}

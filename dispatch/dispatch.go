@@ -126,6 +126,9 @@ type Job struct {
 	Command *payload.Object
 	// Queue is the queue to push onto; "" means the Dispatcher's default queue.
 	Queue string
+	// Connection is Queueable's connection, as ->onConnection() sets it (the row still goes to the
+	// Dispatcher's table); "" leaves it null.
+	Connection string
 	// Delay makes the job available that much later (whole seconds, as Laravel).
 	Delay time.Duration
 	// Tries is the job's $tries (payload maxTries); 0 leaves it to the worker's --tries.
@@ -303,7 +306,7 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 		cmd = &payload.Object{Class: strings.TrimPrefix(cmd.Class, `\`), Props: cmd.Props}
 	}
 	if !j.Bare {
-		cmd = d.withTraits(cmd, j.Queue, delay)
+		cmd = d.withTraits(cmd, j.Queue, delay, j.Connection)
 		if d.version.AtLeast(13, 24) && j.lockOwner != "" {
 			cmd.Set("uniqueLockOwner", j.lockOwner) // where Queueable declares it
 		}
@@ -399,11 +402,14 @@ func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Va
 // in the order PHP serializes them for the version (after the class's own), set as dispatch() leaves
 // them: queue as given (null for the default), delay in seconds or null, the rest at their defaults.
 // Properties cmd already has keep their values.
-func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *payload.Object {
+func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int, connection string) *payload.Object {
 	out := &payload.Object{Class: cmd.Class, Props: append([]payload.Property(nil), cmd.Props...)}
-	var q, dl payload.Value
+	var q, dl, cn payload.Value
 	if queue != "" {
 		q = queue
+	}
+	if connection != "" {
+		cn = connection
 	}
 	if delay > 0 {
 		dl = int64(delay)
@@ -421,7 +427,7 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *p
 	never := [2]int{99, 0}
 	list := []prop{
 		{"job", nil, since(5, 0)},
-		{"connection", nil, since(5, 0)},
+		{"connection", cn, since(5, 0)},
 		{"queue", q, since(5, 0)},
 		{"chainConnection", nil, since(5, 5)},
 		{"chainQueue", nil, since(5, 5)},
@@ -438,7 +444,7 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int) *p
 		}
 		list = []prop{
 			{"job", nil, since(5, 0)},
-			{"connection", nil, since(5, 0)},
+			{"connection", cn, since(5, 0)},
 			{"queue", q, since(5, 0)},
 			{"group", nil, group},
 			{"messageGroup", nil, since(12, 28)},

@@ -109,6 +109,7 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 	var b strings.Builder
 	b.WriteString("queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
+	floor = max(floor, p.MinID)
 	if floor > 0 {
 		b.WriteString(" and id >= ?")
 		args = append(args, floor)

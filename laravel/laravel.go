@@ -84,6 +84,9 @@ type JobClaimParams struct {
 	// their claims at, where a row that became claimable again waits for a probe: a claim that must
 	// not miss one (the last before a worker stops on an empty queue) asks for it.
 	Whole bool
+	// MinID, when not 0, leaves out the rows below it: a worker whose claims only bring back rows it
+	// left for PHP skips to the first row it has not seen.
+	MinID int64
 }
 
 // JobReleaseParams says when a released job becomes available again.

@@ -423,12 +423,16 @@ func (c *Conn) insertJob(ctx context.Context, ex Execer, p *JobPushParams) (int6
 }
 
 // AvailableJobsSQL returns Laravel's getNextAvailableJob select for up to limit rows, with the
-// ExcludeIDs condition and the given lock clause ("" for none), and its arguments.
+// ExcludeIDs and MinID conditions and the given lock clause ("" for none), and its arguments.
 func (c *Conn) AvailableJobsSQL(p *JobClaimParams, exclude []int64, limit int, lock string) (string, []any) {
 	var b strings.Builder
 	b.WriteString("select " + jobColumns + " from " + c.quote(c.tables.Jobs) +
 		" where queue = ? and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
 	args := []any{p.Queue, p.Now, p.Now - p.RetryAfter}
+	if p.MinID > 0 {
+		b.WriteString(" and id >= ?")
+		args = append(args, p.MinID)
+	}
 	if len(exclude) > 0 {
 		b.WriteString(" and id not in (" + placeholders(len(exclude)) + ")")
 		for _, id := range exclude {

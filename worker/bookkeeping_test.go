@@ -403,6 +403,35 @@ func TestStopWhenEmptyBeyondRemembered(t *testing.T) {
 	})
 }
 
+// TestStopWhenEmptyBehindLongBacklog: the same behind 6,000 rows left for PHP, at the default number
+// of rows remembered (before, the claims skipped at most 4,096 of them, and the worker went round
+// the ones it forgot for good).
+func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	closure := fixture883(t, "closure")
+	for range 6000 {
+		f.push(t, "default", closure)
+	}
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	for range 3 {
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+	}
+	w := f.worker(t, func(c *Config) { c.Sleep = 50 * time.Millisecond; c.StopWhenEmpty = true; c.Concurrency = 64 })
+	ctx, cancel := context.WithTimeout(bg, 2*time.Minute) // a bound on a hang
+	defer cancel()
+	if _, err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("--stop-when-empty still ran after two minutes: %d hand-backs, stats %+v", w.Stats().LeftForPHP, w.Stats())
+	}
+	if calls.Load() != 3 || len(f.Rows(t)) != 6000 {
+		t.Fatalf("ran %d of its 3 jobs, %d rows left; want 3 and the 6,000 left for PHP", calls.Load(), len(f.Rows(t)))
+	}
+}
+
 func TestUnhandledMoveAndFail(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

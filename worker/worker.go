@@ -256,8 +256,9 @@ type Worker struct {
 	// leftBefore remembers many more handed-back ids than the claims exclude, to tell a row claimed
 	// again after the claims forgot it from one seen for the first time.
 	leftBefore *idRing
-	// reach is the rows left for PHP the next claim skips as well (see claimExcludes).
-	reach  atomic.Pointer[[]int64]
+	// reach is where the next claim starts when rows the worker has not seen wait behind rows it
+	// left for PHP (see leftAhead); 0 for none.
+	reach  atomic.Int64
 	claims *claimLimiter
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
@@ -398,7 +399,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, uniqueStores: p.UniqueStores, cache: cache, obs: p.Observer, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(16 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(64 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
 	}
@@ -587,7 +588,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			// The claims bring back rows left for PHP that the worker no longer remembers (more than
 			// worker.ExcludeLimit of them ahead of its own): pause as on an empty queue, so that the
 			// worker does not claim and hand back the same rows without end, slowing PHP's workers.
-			switch ahead, allLeft := w.leftAhead(ctx); {
+			switch next, allLeft := w.leftAhead(ctx); {
 			case allLeft && w.cfg.StopWhenEmpty:
 				// --stop-when-empty: every row a claim could take is one left for PHP, so nothing is
 				// left to run here; once the rows being handed back are, the queues count as empty.
@@ -597,10 +598,10 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 				if status, stop := w.shouldStop(ctx, st, true); stop {
 					return w.finish(ctx, cancelJobs, status), nil
 				}
-			case len(ahead) > 0:
-				// Rows this worker has not seen wait behind the ones it left: the next claim skips
-				// those, so that its own jobs behind PHP's backlog run.
-				w.reach.Store(&ahead)
+			case next > 0:
+				// A row this worker has not seen waits behind the ones it left: the next claim
+				// starts there, so that its own jobs behind PHP's backlog run.
+				w.reach.Store(next)
 				continue
 			}
 			sleepCtx(ctx, idle.next()) // not woken by the handed-back jobs' slots
@@ -651,33 +652,29 @@ type availableIDer interface {
 	AvailableJobIDs(ctx context.Context, p *laravel.QueueDepthParams) ([]int64, error)
 }
 
-// maxReach bounds the rows left for PHP that one claim skips to reach the rows behind them (see
-// leftAhead): its exclusion list is that long.
-const maxReach = 4096
-
 // leftAhead reads the rows a claim on the worker's queues could take now. allLeft says every one is a
-// row the worker left for PHP before (as many as it remembers, 16 × worker.ExcludeLimit): none is its
-// own to run. Otherwise ahead lists the left rows before the first it has not seen, queue by queue
-// in claim order, when there are some and at most maxReach: excluded, they let a claim reach that row.
-func (w *Worker) leftAhead(ctx context.Context) (ahead []int64, allLeft bool) {
+// row the worker left for PHP before (as many as it remembers, 64 × worker.ExcludeLimit): none is its
+// own to run. Otherwise next is the first row, in claim order, it has not seen behind rows it left
+// (0 when there is none): a claim from there reaches it.
+func (w *Worker) leftAhead(ctx context.Context) (next int64, allLeft bool) {
 	l, ok := w.conn.(availableIDer)
 	if !ok {
-		return nil, false
+		return 0, false
 	}
 	limit := w.leftBefore.limit
 	ids, err := l.AvailableJobIDs(ctx, &laravel.QueueDepthParams{Queues: w.cfg.Queues, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), Limit: limit})
 	if err != nil {
-		return nil, false
+		return 0, false
 	}
 	for i, id := range ids {
 		if !w.leftBefore.has(id) {
-			if i > maxReach {
-				return nil, false
+			if i == 0 {
+				return 0, false // the claims reach it as they are
 			}
-			return ids[:i], false
+			return id, false
 		}
 	}
-	return nil, len(ids) <= limit
+	return 0, len(ids) <= limit
 }
 
 // leftChurn tells, between two claims, whether the worker only hands back rows it handed back before:
@@ -1045,7 +1042,7 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		}
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
-			Limit: n, ExcludeIDs: w.claimExcludes(), Whole: whole,
+			Limit: n, ExcludeIDs: w.excluded.list(), Whole: whole, MinID: w.reach.Swap(0),
 		})
 		jobs = w.dropLeft(ctx, jobs)
 		took := time.Since(start)
@@ -1105,16 +1102,6 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 
 // dropLeft gives back the claimed jobs that were left for PHP after the claim read its exclusions (a
 // claim may wait for another, or for a grouped delete that claims for it), and returns the others.
-// claimExcludes are the rows a claim must not take: the ones left for PHP that the worker remembers,
-// and once, after leftAhead found rows it has not seen behind its forgotten ones, those ahead of them.
-func (w *Worker) claimExcludes() []int64 {
-	ids := w.excluded.list()
-	if ahead := w.reach.Swap(nil); ahead != nil {
-		ids = append(ids, *ahead...)
-	}
-	return ids
-}
-
 func (w *Worker) dropLeft(ctx context.Context, jobs []*laravel.Job) []*laravel.Job {
 	var back []*laravel.Job
 	keep := jobs[:0]
