@@ -357,6 +357,25 @@ func caseFailCountsBatch(t *testing.T, s *Setup) {
 	}
 }
 
+// caseClaimFromMinID: a claim with MinID leaves out the rows below it.
+func caseClaimFromMinID(t *testing.T, s *Setup) {
+	first := s.Push(t, "default", t0, t0, 1)
+	s.Push(t, "default", t0, t0, 2)
+	s.Push(t, "default", t0, t0, 3)
+	jobs, err := s.Queue.JobClaim(bg, &laravel.JobClaimParams{Queue: "default", Now: t0, RetryAfter: 90, Limit: 3, MinID: first + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) == 0 || jobs[0].ID != first+1 {
+		t.Fatalf("claim from id %d took %+v, want the rows from it on", first+1, jobs)
+	}
+	for _, j := range jobs {
+		if j.ID < first+1 {
+			t.Fatalf("claim from id %d took row %d", first+1, j.ID)
+		}
+	}
+}
+
 func caseExpiresMidJob(t *testing.T, s *Setup) {
 	s.Push(t, "default", t0, t0, 1)
 	other := s.NewQueue(t, Open(t, s.Params))

@@ -209,6 +209,7 @@ var cases = []testCase{
 	{"DeleteAndPush", Options{}, caseDeleteAndPush},
 	{"DeleteCountsBatch", Options{}, caseDeleteCountsBatch},
 	{"FailCountsBatch", Options{}, caseFailCountsBatch},
+	{"ClaimFromMinID", Options{}, caseClaimFromMinID},
 	{"ExpiresMidJob", Options{}, caseExpiresMidJob},
 	{"FailWithUUID", Options{}, caseFail(false)},
 	{"FailWithoutUUID", Options{Schema: laravel.SchemaParams{FailedJobsWithoutUUID: true}}, caseFail(true)},
