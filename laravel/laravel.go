@@ -107,6 +107,9 @@ type JobFailParams struct {
 	Rewritten func(change string)
 	// Batch, when set, counts the failure in the job's batch in the same transaction (its Failed set).
 	Batch *BatchStep
+	// Push are new jobs inserted in the same transaction (the companion that runs the job's PHP
+	// failure hooks), before those of Batch.
+	Push []*JobPushParams
 }
 
 // BatchStep counts a finished job's success in its batch (as BatchRecordSuccess), or its failure (as

@@ -287,10 +287,13 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 				if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
 					return err
 				}
-				if p.Batch == nil {
-					return nil
+				push := p.Push
+				var err error
+				if p.Batch != nil {
+					var more []*JobPushParams
+					more, err = f.C.batchStep(ctx, tx, p.Batch)
+					push = append(slices.Clip(push), more...)
 				}
-				push, err := f.C.batchStep(ctx, tx, p.Batch)
 				for _, p := range push {
 					if err == nil {
 						_, err = f.C.insertJob(ctx, tx, p)

@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"context"
-
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
 )
@@ -45,39 +43,32 @@ func (w *Worker) batchCallbacksCommand(id string, options []byte, kinds []string
 	return cmd, names
 }
 
-// queueFailedHooks hands the PHP side of a failure to PHP: the chain's catch callbacks and the job
-// class's failed() method, which CallQueuedHandler::failed runs after a PHP worker fails a job. It
-// queues one job of the companion class Config.FailedCompanion carrying the failed job's data.command
-// (serialized or encrypted, as it was). Raw Class@method jobs are left out.
-func (w *Worker) queueFailedHooks(ctx context.Context, r *jobRun, cause error) {
+// failedHooksPush hands the PHP side of a failure to PHP: the chain's catch callbacks and the job
+// class's failed() method, which CallQueuedHandler::failed runs after a PHP worker fails a job. It is
+// the row of one job of the companion class Config.FailedCompanion carrying the failed job's
+// data.command (serialized or encrypted, as it was), to insert in the transaction that fails the job,
+// so that a worker killed in between neither leaves a failed job whose hooks never run nor runs them
+// twice; nil for none. Raw Class@method jobs are left out.
+func (w *Worker) failedHooksPush(r *jobRun, cause error) *laravel.JobPushParams {
 	if r.env == nil || r.env.IsRaw() || r.env.Command == "" || r.class == w.cfg.FailedCompanion {
-		return
+		return nil
 	}
 	if w.cfg.FailedCompanion == "" {
 		if w.failedWarned.add(r.class) {
 			w.log.Warn("a job failed here and no companion runs its PHP failure hooks: if its class has a failed() method, PHP did not run it; copy testdata/laravel/app/Jobs/RunFailedHooks.php into the app and set worker.failed_companion to its class",
 				"class", r.displayName)
 		}
-		return
+		return nil
 	}
 	class, msg := exceptionClassMessage(cause)
 	cmd := payload.NewObject(w.cfg.FailedCompanion).Set("command", r.env.Command).
 		Set("exceptionClass", class).Set("exceptionMessage", msg).Set("tries", int64(1))
-	if err := w.pushCompanion(ctx, r, cmd); err != nil {
-		w.log.Error("queue failed hooks", "class", r.displayName, "uuid", r.env.UUID, "error", err)
-		return
-	}
-	w.log.Info("Failed hooks queued for PHP", "class", r.displayName, "uuid", r.env.UUID, "companion", w.cfg.FailedCompanion, "queue", r.rj.job.Queue)
-}
-
-// pushCompanion queues a companion job for PHP workers on the queue of the job that triggered it.
-func (w *Worker) pushCompanion(ctx context.Context, r *jobRun, cmd *payload.Object) error {
 	push, err := w.companionPush(r, cmd)
 	if err != nil {
-		return err
+		w.log.Error("queue failed hooks", "class", r.displayName, "uuid", r.env.UUID, "error", err)
+		return nil
 	}
-	_, err = w.queue.JobPush(ctx, push)
-	return err
+	return push
 }
 
 // companionPush is the row of a companion job on the queue of the job that triggered it.

@@ -168,7 +168,7 @@ func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
 		}
 		return
 	}
-	w.failRow(ctx, r, e, nil)
+	w.failRow(ctx, r, e, nil, nil)
 }
 
 // onceSet remembers names, so that something is logged once per name.

@@ -503,19 +503,23 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 		}
 	}
 	batch, callbacks := w.batchFailure(r, cause)
-	if !w.failRow(ctx, r, cause, batch) || r.env == nil {
+	hooks := w.failedHooksPush(r, cause)
+	if !w.failRow(ctx, r, cause, batch, hooks) || r.env == nil {
 		return
 	}
 	if callbacks != nil && len(*callbacks) > 0 {
 		w.log.Info("Batch callbacks queued for PHP", "batch", batch.ID, "callbacks", *callbacks, "class", w.cfg.BatchCompanion, "queue", r.rj.job.Queue)
 	}
+	if hooks != nil {
+		w.log.Info("Failed hooks queued for PHP", "class", r.displayName, "uuid", r.env.UUID, "companion", w.cfg.FailedCompanion, "queue", r.rj.job.Queue)
+	}
 	w.releaseUniqueLock(ctx, r)
-	w.queueFailedHooks(ctx, r, cause)
 }
 
 // failRow deletes the job and writes its failed_jobs row, and counts the failure in its batch (batch
-// nil: none) in the same transaction, and reports whether it did.
-func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *laravel.BatchStep) bool {
+// nil: none) and inserts the failed-hooks companion (hooks nil: none) in the same transaction, and
+// reports whether it did.
+func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *laravel.BatchStep, hooks *laravel.JobPushParams) bool {
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
@@ -524,13 +528,21 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *lar
 		uuid = r.env.UUID
 	}
 	op := func(ctx context.Context) error {
+		var push []*laravel.JobPushParams
+		if hooks != nil {
+			push = append(push, hooks)
+		}
 		if w.cfg.FailedDriver == "null" {
-			return w.deleteWithChain(ctx, j, nil, batch)
+			if push == nil && batch == nil {
+				return w.queue.JobDelete(ctx, j)
+			}
+			_, err := w.queue.JobDeleteAndPush(ctx, j, push, batch)
+			return err
 		}
 		return w.queue.JobFail(ctx, j, &laravel.JobFailParams{
 			Connection: w.cfg.Connection, Queue: j.Queue, UUID: uuid, Exception: text,
 			FailedAt: w.clock().In(w.cfg.Location), Rewritten: func(change string) { w.log.Warn("failed row rewritten", "id", j.ID, "change", change) },
-			Batch: batch,
+			Batch: batch, Push: push,
 		})
 	}
 	r.rj.obs.err = cause

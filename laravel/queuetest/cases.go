@@ -325,14 +325,16 @@ func caseDeleteCountsBatch(t *testing.T, s *Setup) {
 	}
 }
 
-// caseFailCountsBatch: a job's failure is counted in its batch in the transaction that fails it, and
-// the first failure cancels the batch when the step says so; a stale claim counts nothing.
+// caseFailCountsBatch: a job's failure is counted in its batch in the transaction that fails it, with
+// the jobs Push adds, and the first failure cancels the batch when the step says so; a stale claim
+// counts and inserts nothing.
 func caseFailCountsBatch(t *testing.T, s *Setup) {
 	if err := s.Conn.BatchCreate(bg, &laravel.BatchCreateParams{ID: "b-2", Name: "b", TotalJobs: 3, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	params := func() *laravel.JobFailParams {
 		p := failParams()
+		p.Push = []*laravel.JobPushParams{{Queue: "hooks", Payload: Payload(8), Now: t0 + 100, AvailableAt: t0 + 100}}
 		p.Batch = &laravel.BatchStep{ID: "b-2", JobUUID: "u-2", Failed: true,
 			CancelOnFailure: func(*laravel.Batch) bool { return true },
 			Then: func(b *laravel.Batch) ([]*laravel.JobPushParams, error) {
@@ -352,8 +354,8 @@ func caseFailCountsBatch(t *testing.T, s *Setup) {
 	if err != nil || b.FailedJobs != 1 || b.PendingJobs != 3 || len(b.FailedJobIDs) != 1 || b.FailedJobIDs[0] != "u-2" || b.CancelledAt == nil {
 		t.Fatalf("the batch after the failure: %+v (%v); want failed 1 (u-2), pending 3, cancelled", b, err)
 	}
-	if rows := s.Rows(t); len(rows) != 1 || rows[0].Queue != "callbacks" || s.Count(t, s.Conn.Tables().FailedJobs) != 1 {
-		t.Fatalf("rows %+v, want only the step's job, and one failed_jobs row", rows)
+	if rows := s.Rows(t); len(rows) != 2 || rows[0].Queue != "hooks" || rows[1].Queue != "callbacks" || s.Count(t, s.Conn.Tables().FailedJobs) != 1 {
+		t.Fatalf("rows %+v, want only the pushed job and the step's, and one failed_jobs row", rows)
 	}
 }
 
