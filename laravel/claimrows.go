@@ -365,7 +365,10 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 		}
 		return c.translate(err)
 	}
-	if err := c.commit(ctx, tx); err != nil {
+	if c.caps.CommitIgnoresContext {
+		return c.commitWatched(ctx, tx, conn.Conn)
+	}
+	if err := tx.Commit(); err != nil {
 		discard(conn.Conn)
 		return c.translate(commitErr(err))
 	}
@@ -373,20 +376,30 @@ func (c *Conn) inTxIsolation(ctx context.Context, level sql.IsolationLevel, fn f
 	return nil
 }
 
-// commit commits tx. Where the driver's Commit does not heed the context (CommitIgnoresContext), the
-// COMMIT is a statement run with ctx, which the driver gives up (closing the connection) once ctx is
-// done; database/sql's transaction is then ended by a Rollback, a no-op on the server, whose error
-// after a COMMIT that succeeded only means the connection is not to be used again.
-func (c *Conn) commit(ctx context.Context, tx *sqlx.Tx) error {
-	if !c.caps.CommitIgnoresContext {
-		return tx.Commit()
+// commitWatched commits tx where the driver's Commit does not heed the context (CommitIgnoresContext:
+// go-sql-driver/mysql reads the server's answer without a deadline). The Commit runs in a goroutine;
+// once ctx is done first, the caller gets ErrCommitUnknown and the goroutine is left to end with the
+// server's answer (or the connection's end), then to discard the connection: database/sql holds the
+// connection's lock while the driver waits, so it cannot be closed from here. A claim whose COMMIT met
+// a server that stopped answering held its worker, even one told twice to stop, for good.
+func (c *Conn) commitWatched(ctx context.Context, tx *sqlx.Tx, conn *sql.Conn) error {
+	done := make(chan error, 1)
+	go func() { done <- tx.Commit() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			discard(conn)
+			return c.translate(commitErr(err))
+		}
+		conn.Close()
+		return nil
+	case <-ctx.Done():
+		go func() {
+			<-done
+			discard(conn)
+		}()
+		return fmt.Errorf("%w: COMMIT unanswered when the transaction's context ended: %w", ErrCommitUnknown, ctx.Err())
 	}
-	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	_ = tx.Rollback()
-	return nil
 }
 
 // casClaim claims without row locks: it reads a window of up to window available rows, then takes

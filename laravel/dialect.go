@@ -175,7 +175,8 @@ type capabilities struct {
 	// they bring, so the workers of a host share one bound on them (see ClaimScope).
 	BoundClaims bool
 	// CommitIgnoresContext: the driver's Commit does not heed the transaction's context, so a
-	// transaction is committed by a COMMIT statement run with it (see Conn.commit).
+	// transaction is committed in a goroutine the caller stops waiting for once its context ends (see
+	// Conn.commitWatched).
 	CommitIgnoresContext bool
 }
 

@@ -403,14 +403,14 @@ func TestStopWhenEmptyBeyondRemembered(t *testing.T) {
 	})
 }
 
-// TestStopWhenEmptyBehindLongBacklog: the same behind 6,000 rows left for PHP, at the default number
-// of rows remembered (before, the claims skipped at most 4,096 of them, and the worker went round
-// the ones it forgot for good).
+// TestStopWhenEmptyBehindLongBacklog: the same behind 2,000 rows left for PHP, many times the rows it
+// remembers (before, the claims skipped at most 4,096 rows once per pause and went round the ones
+// they forgot between).
 func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
 	closure := fixture883(t, "closure")
-	for range 6000 {
+	for range 2000 {
 		f.push(t, "default", closure)
 	}
 	var calls atomic.Int32
@@ -418,7 +418,12 @@ func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	for range 3 {
 		f.push(t, "default", envelope(t, jobClass, "", nil))
 	}
-	w := f.worker(t, func(c *Config) { c.Sleep = 50 * time.Millisecond; c.StopWhenEmpty = true; c.Concurrency = 64 })
+	w := f.worker(t, func(c *Config) {
+		c.ExcludeLimit = 64
+		c.Sleep = 50 * time.Millisecond
+		c.StopWhenEmpty = true
+		c.Concurrency = 64
+	})
 	ctx, cancel := context.WithTimeout(bg, 2*time.Minute) // a bound on a hang
 	defer cancel()
 	if _, err := w.Run(ctx); err != nil {
@@ -427,9 +432,10 @@ func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("--stop-when-empty still ran after two minutes: %d hand-backs, stats %+v", w.Stats().LeftForPHP, w.Stats())
 	}
-	if calls.Load() != 3 || len(f.Rows(t)) != 6000 {
-		t.Fatalf("ran %d of its 3 jobs, %d rows left; want 3 and the 6,000 left for PHP", calls.Load(), len(f.Rows(t)))
+	if calls.Load() != 3 || len(f.Rows(t)) != 2000 {
+		t.Fatalf("ran %d of its 3 jobs, %d rows left; want 3 and the 2,000 left for PHP", calls.Load(), len(f.Rows(t)))
 	}
+	t.Logf("%d hand-backs of 2,000 rows", w.Stats().LeftForPHP)
 }
 
 func TestUnhandledMoveAndFail(t *testing.T) {

@@ -256,8 +256,8 @@ type Worker struct {
 	// leftBefore remembers many more handed-back ids than the claims exclude, to tell a row claimed
 	// again after the claims forgot it from one seen for the first time.
 	leftBefore *idRing
-	// reach is where the next claim starts when rows the worker has not seen wait behind rows it
-	// left for PHP (see leftAhead); 0 for none.
+	// reach is where the next claim starts while the claims walk past rows left for PHP to rows the
+	// worker has not seen (see leftAhead); 0 for none.
 	reach  atomic.Int64
 	claims *claimLimiter
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
@@ -599,8 +599,8 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 					return w.finish(ctx, cancelJobs, status), nil
 				}
 			case next > 0:
-				// A row this worker has not seen waits behind the ones it left: the next claim
-				// starts there, so that its own jobs behind PHP's backlog run.
+				// A row this worker has not seen waits behind the ones it left: the claims walk on
+				// from there, so that its own jobs behind PHP's backlog run.
 				w.reach.Store(next)
 				continue
 			}
@@ -1040,10 +1040,23 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 			}
 			defer leave()
 		}
+		var from int64
+		if !whole {
+			from = w.reach.Load()
+		}
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
-			Limit: n, ExcludeIDs: w.excluded.list(), Whole: whole, MinID: w.reach.Swap(0),
+			Limit: n, ExcludeIDs: w.excluded.list(), Whole: whole, MinID: from,
 		})
+		if from > 0 && err == nil {
+			// Walking past rows left for PHP: the next claim goes on after this one's rows, until
+			// one finds nothing more and the claims start from the head again.
+			next := int64(0)
+			for _, j := range jobs {
+				next = max(next, j.ID+1)
+			}
+			w.reach.CompareAndSwap(from, next)
+		}
 		jobs = w.dropLeft(ctx, jobs)
 		took := time.Since(start)
 		if w.obs != nil {
