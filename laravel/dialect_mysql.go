@@ -243,7 +243,8 @@ func (mysqlDialect) lockWaitSQL(d time.Duration, _ string) string {
 }
 
 func (mysqlDialect) ddlInProgressSQL() string {
-	return "select id from information_schema.processlist where id <> connection_id() and command = 'Query' and lower(info) like concat('alter table `', ?, '`%')"
+	// Only this database's: another application's jobs table on the same server is another table.
+	return "select id from information_schema.processlist where id <> connection_id() and db = database() and command = 'Query' and lower(info) like concat('alter table `', ?, '`%')"
 }
 
 func (mysqlDialect) alterPrivilege() string { return "ALTER and INDEX privileges on the table" }
