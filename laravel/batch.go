@@ -76,10 +76,7 @@ func (c *Conn) scanBatch(row *sqlx.Row) (*Batch, error) {
 // one transaction under the row lock: pending_jobs - 1 and the uuid removed from failed_job_ids; and
 // finished_at = now when pending_jobs reaches 0, as Batch::recordSuccessfulJob then does.
 func (c *Conn) BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*BatchCounts, error) {
-	counts, err := c.batchUpdate(ctx, id, func(b *Batch) {
-		b.PendingJobs--
-		b.FailedJobIDs = slices.DeleteFunc(b.FailedJobIDs, func(s string) bool { return s == jobUUID })
-	})
+	counts, err := c.batchUpdate(ctx, id, countSuccess(jobUUID))
 	if err != nil {
 		return nil, fmt.Errorf("record batch %s success: %w", id, err)
 	}
@@ -91,16 +88,30 @@ func (c *Conn) BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*Bat
 // Cancelling on the first failure when the batch does not allow failures is the caller's step
 // (BatchCancel), as in Batch::recordFailedJob.
 func (c *Conn) BatchRecordFailure(ctx context.Context, id, jobUUID string) (*BatchCounts, error) {
-	counts, err := c.batchUpdate(ctx, id, func(b *Batch) {
-		b.FailedJobs++
-		if !slices.Contains(b.FailedJobIDs, jobUUID) {
-			b.FailedJobIDs = append(b.FailedJobIDs, jobUUID)
-		}
-	})
+	counts, err := c.batchUpdate(ctx, id, countFailure(jobUUID))
 	if err != nil {
 		return nil, fmt.Errorf("record batch %s failure: %w", id, err)
 	}
 	return counts, nil
+}
+
+// countSuccess is a finished job's change to its batch's counters: pending_jobs - 1, and its uuid
+// out of failed_job_ids.
+func countSuccess(jobUUID string) func(*Batch) {
+	return func(b *Batch) {
+		b.PendingJobs--
+		b.FailedJobIDs = slices.DeleteFunc(b.FailedJobIDs, func(s string) bool { return s == jobUUID })
+	}
+}
+
+// countFailure is a failed job's change: failed_jobs + 1, and its uuid in failed_job_ids unless there.
+func countFailure(jobUUID string) func(*Batch) {
+	return func(b *Batch) {
+		b.FailedJobs++
+		if !slices.Contains(b.FailedJobIDs, jobUUID) {
+			b.FailedJobIDs = append(b.FailedJobIDs, jobUUID)
+		}
+	}
 }
 
 // batchUpdate is Laravel's updateAtomicValues: a locked read-modify-write of the counters.
@@ -146,17 +157,11 @@ func (c *Conn) batchUpdateTx(ctx context.Context, tx *sqlx.Tx, id string, change
 // batchStep counts a job's success or failure in its batch in tx (see BatchStep) and returns the jobs
 // its Then adds. A batch that is gone counts nothing.
 func (c *Conn) batchStep(ctx context.Context, tx *sqlx.Tx, s *BatchStep) ([]*JobPushParams, error) {
-	b, err := c.batchUpdateTx(ctx, tx, s.ID, func(b *Batch) {
-		if s.Failed {
-			b.FailedJobs++
-			if !slices.Contains(b.FailedJobIDs, s.JobUUID) {
-				b.FailedJobIDs = append(b.FailedJobIDs, s.JobUUID)
-			}
-			return
-		}
-		b.PendingJobs--
-		b.FailedJobIDs = slices.DeleteFunc(b.FailedJobIDs, func(id string) bool { return id == s.JobUUID })
-	})
+	change := countSuccess(s.JobUUID)
+	if s.Failed {
+		change = countFailure(s.JobUUID)
+	}
+	b, err := c.batchUpdateTx(ctx, tx, s.ID, change)
 	if err != nil {
 		if !errors.Is(err, ErrBatchNotFound) {
 			return nil, err // as the driver said it: the transaction's retry reads it

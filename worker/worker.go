@@ -180,9 +180,6 @@ type Bookkeeping interface {
 	CacheStore
 	// BatchFind reads a batch; a missing one gives laravel.ErrBatchNotFound.
 	BatchFind(ctx context.Context, id string) (*laravel.Batch, error)
-	// BatchRecordSuccess and BatchRecordFailure count a finished or failed job under the row lock.
-	BatchRecordSuccess(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
-	BatchRecordFailure(ctx context.Context, id, jobUUID string) (*laravel.BatchCounts, error)
 	// BatchCancel marks a batch cancelled and finished at now (Unix seconds).
 	BatchCancel(ctx context.Context, id string, now int64) error
 	// CacheLockForceRelease deletes a cache lock whoever owns it (key without the store's prefix).
