@@ -10,6 +10,10 @@ const (
 	batchThen    = "then"
 	batchCatch   = "catch"
 	batchFinally = "finally"
+	// batchProgress callbacks run at every success (10.37.2+) and at each failure of a batch that
+	// allows failures, there before batchFailureKind's (12.32+); both before then, catch and finally.
+	batchProgress    = "progress"
+	batchFailureKind = "failure"
 )
 
 // batchCallbacksCommand is the command of the companion that hands a batch's PHP callbacks to PHP, for

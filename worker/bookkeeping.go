@@ -261,7 +261,7 @@ func (b batchStore) Cancel(ctx context.Context, id string) error {
 var batchCallbackKeys = []string{"then", "catch", "finally", "progress", "failure"}
 
 // batchNeedsPHP reports whether a batch job must be left to PHP workers: its batch has then, catch,
-// finally (or 12.x progress) callbacks, which are PHP closures that run in the worker that records the
+// finally (or 10.37.2+ progress, 12.32+ failure) callbacks, which are PHP closures that run in the worker that records the
 // job, so a Go worker finishing the job would lose them. BatchCallbacks "run" turns this off (the job
 // runs here and the callbacks are skipped).
 func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
@@ -305,7 +305,7 @@ func (w *Worker) chainNeedsPHP(r *jobRun) bool {
 
 // batchSuccess is the count of a successful job in its batch (pending-1, finished_at at zero), made in
 // the transaction that deletes the job (see laravel.BatchStep), with the companion that runs the
-// batch's then and finally callbacks when this job's success calls them. It is nil for a job in no
+// batch's progress (10.37.2+), then and finally callbacks when this job's success calls them. It is nil for a job in no
 // batch. queued names the callbacks queued, once the transaction has committed.
 func (w *Worker) batchSuccess(r *jobRun) (step *laravel.BatchStep, queued *[]payload.Value) {
 	id := batchID(r)
@@ -313,7 +313,10 @@ func (w *Worker) batchSuccess(r *jobRun) (step *laravel.BatchStep, queued *[]pay
 		return nil, nil
 	}
 	queued = new([]payload.Value)
-	then := w.batchCallbacksThen(r, id, queued, nil, func(c laravel.BatchCounts) (kinds []string) {
+	then := w.batchCallbacksThen(r, id, queued, nil, func(c laravel.BatchCounts, _ []byte) (kinds []string) {
+		if w.version.AtLeast(10, 37) {
+			kinds = append(kinds, batchProgress)
+		}
 		if c.PendingJobs == 0 {
 			kinds = append(kinds, batchThen)
 		}
@@ -328,13 +331,13 @@ func (w *Worker) batchSuccess(r *jobRun) (step *laravel.BatchStep, queued *[]pay
 // batchCallbacksThen is a BatchStep's Then: the companion job for the callbacks that kinds names for
 // the counts the step left (none for a batch that is gone: PHP's $this->batch() is then null), whose
 // names it keeps in queued.
-func (w *Worker) batchCallbacksThen(r *jobRun, id string, queued *[]payload.Value, cause error, kinds func(laravel.BatchCounts) []string) func(*laravel.Batch) ([]*laravel.JobPushParams, error) {
+func (w *Worker) batchCallbacksThen(r *jobRun, id string, queued *[]payload.Value, cause error, kinds func(c laravel.BatchCounts, options []byte) []string) func(*laravel.Batch) ([]*laravel.JobPushParams, error) {
 	return func(b *laravel.Batch) ([]*laravel.JobPushParams, error) {
 		*queued = nil
 		if b == nil {
 			return nil, nil
 		}
-		cmd, names := w.batchCallbacksCommand(id, b.Options, kinds(laravel.BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs}), cause)
+		cmd, names := w.batchCallbacksCommand(id, b.Options, kinds(laravel.BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs}, b.Options), cause)
 		if cmd == nil {
 			return nil, nil
 		}
@@ -349,8 +352,9 @@ func (w *Worker) batchCallbacksThen(r *jobRun, id string, queued *[]payload.Valu
 
 // batchFailure is the count of a failed job in its batch (failed_jobs+1, its uuid in failed_job_ids)
 // made in the transaction that fails the job (see laravel.BatchStep): on the batch's first failure it
-// is cancelled unless it allows failures, and the companion that runs its catch and finally callbacks
-// is queued when this failure calls them. It is nil for a job in no batch. queued names the callbacks
+// is cancelled unless it allows failures, and the companion that runs its callbacks is queued when
+// this failure calls them: progress (10.37.2+) and failure (12.32+) when the batch allows failures,
+// catch at its first failure, finally when every job has run once. It is nil for a job in no batch. queued names the callbacks
 // queued, once the transaction has committed.
 func (w *Worker) batchFailure(r *jobRun, cause error) (step *laravel.BatchStep, queued *[]payload.Value) {
 	id := batchID(r)
@@ -358,7 +362,13 @@ func (w *Worker) batchFailure(r *jobRun, cause error) (step *laravel.BatchStep, 
 		return nil, nil
 	}
 	queued = new([]payload.Value)
-	then := w.batchCallbacksThen(r, id, queued, cause, func(c laravel.BatchCounts) (kinds []string) {
+	then := w.batchCallbacksThen(r, id, queued, cause, func(c laravel.BatchCounts, options []byte) (kinds []string) {
+		if allowFailures(options) && w.version.AtLeast(10, 37) {
+			kinds = append(kinds, batchProgress)
+			if w.version.AtLeast(12, 32) {
+				kinds = append(kinds, batchFailureKind)
+			}
+		}
 		if c.FailedJobs == 1 {
 			kinds = append(kinds, batchCatch)
 		}
@@ -382,7 +392,7 @@ func allowFailures(options []byte) bool {
 		return false
 	}
 	f, _ := a.Get("allowFailures")
-	return !phpFalsy(f)
+	return f == true // Batch::allowsFailures compares with === true: allowFailures(1) does not allow them
 }
 
 // retryTransient runs a completion or bookkeeping step (batch counters, unique locks) under

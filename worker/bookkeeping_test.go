@@ -643,3 +643,82 @@ func TestChainCatchCallbacksLeftForPHP(t *testing.T) {
 		}
 	})
 }
+
+// companionCallbacks returns the callbacks list of each batch-callbacks companion in the jobs table,
+// and deletes those rows.
+func (f *fixture) companionCallbacks(t *testing.T, class string) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, r := range f.Rows(t) {
+		env, err := payload.ParseEnvelope([]byte(r.Payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.DisplayName != class {
+			continue
+		}
+		cmd, err := payload.DecodeCommand(env, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := cmd.Get("callbacks")
+		list, _ := v.(*payload.Array)
+		var names []string
+		for _, e := range list.Values() {
+			names = append(names, fmt.Sprint(e))
+		}
+		out = append(out, names)
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" where id = ?", r.ID)
+	}
+	return out
+}
+
+// TestBatchCallbackKindsByVersion queues the batch callbacks each Laravel version's
+// Batch::recordSuccessfulJob and recordFailedJob run: progress at every success from 10.37.2, and at a
+// failure when the batch allows failures (allowFailures === true, not 1), then from 12.32 the failure
+// callbacks, before catch and finally.
+func TestBatchCallbackKindsByVersion(t *testing.T) {
+	t.Parallel()
+	const companion = `App\Jobs\RunBatchCallbacks`
+	cb := `a:1:{i:0;s:1:"x";}`
+	every := `s:4:"then";` + cb + `s:5:"catch";` + cb + `s:7:"finally";` + cb + `s:8:"progress";` + cb + `s:7:"failure";` + cb
+	for _, tc := range []struct {
+		name, version, options string
+		success, failure       string
+	}{
+		{"8.83", "8.83", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "", "catch"},
+		{"10.37", "10.37", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "progress", "progress catch"},
+		{"12.32", "12.32", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "progress", "progress failure catch"},
+		{"12.32 not allowed", "12.32", `a:5:{` + every + `}`, "progress", "catch"},
+		{"12.32 allowFailures 1", "12.32", `a:6:{s:13:"allowFailures";i:1;` + every + `}`, "progress", "catch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				f := newFixture(t, db)
+				var fail atomic.Bool
+				f.reg.Register(`App\Jobs\BatchPart`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+					if fail.Load() {
+						return errors.New("part failed")
+					}
+					return nil
+				}))
+				f.insertBatch(t, fixtureBatchID, 3, tc.options)
+				w := f.worker(t, func(c *Config) { c.LaravelVersion, c.BatchCompanion, c.Tries = tc.version, companion, 1 })
+				for _, want := range []string{tc.success, tc.failure} {
+					f.push(t, "default", fixture883(t, "batch"))
+					runOnce(t, w)
+					got := f.companionCallbacks(t, companion)
+					var names []string
+					for _, g := range got {
+						names = append(names, strings.Join(g, " "))
+					}
+					if strings.Join(names, "|") != want {
+						t.Errorf("failing %v: companions %q, want %q", fail.Load(), names, want)
+					}
+					fail.Store(true)
+				}
+			})
+		})
+	}
+}
