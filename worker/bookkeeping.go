@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/artisan-go/artisan-go/handlers"
@@ -269,6 +270,9 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 	if id == "" || w.cfg.BatchCallbacks == BatchCallbacksRun || w.cfg.BatchCompanion != "" || !w.version.AtLeast(8, 0) {
 		return false
 	}
+	if needs, ok := w.batchCallbacks.get(id); ok {
+		return needs
+	}
 	b, err := w.conn.BatchFind(ctx, id)
 	if err != nil {
 		if !errors.Is(err, laravel.ErrBatchNotFound) {
@@ -276,7 +280,14 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 		}
 		return false
 	}
-	v, err := payload.Unserialize(b.Options)
+	needs := hasBatchCallbacks(b.Options)
+	w.batchCallbacks.put(id, needs)
+	return needs
+}
+
+// hasBatchCallbacks reports whether a batch's options (PHP-serialized) hold callbacks.
+func hasBatchCallbacks(options []byte) bool {
+	v, err := payload.Unserialize(options)
 	if err != nil {
 		return false
 	}
@@ -290,6 +301,34 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 		}
 	}
 	return false
+}
+
+// batchMemo remembers, per batch id, whether the batch has callbacks. A batch's options are written
+// when it is dispatched and never change, so one read serves all its jobs (before, every job of a
+// batch read its row: at 256 jobs in flight those reads took the pool's connections from the claims
+// and completions).
+type batchMemo struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// batchMemoSize bounds the batches remembered; the memo starts again empty beyond it.
+const batchMemoSize = 4096
+
+func (b *batchMemo) get(id string) (needs, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	needs, ok = b.m[id]
+	return needs, ok
+}
+
+func (b *batchMemo) put(id string, needs bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil || len(b.m) >= batchMemoSize {
+		b.m = map[string]bool{}
+	}
+	b.m[id] = needs
 }
 
 // chainNeedsPHP reports whether the job's chain has catch callbacks (PHP closures, run when a link

@@ -263,6 +263,8 @@ type Worker struct {
 	modelWarned onceSet
 	// failedWarned names the classes failed here without a failed companion, each logged once.
 	failedWarned onceSet
+	// batchCallbacks remembers which batches have PHP callbacks (see batchNeedsPHP).
+	batchCallbacks batchMemo
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
 	// leftLogged names the classes (and reasons) of rows left for PHP logged at info level once.
