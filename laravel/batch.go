@@ -132,24 +132,48 @@ func (c *Conn) batchUpdate(ctx context.Context, id string, change func(*Batch)) 
 
 // batchUpdateTx is batchUpdate's read-modify-write in tx; it returns the batch as changed.
 func (c *Conn) batchUpdateTx(ctx context.Context, tx *sqlx.Tx, id string, change func(*Batch)) (*Batch, error) {
+	return c.batchChangeTx(ctx, tx, id, 1, func(_ int, b *Batch) error { change(b); return nil })
+}
+
+// batchChangeTx is Laravel's updateAtomicValues made once for n jobs of a batch: the row read under
+// its lock, change(i, b) applied for each job in turn, and the row written once, as n transactions
+// one after the other would leave it: finished_at set when a change brings pending_jobs to 0, and
+// cancelled_at and finished_at when a change cancels it. It returns the batch as changed.
+func (c *Conn) batchChangeTx(ctx context.Context, tx *sqlx.Tx, id string, n int, change func(i int, b *Batch) error) (*Batch, error) {
 	sel := c.rebind("select " + batchColumns + " from " + c.quote(c.tables.JobBatches) + " where id = ?" + c.forUpdate())
-	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
-	fin := c.rebind("update " + c.quote(c.tables.JobBatches) + " set finished_at = ? where id = ?")
 	b, err := c.scanBatch(tx.QueryRowxContext(ctx, sel, id))
 	if err != nil {
 		return nil, err
 	}
-	finished := b.PendingJobs == 0
-	change(b)
+	var finishedAt, cancelledAt *int64
+	for i := range n {
+		wasZero, cancelled := b.PendingJobs == 0, b.CancelledAt
+		if err := change(i, b); err != nil {
+			return nil, err
+		}
+		if b.PendingJobs == 0 && !wasZero && finishedAt == nil {
+			now := c.now()
+			finishedAt, b.FinishedAt = &now, &now
+		}
+		if b.CancelledAt != cancelled { // a change that cancels sets a new time, as Batch::cancel does
+			cancelledAt = b.CancelledAt
+		}
+	}
+	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
 	if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, phpJSONStrings(b.FailedJobIDs), id); err != nil {
 		return nil, err
 	}
-	if b.PendingJobs == 0 && !finished {
-		now := c.now()
-		if _, err := tx.ExecContext(ctx, fin, now, id); err != nil {
+	if finishedAt != nil {
+		fin := c.rebind("update " + c.quote(c.tables.JobBatches) + " set finished_at = ? where id = ?")
+		if _, err := tx.ExecContext(ctx, fin, *finishedAt, id); err != nil {
 			return nil, err
 		}
-		b.FinishedAt = &now
+	}
+	if cancelledAt != nil {
+		q := c.rebind("update " + c.quote(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
+		if _, err := tx.ExecContext(ctx, q, *cancelledAt, *b.FinishedAt, id); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -157,29 +181,52 @@ func (c *Conn) batchUpdateTx(ctx context.Context, tx *sqlx.Tx, id string, change
 // batchStep counts a job's success or failure in its batch in tx (see BatchStep) and returns the jobs
 // its Then adds. A batch that is gone counts nothing.
 func (c *Conn) batchStep(ctx context.Context, tx *sqlx.Tx, s *BatchStep) ([]*JobPushParams, error) {
-	change := countSuccess(s.JobUUID)
-	if s.Failed {
-		change = countFailure(s.JobUUID)
-	}
-	b, err := c.batchUpdateTx(ctx, tx, s.ID, change)
+	more, err := c.batchSteps(ctx, tx, s.ID, []*BatchStep{s})
 	if err != nil {
-		if !errors.Is(err, ErrBatchNotFound) {
-			return nil, err // as the driver said it: the transaction's retry reads it
+		return nil, err
+	}
+	return more[0], nil
+}
+
+// batchSteps counts the steps, all of batch id, in tx, in their order, with one read and one write of
+// the row, as as many transactions one after the other would, and returns the jobs each step's Then
+// adds, given the batch as that step left it. A batch that is gone counts nothing.
+func (c *Conn) batchSteps(ctx context.Context, tx *sqlx.Tx, id string, steps []*BatchStep) ([][]*JobPushParams, error) {
+	more := make([][]*JobPushParams, len(steps))
+	_, err := c.batchChangeTx(ctx, tx, id, len(steps), func(i int, b *Batch) error {
+		s := steps[i]
+		if s.Failed {
+			countFailure(s.JobUUID)(b)
+			if b.FailedJobs == 1 && s.CancelOnFailure != nil && s.CancelOnFailure(b) {
+				now := c.now()
+				b.CancelledAt, b.FinishedAt = &now, &now
+			}
+		} else {
+			countSuccess(s.JobUUID)(b)
 		}
-		b = nil
-	}
-	if b != nil && s.Failed && b.FailedJobs == 1 && s.CancelOnFailure != nil && s.CancelOnFailure(b) {
-		now := c.now()
-		q := c.rebind("update " + c.quote(c.tables.JobBatches) + " set cancelled_at = ?, finished_at = ? where id = ?")
-		if _, err := tx.ExecContext(ctx, q, now, now, s.ID); err != nil {
-			return nil, err
+		if s.Then == nil {
+			return nil
 		}
-		b.CancelledAt, b.FinishedAt = &now, &now
+		seen := *b
+		seen.FailedJobIDs = slices.Clone(b.FailedJobIDs)
+		var err error
+		more[i], err = s.Then(&seen)
+		return err
+	})
+	if errors.Is(err, ErrBatchNotFound) {
+		for i, s := range steps {
+			if s.Then != nil {
+				if more[i], err = s.Then(nil); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return more, nil
 	}
-	if s.Then == nil {
-		return nil, nil
+	if err != nil {
+		return nil, err // as the driver said it: the transaction's retry reads it
 	}
-	return s.Then(b)
+	return more, nil
 }
 
 // BatchCreateParams is a new job_batches row.

@@ -46,6 +46,7 @@ func newBatchLane(c *Conn, p QueueParams) (Queue, error) {
 	q.group.settled = q.allSettled
 	q.group.wake = make(chan struct{}, 1)
 	q.group.run = q.deleteAndPrefetch
+	q.counted = deleteGroup{f: &q.Fenced, settled: q.allSettled, wake: make(chan struct{}, 1), runItems: q.Fenced.deleteAndPushMany}
 	return q, nil
 }
 
@@ -57,6 +58,9 @@ type batchQueue struct {
 	Fenced
 	claimer rowClaimer
 	group   deleteGroup
+	// counted groups the deletes that insert rows or count in a batch (JobDeleteAndPush): a batch's
+	// members then share one locked update of its row per group instead of one transaction each.
+	counted deleteGroup
 
 	claimMu sync.Mutex // serializes claims that go to the database
 	mu      sync.Mutex
@@ -272,6 +276,7 @@ func (q *batchQueue) settle(jobs ...*Job) {
 	q.mu.Unlock()
 	if idle {
 		q.group.poke()
+		q.counted.poke()
 	}
 }
 
@@ -317,11 +322,14 @@ func (q *batchQueue) AddSlots(n int) {
 			q.size = min(q.slots, maxAutoBatch)
 		}
 	}
-	q.group.mu.Lock()
-	q.group.flushAt = q.slots
-	q.group.mu.Unlock()
+	for _, g := range []*deleteGroup{&q.group, &q.counted} {
+		g.mu.Lock()
+		g.flushAt = q.slots
+		g.mu.Unlock()
+	}
 	q.mu.Unlock()
 	q.group.poke()
+	q.counted.poke()
 }
 
 // JobDelete deletes a finished job, fenced, grouped with the deletes other goroutines make meanwhile.
@@ -331,10 +339,13 @@ func (q *batchQueue) JobDelete(ctx context.Context, j *Job) error {
 	return q.group.delete(ctx, j, func() { q.settle(j) })
 }
 
-// JobDeleteAndPush is Fenced's, recorded as settled.
+// JobDeleteAndPush is Fenced's, grouped with the others made meanwhile (see batchQueue.counted).
 func (q *batchQueue) JobDeleteAndPush(ctx context.Context, j *Job, push []*JobPushParams, batch *BatchStep) ([]int64, error) {
-	q.settle(j)
-	return q.Fenced.JobDeleteAndPush(ctx, j, push, batch)
+	p := &pendingDelete{job: j, push: push, batch: batch}
+	if err := q.counted.join(ctx, p, func() { q.settle(j) }); err != nil {
+		return nil, err
+	}
+	return p.ids, nil
 }
 
 // JobRelease is Fenced's, recorded as settled.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -184,6 +185,8 @@ type deleteGroup struct {
 	// run, when set, deletes a group in place of Fenced.deleteMany, and may do more in the same
 	// transaction (the batch strategy claims its next rows there).
 	run func(ctx context.Context, jobs []*Job) (lost []*Job, err error)
+	// runItems, when set, takes run's place for groups whose deletes carry more (see pendingDelete).
+	runItems func(ctx context.Context, items []*pendingDelete) (lost []*Job, err error)
 }
 
 // poke wakes a lingering leader to check settled again.
@@ -234,6 +237,11 @@ func (g *deleteGroup) fullLocked() bool { return g.flushAt > 0 && len(g.pending)
 type pendingDelete struct {
 	job *Job
 	res chan groupResult
+	// push and batch are what JobDeleteAndPush adds to the delete (in a group whose runItems does
+	// them); ids are the ids of the rows it inserted, set before res is answered.
+	push  []*JobPushParams
+	batch *BatchStep
+	ids   []int64
 }
 
 type groupResult struct {
@@ -244,7 +252,12 @@ type groupResult struct {
 // delete deletes j as part of a group and returns its own outcome: nil, or an error wrapping
 // ErrReservationLost or the group's error. joined, when not nil, is called once j is in the group.
 func (g *deleteGroup) delete(ctx context.Context, j *Job, joined func()) error {
-	p := &pendingDelete{job: j, res: make(chan groupResult, 1)}
+	return g.join(ctx, &pendingDelete{job: j}, joined)
+}
+
+// join is delete for a pending delete that may carry more (see pendingDelete).
+func (g *deleteGroup) join(ctx context.Context, p *pendingDelete, joined func()) error {
+	p.res = make(chan groupResult, 1)
 	g.mu.Lock()
 	g.pending = append(g.pending, p)
 	lead := !g.busy
@@ -288,11 +301,16 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	for i, p := range group {
 		jobs[i] = p.job
 	}
-	run := g.run
-	if run == nil {
-		run = g.f.deleteMany
+	var lost []*Job
+	var err error
+	switch {
+	case g.runItems != nil:
+		lost, err = g.runItems(gctx, group)
+	case g.run != nil:
+		lost, err = g.run(gctx, jobs)
+	default:
+		lost, err = g.f.deleteMany(gctx, jobs)
 	}
-	lost, err := run(gctx, jobs)
 	cancel()
 	isLost := map[*Job]bool{}
 	for _, j := range lost {
@@ -319,4 +337,65 @@ func (g *deleteGroup) flush(ctx context.Context) {
 		g.busy = false
 	}
 	g.mu.Unlock()
+}
+
+// deleteAndPushMany is JobDeleteAndPush for a group of finished jobs in one transaction: the rows whose
+// claims still hold deleted in one statement, the batch steps of those jobs counted with one locked
+// read and write per batch (batches in id order, so that two groups never wait on each other), and
+// each job's new rows inserted, their ids kept in its item. It returns the jobs whose claims were gone,
+// which count nothing and insert nothing. Deadlocks are retried.
+func (f *Fenced) deleteAndPushMany(ctx context.Context, items []*pendingDelete) ([]*Job, error) {
+	c := f.C
+	jobs := make([]*Job, len(items))
+	for i, p := range items {
+		jobs[i] = p.job
+	}
+	var deleted map[int64]bool
+	err := c.retry(ctx, f.Tries, func() error {
+		return c.InTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			if deleted, err = c.deleteFencedRows(ctx, tx, jobs); err != nil {
+				return err
+			}
+			push := make([][]*JobPushParams, len(items))
+			steps := map[string][]int{} // batch id → items, in order
+			for i, p := range items {
+				p.ids = nil
+				if !deleted[p.job.ID] {
+					continue
+				}
+				push[i] = slices.Clip(p.push)
+				if p.batch != nil {
+					steps[p.batch.ID] = append(steps[p.batch.ID], i)
+				}
+			}
+			for _, id := range slices.Sorted(maps.Keys(steps)) {
+				batch := make([]*BatchStep, len(steps[id]))
+				for k, i := range steps[id] {
+					batch[k] = items[i].batch
+				}
+				more, err := c.batchSteps(ctx, tx, id, batch)
+				if err != nil {
+					return err
+				}
+				for k, i := range steps[id] {
+					push[i] = append(push[i], more[k]...)
+				}
+			}
+			for i, p := range items {
+				for _, params := range push[i] {
+					id, err := c.insertJob(ctx, tx, params)
+					if err != nil {
+						return err
+					}
+					p.ids = append(p.ids, id)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete %d jobs: %w", len(jobs), err)
+	}
+	return lostJobs(jobs, deleted), nil
 }

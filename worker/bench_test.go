@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/fixtures"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/phpapp"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 // benchDatabases are the databases the benchmarks run on.
@@ -53,6 +55,54 @@ func BenchmarkWorker(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkBatchMembers measures b.N members of one Laravel 8.83 batch claimed, run by a trivial
+// handler, deleted and counted in the batch, by one worker at queue:work's default concurrency: every
+// completion updates the batch's row under its lock, which the batch strategy does once per grouped
+// delete.
+func BenchmarkBatchMembers(b *testing.B) {
+	for _, d := range benchDatabases {
+		b.Run(d.name, func(b *testing.B) {
+			f := newFixture(b, d.open(b))
+			// queue:work's pool: eight connections (cli's maxPoolSize), kept open.
+			p := f.Params
+			p.MaxOpenConns = 8
+			f.Conn = queuetest.Open(b, p)
+			q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: "batch"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.reg.Register(`App\Jobs\BatchPart`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error { return nil }))
+			if err := f.Conn.BatchCreate(bg, &laravel.BatchCreateParams{ID: fixtureBatchID, Name: "demo", TotalJobs: b.N}); err != nil {
+				b.Fatal(err)
+			}
+			body := fixtures.Laravel883()["batch"].Payload
+			now := f.clock.Unix()
+			for range b.N {
+				if _, err := q.JobPush(bg, &laravel.JobPushParams{Queue: "default", Payload: body, Now: now, AvailableAt: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cfg := Defaults()
+			// queue:work's default concurrency (config.DefaultConcurrency).
+			cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = 256, true, 0, 0
+			w, err := New(Params{Queue: q, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			if _, err := w.Run(bg); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
+			b.StopTimer()
+			if bt, err := f.Conn.BatchFind(bg, fixtureBatchID); err != nil || bt.PendingJobs != 0 || bt.FinishedAt == nil {
+				b.Fatalf("batch after the drain: %+v (%v), want pending 0 and finished", bt, err)
+			}
+		})
 	}
 }
 
