@@ -109,6 +109,9 @@ func New(p Params) (*Dispatcher, error) {
 // database cache store on the queue's own connection) a Unique job's lock is written through the
 // Execer too, in the same transaction as the row.
 func ForConn(c *laravel.Conn, p Params) (*Dispatcher, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: ForConn needs an open *laravel.Conn (laravel.Open, or cli.OpenDispatcher), got nil", ErrInvalid)
+	}
 	p.Dialect, p.Table = c.Dialect(), c.Tables().Jobs
 	d, err := New(p)
 	if err != nil {

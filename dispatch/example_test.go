@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/artisan-go/artisan-go/dispatch"
 	"github.com/artisan-go/artisan-go/laravel"
-	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -43,18 +44,14 @@ func Example() {
 		SetProtected("note", "protected").
 		SetPrivate(`App\Jobs\Plain`, "secret", "private")
 
-	tx, err := queuetest.DB(conn).BeginTx(ctx, nil)
+	// The job joins the transaction: it is queued when the transaction commits, and not at all when
+	// it rolls back. Your own *sql.Tx (or *sqlx.Tx) works the same way.
+	var job *dispatch.Dispatched
+	err = conn.InTx(ctx, func(tx *sqlx.Tx) error {
+		job, err = d.Dispatch(ctx, tx, dispatch.Job{Command: cmd, Queue: "emails", Delay: time.Minute, Tries: 3, Backoff: []int{10, 30}})
+		return err
+	})
 	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	job, err := d.Dispatch(ctx, tx, dispatch.Job{Command: cmd, Queue: "emails", Delay: time.Minute, Tries: 3, Backoff: []int{10, 30}})
-	if err != nil {
-		tx.Rollback()
-		fmt.Println(err)
-		return
-	}
-	if err := tx.Commit(); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -11,6 +11,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -148,6 +149,9 @@ type typed[T any] struct {
 }
 
 func (h typed[T]) Handle(ctx context.Context, job *Job) error {
+	if job == nil {
+		return errors.New("handlers: Handle called with a nil *Job")
+	}
 	cmd := new(T)
 	var err error
 	switch {

@@ -289,3 +289,10 @@ func TestRegistryClone(t *testing.T) {
 		t.Errorf("clone classes %v, want A and B", got)
 	}
 }
+
+func TestTypedNilJob(t *testing.T) {
+	h := Typed(func(ctx context.Context, job *Job, cmd *struct{}) error { return nil })
+	if err := h.Handle(context.Background(), nil); err == nil {
+		t.Error("Handle(ctx, nil) returned no error")
+	}
+}

@@ -98,6 +98,9 @@ func Bind(v Value, dst any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &BindError{Msg: fmt.Sprintf("destination must be a non-nil pointer, got %T", dst)}
 	}
+	if pv := reflect.ValueOf(v); pv.Kind() == reflect.Pointer && pv.IsNil() {
+		v = nil // a nil *Object (a raw job's Command) is PHP's null
+	}
 	return bindValue(v, rv.Elem(), "", &bindState{left: bindBudget})
 }
 
@@ -324,10 +327,13 @@ func bindStruct(v Value, dst reflect.Value, path string, budget *bindState) erro
 	}
 	for i := range t.NumField() {
 		f := t.Field(i)
+		name := f.Tag.Get("php")
 		if !f.IsExported() {
+			if name != "" && name != "-" {
+				return bindErr(path, "field %s of %s has a php tag (%q) but is unexported, so it cannot be set: export it", f.Name, t, name)
+			}
 			continue
 		}
-		name := f.Tag.Get("php")
 		if name == "-" {
 			continue
 		}

@@ -180,3 +180,22 @@ func TestBindReferenceBomb(t *testing.T) {
 		t.Errorf("cycle bound without error: %v", err)
 	}
 }
+
+// TestBindNilObjectAndUnexportedTag: a nil *Object (a raw job's Command) binds as PHP's null, and a
+// php tag on an unexported field, which Bind cannot set, is an error rather than a field left zero.
+func TestBindNilObjectAndUnexportedTag(t *testing.T) {
+	var dst struct{ Name string }
+	dst.Name = "kept?"
+	if err := Bind((*Object)(nil), &dst); err != nil || dst.Name != "" {
+		t.Errorf("Bind of a nil *Object: %v, %+v; want no error and the zero value", err, dst)
+	}
+	var hidden struct {
+		Name string `php:"name"`
+		note string `php:"note"`
+	}
+	err := Bind(NewObject(`App\Jobs\X`).Set("name", "n").Set("note", "x"), &hidden)
+	var be *BindError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "note") || hidden.note != "" {
+		t.Errorf("Bind into a tagged unexported field: %v, want a BindError naming it", err)
+	}
+}
