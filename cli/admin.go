@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/laravel"
@@ -269,6 +270,13 @@ func (a *adminRun) conn(ctx context.Context) (*laravel.Conn, error) {
 
 // failure reports an error that stops the command as one line on stderr and returns exit status 1.
 func (a *adminRun) failure(err error) int {
+	if a.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if fix := a.db.DeniedFix(ctx, err); fix != "" {
+			err = fmt.Errorf("%w (the database user lacks a privilege this command needs; as an administrator, run: %s)", err, fix)
+		}
+	}
 	fmt.Fprintf(a.stderr, "artisan-go %s: %v\n", a.name, err)
 	return 1
 }

@@ -84,7 +84,8 @@ func TestMissingGrant(t *testing.T) {
 		make func(testing.TB) testenv.Database
 	}{{"mysql", testenv.MySQL}, {"pgsql", testenv.Postgres}} {
 		t.Run(d.name, func(t *testing.T) {
-			env := leastPrivilegeApp(t, d.make(t), true)
+			db := d.make(t)
+			env := leastPrivilegeApp(t, db, true)
 			ctx := context.Background()
 			var out, errb bytes.Buffer
 			code := Do(ctx, []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
@@ -99,8 +100,23 @@ func TestMissingGrant(t *testing.T) {
 			out.Reset()
 			errb.Reset()
 			code = Do(ctx, []string{"queue:doctor", "--env-file", env}, nil, &out, &errb)
-			if code != 1 || !strings.Contains(out.String(), "[missing-grant] the database user lacks DELETE on jobs") {
+			if code != 1 || !strings.Contains(out.String(), "[missing-grant] the database user lacks DELETE on jobs: jobs would run but never complete") {
 				t.Fatalf("queue:doctor: status %d, want 1 with a missing-grant finding:\n%s%s", code, out.String(), errb.String())
+			}
+			// The operations commands name the grant a refused statement needs (here DELETE on
+			// failed_jobs, which the worker does not need).
+			failed := "failed_jobs"
+			if db.Schema != "" {
+				failed = db.Schema + "." + failed
+			}
+			if _, err := db.Open(t).Exec("insert into " + failed + " (uuid, connection, queue, payload, exception, failed_at) values ('u-1', 'database', 'default', '{}', 'E', '2026-01-01 00:00:00')"); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			errb.Reset()
+			code = Do(ctx, []string{"queue:flush", "--env-file", env}, nil, &out, &errb)
+			if code != 1 || !strings.Contains(errb.String(), "run: GRANT ") || !strings.Contains(errb.String(), "DELETE ON failed_jobs TO ") {
+				t.Fatalf("queue:flush: status %d, want 1 with the GRANT of DELETE on failed_jobs:\n%s%s", code, out.String(), errb.String())
 			}
 		})
 	}

@@ -77,6 +77,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		Strategy: cfg.Worker.Strategy, RetryAfter: cfg.Worker.RetryAfter, Timeout: cfg.Worker.Timeout,
 		LongTransaction: laravel.DefaultLongTransaction,
 		FailedJobs:      cfg.Failed.Driver != "null",
+		Batches:         cfg.LaravelAtLeast(8, 0),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)

@@ -360,6 +360,10 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err := laravel.CheckJobsTable(ctx, conn); err != nil {
 		return 1, err
 	}
+	if ok, err := conn.BatchesTableExists(ctx); err == nil && !ok && cfg.LaravelAtLeast(8, 0) {
+		log.Warn("the table job_batches does not exist: a job of a Bus::batch() would run here and stay reserved, its batch never counted; if the application dispatches batches, run php artisan queue:batches-table && php artisan migrate",
+			"table", conn.Tables().JobBatches)
+	}
 	if skew, err := laravel.ClockSkew(ctx, conn, laravel.ClockSkewParams{}); err == nil && skew.Abs() >= laravel.MaxClockSkew {
 		log.Warn("this machine's clock is off the database server's: claims compare reserved_at and available_at with the worker's clock, as Laravel's do, so this worker takes jobs early (ahead) or late (behind) by that much, and may take a running job from another worker before retry_after; synchronise the clocks (NTP)",
 			"ahead_by", skew.Round(time.Millisecond))

@@ -131,6 +131,9 @@ type DoctorParams struct {
 	// FailedJobs says the workers write failed_jobs (every failed-job driver but null): its table and
 	// grants are checked too.
 	FailedJobs bool
+	// Batches says the Laravel version has job batches (8+): job_batches is checked when it exists,
+	// and a missing one is a note.
+	Batches bool
 }
 
 // DefaultLongTransaction is the LongTransaction queue:doctor checks with: a transaction open this
@@ -287,12 +290,37 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		add("transaction-pooler", SeverityNote, "nothing to change for artisan-go; in the Laravel application behind the same pooler set PDO::ATTR_EMULATE_PREPARES => true in the connection's options (config/database.php), and keep DB_SCHEMA unset (set the role's search_path on the server)",
 			"the server session changes between transactions (a transaction pooler such as PgBouncer): artisan-go keeps nothing in a session between transactions (the second claim lane's lead is a lock of a transaction it keeps open, which the pooler keeps with its client); PHP's PDO prepares named statements on one server connection and runs them on another (\"prepared statement pdo_stmt_… does not exist\") unless it emulates them")
 	}
-	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs})...)
+	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs, Batches: p.Batches})...)
+	if p.Batches {
+		if ok, err := c.BatchesTableExists(ctx); err == nil && !ok {
+			add("missing-batches-table", SeverityNote, "php artisan queue:batches-table && php artisan migrate, if the application dispatches batches",
+				"the table %q does not exist: the jobs of a Bus::batch() would run and stay reserved, their batch never counted", c.tables.JobBatches)
+		}
+	}
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
 		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",
 			"this machine's clock is %v ahead of the database server's (negative: behind): workers compare reservations with their own clocks, so one ahead takes running jobs before retry_after", skew.Round(time.Millisecond))
 	}
 	return out, nil
+}
+
+// grantConsequence says what a worker cannot do without g.
+func (c *Conn) grantConsequence(g Grant) string {
+	switch {
+	case strings.HasPrefix(g.Table, "SEQUENCE "):
+		return "releases, chain links and failed jobs cannot take an id, so those jobs stay reserved and run again after retry_after"
+	case g.Table == c.tables.Jobs && (g.Privilege == "SELECT" || g.Privilege == "UPDATE"):
+		return "no job can be claimed"
+	case g.Table == c.tables.Jobs && g.Privilege == "DELETE":
+		return "jobs would run but never complete: their rows stay reserved and run again after retry_after"
+	case g.Table == c.tables.Jobs:
+		return "released jobs and the next links of chains cannot be queued, so those jobs stay reserved and run again after retry_after"
+	case g.Table == c.tables.FailedJobs:
+		return "failed jobs cannot be recorded: they stay reserved and run again after retry_after"
+	case g.Table == c.tables.JobBatches:
+		return "batch counters cannot be kept: the members of batches stay reserved"
+	}
+	return "the cache store's queue:restart signal, maintenance mode, maxExceptions counts and unique locks cannot be kept"
 }
 
 // grantFindings reports missing privileges and a missing failed_jobs table as findings.
@@ -307,7 +335,7 @@ func grantFindings(ctx context.Context, c *Conn, p GrantsParams) []Finding {
 		var out []Finding
 		for _, g := range mg.Missing {
 			out = append(out, Finding{Code: "missing-grant", Severity: SeverityError,
-				Message: fmt.Sprintf("the database user lacks %s on %s: jobs would run but never complete", g.Privilege, g.Table), Fix: mg.Fix})
+				Message: fmt.Sprintf("the database user lacks %s on %s: %s", g.Privilege, g.Table, c.grantConsequence(g)), Fix: mg.Fixes[g.Table]})
 		}
 		return out
 	case errors.As(err, &mt):

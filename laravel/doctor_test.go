@@ -196,6 +196,28 @@ func TestDoctorMissingTable(t *testing.T) {
 	})
 }
 
+// TestDoctorMissingBatchesTable: without job_batches the doctor notes it (when the version has
+// batches), and says nothing of it when the table is there.
+func TestDoctorMissingBatchesTable(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, skip := range []bool{true, false} {
+			c := queuetest.Open(t, queuetest.OpenParams(db))
+			if err := laravel.CreateSchema(context.Background(), c, laravel.SchemaParams{SkipBatches: skip}); err != nil {
+				t.Fatal(err)
+			}
+			fs, err := laravel.Diagnose(context.Background(), c, laravel.DoctorParams{Batches: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := slices.ContainsFunc(fs, func(f laravel.Finding) bool { return f.Code == "missing-batches-table" })
+			if noted != skip {
+				t.Errorf("without job_batches %v: findings %+v", skip, fs)
+			}
+		}
+	})
+}
+
 // TestDoctorReportsLongTransaction holds a transaction open with a snapshot and asks the doctor to
 // report any transaction older than a nanosecond: on MariaDB and PostgreSQL it names a process and the
 // rows waiting for clean-up; SQLite has nothing to report. On PostgreSQL a transaction that holds no

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -35,6 +36,8 @@ type Grant struct {
 type MissingGrantsError struct {
 	Missing []Grant
 	Fix     string
+	// Fixes is Fix's statement for each table (or "SEQUENCE name") alone.
+	Fixes map[string]string
 }
 
 // Error names every missing privilege and the fix.
@@ -116,10 +119,12 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 		byTable[g.Table] = append(byTable[g.Table], g.Privilege)
 	}
 	user := c.grantee(ctx)
+	fixes := map[string]string{}
 	for _, t := range order {
-		fix = append(fix, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(byTable[t], ", "), t, user))
+		fixes[t] = fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(byTable[t], ", "), t, user)
+		fix = append(fix, fixes[t])
 	}
-	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; ")}
+	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; "), Fixes: fixes}
 }
 
 // grantee names the connection's user as a GRANT statement names it: 'user'@'host' on MySQL and
@@ -212,3 +217,52 @@ func (c *Conn) sequenceUsage(ctx context.Context, table string) (string, bool, e
 
 // errProbeDone rolls a privilege probe's transaction back once its statement ran.
 var errProbeDone = errors.New("probe done")
+
+// deniedTable reads the table a privilege error names: MySQL's "… for table `db`.`t`" (or 't'),
+// PostgreSQL's "permission denied for table t" (or sequence s).
+var deniedTable = regexp.MustCompile("(?:(?:for|in) table [`']?(?:[^`'.]+[`']?\\.[`']?)?([^`'\\s]+)[`']?$)|(?:permission denied for (table|sequence) (\\S+))")
+
+// DeniedFix returns the statement that grants what err was refused when err is the server refusing
+// the database user a privilege on a table (MySQL's 1142 and 1143, PostgreSQL's 42501), and ""
+// otherwise. MySQL names the privilege; for PostgreSQL, which does not, it grants what the commands
+// and the worker do on that table.
+func (c *Conn) DeniedFix(ctx context.Context, err error) string {
+	var my *mysql.MySQLError
+	var pg *pgconn.PgError
+	var priv, table string
+	switch {
+	case errors.As(err, &my) && (my.Number == 1142 || my.Number == 1143):
+		priv, _, _ = strings.Cut(my.Message, " ")
+		if m := deniedTable.FindStringSubmatch(my.Message); m != nil {
+			table = m[1]
+		}
+	case errors.As(err, &pg) && pg.Code == "42501":
+		m := deniedTable.FindStringSubmatch(pg.Message)
+		if m == nil {
+			return ""
+		}
+		if m[2] == "sequence" {
+			return fmt.Sprintf("GRANT USAGE ON SEQUENCE %s TO %s", m[3], c.grantee(ctx))
+		}
+		table = m[3]
+		priv = "SELECT, INSERT, UPDATE, DELETE"
+		if table == c.tables.FailedJobs {
+			priv = "SELECT, INSERT, DELETE"
+		}
+	default:
+		return ""
+	}
+	if table == "" || priv == "" {
+		return ""
+	}
+	return fmt.Sprintf("GRANT %s ON %s TO %s", priv, table, c.grantee(ctx))
+}
+
+// BatchesTableExists reports whether the job_batches table exists.
+func (c *Conn) BatchesTableExists(ctx context.Context) (bool, error) {
+	_, err := c.hasGrant(ctx, Grant{c.tables.JobBatches, "SELECT"})
+	if errors.Is(err, ErrMissingTable) {
+		return false, nil
+	}
+	return err == nil, err
+}
