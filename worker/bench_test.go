@@ -40,22 +40,28 @@ func BenchmarkWorker(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					cfg := Defaults()
-					cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = conc, true, 0, 0
-					w, err := New(Params{Queue: q, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					start := time.Now()
-					if _, err := w.Run(bg); err != nil {
-						b.Fatal(err)
-					}
-					b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
+					benchDrain(b, f, q, conc)
 				})
 			}
 		}
 	}
+}
+
+// benchDrain runs a worker at concurrency over q until it is empty, timed, and reports its rate.
+func benchDrain(b *testing.B, f *fixture, q laravel.Queue, concurrency int) {
+	cfg := Defaults()
+	cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = concurrency, true, 0, 0
+	w, err := New(Params{Queue: q, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if _, err := w.Run(bg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
+	b.StopTimer()
 }
 
 // BenchmarkBatchMembers measures b.N members of one Laravel 8.83 batch claimed, run by a trivial
@@ -85,20 +91,7 @@ func BenchmarkBatchMembers(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cfg := Defaults()
-			// queue:work's default concurrency (config.DefaultConcurrency).
-			cfg.Concurrency, cfg.StopWhenEmpty, cfg.Sleep, cfg.Timeout = 256, true, 0, 0
-			w, err := New(Params{Queue: q, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			start := time.Now()
-			if _, err := w.Run(bg); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(w.Stats().Processed)/time.Since(start).Seconds(), "jobs/s")
-			b.StopTimer()
+			benchDrain(b, f, q, 256) // queue:work's default concurrency (config.DefaultConcurrency)
 			if bt, err := f.Conn.BatchFind(bg, fixtureBatchID); err != nil || bt.PendingJobs != 0 || bt.FinishedAt == nil {
 				b.Fatalf("batch after the drain: %+v (%v), want pending 0 and finished", bt, err)
 			}
