@@ -5,6 +5,12 @@ import (
 	"github.com/artisan-go/artisan-go/payload"
 )
 
+// companionTries is the tries of the companion jobs that run PHP callbacks and failed() hooks, with
+// maxExceptions 1: a hook that throws is failed, never run again, but an attempt spent without running
+// (the row claimed by a Go worker, which has no handler for it, and killed before it handed the row
+// back) does not fail the hooks unrun, as tries 1 did.
+const companionTries = int64(3)
+
 // Batch callback kinds, as the keys of a batch's options.
 const (
 	batchThen    = "then"
@@ -39,7 +45,7 @@ func (w *Worker) batchCallbacksCommand(id string, options []byte, kinds []string
 		return nil, nil
 	}
 	cmd := payload.NewObject(w.cfg.BatchCompanion).Set("batchId", id).Set("callbacks", payload.NewList(names...)).
-		Set("exceptionClass", nil).Set("exceptionMessage", nil).Set("tries", int64(1))
+		Set("exceptionClass", nil).Set("exceptionMessage", nil).Set("tries", companionTries).Set("maxExceptions", int64(1))
 	if cause != nil {
 		class, msg := exceptionClassMessage(cause)
 		cmd.Set("exceptionClass", class).Set("exceptionMessage", msg)
@@ -66,7 +72,7 @@ func (w *Worker) failedHooksPush(r *jobRun, cause error) *laravel.JobPushParams 
 	}
 	class, msg := exceptionClassMessage(cause)
 	cmd := payload.NewObject(w.cfg.FailedCompanion).Set("command", r.env.Command).
-		Set("exceptionClass", class).Set("exceptionMessage", msg).Set("tries", int64(1))
+		Set("exceptionClass", class).Set("exceptionMessage", msg).Set("tries", companionTries).Set("maxExceptions", int64(1))
 	push, err := w.companionPush(r, cmd)
 	if err != nil {
 		w.log.Error("queue failed hooks", "class", r.displayName, "uuid", r.env.UUID, "error", err)

@@ -20,7 +20,8 @@ use Throwable;
  * failure: catch; every job run: finally) it queues this job on the same queue, and a PHP worker
  * runs the callbacks through Laravel's own Batch::invokeHandlerCallback, with a fresh batch, as
  * Batch::recordSuccessfulJob and Batch::recordFailedJob do. Go queues it once per trigger, so the
- * callbacks run exactly once; $tries = 1 keeps PHP from running them twice.
+ * callbacks run once; $maxExceptions = 1 keeps PHP from running them again after one throws, and
+ * $tries = 3 lets an attempt spent by a Go worker killed while it held the row pass.
  *
  * Copy this class into an application whose batches Go workers run, and set artisan-go's
  * worker.batch_companion to its name.
@@ -41,7 +42,9 @@ class RunBatchCallbacks implements ShouldQueue
     /** @var string|null the failed job's exception message */
     public $exceptionMessage;
 
-    public $tries = 1;
+    public $tries = 3;
+
+    public $maxExceptions = 1;
 
     public function handle(BatchRepository $batches)
     {

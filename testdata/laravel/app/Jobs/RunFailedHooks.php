@@ -17,8 +17,9 @@ use Throwable;
  *
  * When a Go worker fails a job it writes failed_jobs, releases the unique lock and records the batch
  * failure itself, then queues this job with the failed job's data.command; a PHP worker unserializes
- * (or decrypts) the command as CallQueuedHandler::getCommand does and runs the rest. $tries = 1 keeps
- * the hooks from running twice.
+ * (or decrypts) the command as CallQueuedHandler::getCommand does and runs the rest. $maxExceptions = 1
+ * keeps the hooks from running again after one throws; $tries = 3 lets an attempt spent by a Go
+ * worker killed while it held the row pass.
  *
  * Copy this class into an application whose jobs Go workers run, and set artisan-go's
  * worker.failed_companion to its name.
@@ -36,7 +37,9 @@ class RunFailedHooks implements ShouldQueue
     /** @var string the exception message the Go worker recorded */
     public $exceptionMessage = '';
 
-    public $tries = 1;
+    public $tries = 3;
+
+    public $maxExceptions = 1;
 
     public function handle(Encrypter $encrypter)
     {
