@@ -24,8 +24,8 @@ type DispatcherParams struct {
 // the database its queue connection names (a *laravel.Conn, whose InTx runs a transaction the jobs
 // join), and a Dispatcher writing the payloads of the application's Laravel version onto the
 // connection's default queue, with APP_KEY's keyring for encrypted jobs (none when APP_KEY is empty)
-// and the application's cache store for unique jobs. close closes both; call it once done.
-func OpenDispatcher(ctx context.Context, p DispatcherParams) (d *dispatch.Dispatcher, conn *laravel.Conn, close func(), err error) {
+// and the application's cache store for unique jobs. closeAll closes both; call it once done.
+func OpenDispatcher(ctx context.Context, p DispatcherParams) (d *dispatch.Dispatcher, conn *laravel.Conn, closeAll func(), err error) {
 	var overrides map[string]any
 	if p.Connection != "" {
 		overrides = map[string]any{"connection": p.Connection}
