@@ -341,7 +341,7 @@ func (g *deleteGroup) flush(ctx context.Context) {
 
 // deleteAndPushMany is JobDeleteAndPush for a group of finished jobs in one transaction: the rows whose
 // claims still hold deleted in one statement, the batch steps of those jobs counted with one locked
-// read and write per batch (batches in id order, so that two groups never wait on each other), and
+// read and write per batch (batches in id order, so that two groups wait in turn, never deadlock), and
 // each job's new rows inserted, their ids kept in its item. It returns the jobs whose claims were gone,
 // which count nothing and insert nothing. Deadlocks are retried.
 func (f *Fenced) deleteAndPushMany(ctx context.Context, items []*pendingDelete) ([]*Job, error) {
