@@ -132,9 +132,10 @@ func (q *batchQueue) claim(ctx context.Context, p *JobClaimParams) ([]*Job, erro
 	q.mu.Lock()
 	want := max(need, min(q.size, q.roomLocked()-len(out)))
 	q.mu.Unlock()
-	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, want)
+	jobs, skipped, err := q.claimer.claim(ctx, p, p.ExcludeIDs, want)
+	reportLeft(p, skipped)
 	q.mu.Lock()
-	m.full = err == nil && len(jobs) == want
+	m.full = err == nil && len(jobs)+len(skipped) == want
 	q.mu.Unlock()
 	if err != nil {
 		if len(out) > 0 {
@@ -215,13 +216,14 @@ func (q *batchQueue) deleteAndPrefetch(ctx context.Context, done []*Job) ([]*Job
 	if p == nil {
 		return q.deleteMany(ctx, done)
 	}
-	jobs, deleted, err := q.claimer.deleteAndClaim(ctx, q.Tries, done, p, p.Limit)
+	jobs, skipped, deleted, err := q.claimer.deleteAndClaim(ctx, q.Tries, done, p, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("delete %d jobs: %w", len(done), err)
 	}
+	reportLeft(p, skipped)
 	q.mu.Lock()
 	q.buf[p.Queue] = append(q.buf[p.Queue], jobs...)
-	q.memo[p.Queue].full = len(jobs) == p.Limit
+	q.memo[p.Queue].full = len(jobs)+len(skipped) == p.Limit
 	q.mu.Unlock()
 	return lostJobs(done, deleted), nil
 }

@@ -123,19 +123,22 @@ func claimWhere(p *JobClaimParams, exclude []int64, floor int64) (string, []any)
 	return b.String(), args
 }
 
-// claim reserves up to limit available rows of p.Queue, in id order. A claim that comes back empty
-// may probe below its bound (see idFloors.probe); when the probe lowers the bound, it claims once more.
-func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) ([]*Job, error) {
-	jobs, lowered, err := r.claimOnce(ctx, p, exclude, limit, true)
+// claim reserves up to limit available rows of p.Queue, in id order, and returns them with the rows
+// p.Skip passed over (left as they were). A claim that comes back empty may probe below its bound (see
+// idFloors.probe); when the probe lowers the bound, it claims once more.
+func (r *rowClaimer) claim(ctx context.Context, p *JobClaimParams, exclude []int64, limit int) (jobs, skipped []*Job, err error) {
+	jobs, skipped, lowered, err := r.claimOnce(ctx, p, exclude, limit, true)
 	if err == nil && lowered {
-		jobs, _, err = r.claimOnce(ctx, p, exclude, limit, false)
+		var more []*Job
+		jobs, more, _, err = r.claimOnce(ctx, p, exclude, limit, false)
+		skipped = append(skipped, more...)
 	}
-	return jobs, err
+	return jobs, skipped, err
 }
 
 // claimOnce is one claim from the bound; with probe, an empty one probes below the bound and reports
 // whether it was lowered.
-func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude []int64, limit int, probe bool) ([]*Job, bool, error) {
+func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude []int64, limit int, probe bool) ([]*Job, []*Job, bool, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	if p.Whole {
@@ -144,39 +147,40 @@ func (r *rowClaimer) claimOnce(ctx context.Context, p *JobClaimParams, exclude [
 	lock := r.lockFor(ctx)
 	excluded, held := c.withUnknown(exclude)
 	where, args := claimWhere(p, excluded, floor)
-	var jobs []*Job
+	var jobs, skipped []*Job
 	// A claim picked as a deadlock victim claimed nothing; claiming again at once is cheaper than the
 	// worker's back-off.
 	err := c.retry(ctx, 3, func() error {
 		var err error
 		switch {
 		case c.caps.UpdateReturning && !c.caps.RowLocks && c.floors.isDry(p.Queue) && !r.anyAvailable(ctx, where, args):
-			jobs = nil // SQLite, still nothing to claim: no write
+			jobs, skipped = nil, nil // SQLite, still nothing to claim: no write
 		case c.caps.UpdateReturning:
-			jobs, err = r.claimStatement(ctx, p, where, args, limit, walk)
+			jobs, skipped, err = r.claimStatement(ctx, p, where, args, limit, walk)
 		case c.caps.SkipLocked || (r.batches && c.caps.RowLocks):
 			err = c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
+				jobs, skipped, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 				return err
 			})
 			c.returnUnknownClaim(err, jobs, 0)
 		default:
 			var cr casResult
 			cr, err = casClaim(ctx, c, p, where, args, limit, limit, false, false, walk)
-			jobs, held = cr.jobs, lowestID(held, cr.passed)
+			jobs, skipped, held = cr.jobs, cr.skipped, lowestID(held, cr.passed)
 		}
 		return err
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	c.floors.setDry(p.Queue, len(jobs) == 0)
-	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
+	seen := seenRows(jobs, skipped)
+	c.floors.setDry(p.Queue, len(seen) == 0)
+	c.floors.claimed(c, p.Queue, floor, seen, limit, held)
 	if !probe {
-		return jobs, false, nil
+		return jobs, skipped, false, nil
 	}
-	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return r.prober(p, exclude) })
-	return jobs, lowered, nil
+	lowered := c.floors.probe(c, p.Queue, len(seen) == 0, func() probeFunc { return r.prober(p, exclude) })
+	return jobs, skipped, lowered, nil
 }
 
 // canDeleteAndClaim reports whether deleteAndClaim can run on this server: everywhere a claim is one
@@ -189,39 +193,39 @@ func (r *rowClaimer) canDeleteAndClaim() bool {
 // transaction, so that both share one commit: the finished jobs' disk flush carries the next claim.
 // The deletes come first, so the claim cannot see their rows. It returns the claimed jobs and the ids
 // deleted; a deadlock victim is retried whole. Only where canDeleteAndClaim.
-func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, map[int64]bool, error) {
+func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job, p *JobClaimParams, limit int) ([]*Job, []*Job, map[int64]bool, error) {
 	c := r.c
 	floor, walk := c.floors.get(c, p.Queue)
 	lock := r.lockFor(ctx)
 	excluded, held := c.withUnknown(p.ExcludeIDs)
 	where, args := claimWhere(p, excluded, floor)
-	var jobs []*Job
+	var jobs, skipped []*Job
 	var deleted map[int64]bool
 	err := c.retry(ctx, tries, func() error {
 		if c.caps.Pipeline && c.caps.DeleteReturning && c.caps.UpdateReturning {
 			// Two round trips instead of four: begin, delete and claim in one, the commit in the
 			// other, once the claimed rows are known (see pgPipelineTx).
-			jobs = nil
+			jobs, skipped = nil, nil
 			var xid int64
 			steps := []pgStep{c.deleteFencedStep(done, &deleted)}
 			if walk {
 				steps = append(steps, c.indexOrderSteps()...)
 			}
 			steps = append(steps, r.pgClaimStep(p, where, args, limit, &jobs))
-			err := c.pgPipelineTx(ctx, append(steps, c.xactIDSteps(&xid)...)...)
+			err := c.pgPipelineTxThen(ctx, r.passOver(p, &jobs, &skipped), append(steps, c.xactIDSteps(&xid)...)...)
 			c.returnUnknownClaim(err, jobs, xid)
 			return err
 		}
-		jobs = nil
+		jobs, skipped = nil, nil
 		err := c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
 			var err error
 			if deleted, err = c.deleteFencedRows(ctx, tx, done); err != nil {
 				return err
 			}
 			if c.caps.UpdateReturning {
-				jobs, err = r.claimReturning(ctx, tx, p, where, args, limit)
+				jobs, skipped, err = r.claimReturningTx(ctx, tx, p, where, args, limit)
 			} else {
-				jobs, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
+				jobs, skipped, err = r.claimSkipLocked(ctx, tx, p, where, args, limit, walk, lock)
 			}
 			return err
 		})
@@ -229,11 +233,25 @@ func (r *rowClaimer) deleteAndClaim(ctx context.Context, tries int, done []*Job,
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	c.floors.claimed(c, p.Queue, floor, jobs, limit, held)
+	c.floors.claimed(c, p.Queue, floor, seenRows(jobs, skipped), limit, held)
 	c.floors.probe(c, p.Queue, false, func() probeFunc { return r.prober(p, p.ExcludeIDs) })
-	return jobs, deleted, nil
+	return jobs, skipped, deleted, nil
+}
+
+// passOver returns the pipeline's then (see pgPipelineTxThen) for a claim that stored its rows in
+// *jobs: it moves the rows p.Skip passes over to *skipped and undoes their claim.
+func (r *rowClaimer) passOver(p *JobClaimParams, jobs, skipped *[]*Job) func() []pgStep {
+	if p.Skip == nil {
+		return nil
+	}
+	return func() []pgStep {
+		*jobs, *skipped = splitSkipped(p, *jobs)
+		steps := r.c.unclaimSteps(*skipped)
+		unclaimed(*skipped)
+		return steps
+	}
 }
 
 // anyAvailable reports whether a row matches where, by a read: on SQLite, after a claim that came back
@@ -251,22 +269,29 @@ func (r *rowClaimer) anyAvailable(ctx context.Context, where string, args []any)
 // COMMIT is sent once the claimed rows are in (see pgPipelineTx), after the index-order step when walk,
 // and rows whose COMMIT's answer was lost are given back; SQLite runs in this process, where no answer
 // is lost, so the statement runs alone.
-func (r *rowClaimer) claimStatement(ctx context.Context, p *JobClaimParams, where string, args []any, limit int, walk bool) ([]*Job, error) {
+func (r *rowClaimer) claimStatement(ctx context.Context, p *JobClaimParams, where string, args []any, limit int, walk bool) (jobs, skipped []*Job, err error) {
 	c := r.c
-	if !c.caps.Pipeline {
-		jobs, err := r.claimReturning(ctx, c.db, p, where, args, limit)
-		return jobs, c.translate(err)
+	switch {
+	case !c.caps.Pipeline && p.Skip == nil:
+		jobs, err = r.claimReturning(ctx, c.db, p, where, args, limit)
+		return jobs, nil, c.translate(err)
+	case !c.caps.Pipeline:
+		// The rows passed over are put back before the transaction commits.
+		err = c.InTx(ctx, func(tx *sqlx.Tx) error {
+			jobs, skipped, err = r.claimReturningTx(ctx, tx, p, where, args, limit)
+			return err
+		})
+		return jobs, skipped, err
 	}
-	var jobs []*Job
 	var xid int64
 	var steps []pgStep
 	if walk {
 		steps = c.indexOrderSteps()
 	}
 	steps = append(steps, r.pgClaimStep(p, where, args, limit, &jobs))
-	err := c.pgPipelineTx(ctx, append(steps, c.xactIDSteps(&xid)...)...)
+	err = c.pgPipelineTxThen(ctx, r.passOver(p, &jobs, &skipped), append(steps, c.xactIDSteps(&xid)...)...)
 	c.returnUnknownClaim(err, jobs, xid)
-	return jobs, err
+	return jobs, skipped, err
 }
 
 // claimReturning claims with one UPDATE … RETURNING (PostgreSQL, SQLite) on ex: the connection, or a
@@ -305,7 +330,7 @@ func (r *rowClaimer) pgClaimStep(p *JobClaimParams, where string, args []any, li
 // claimSkipLocked claims inside tx, which the caller runs at READ COMMITTED: SELECT … with lock (FOR
 // UPDATE SKIP LOCKED, or a plain FOR UPDATE where lockFor says so), then UPDATE by id (MySQL 8.0.1+,
 // MariaDB 10.6+).
-func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int, walk bool, lock string) ([]*Job, error) {
+func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobClaimParams, where string, args []any, limit int, walk bool, lock string) (jobs, skipped []*Job, err error) {
 	c := r.c
 	hint := ""
 	if walk {
@@ -314,11 +339,14 @@ func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobCla
 	sel := fmt.Sprintf("select %s from %s%s where %s order by id limit %d %s", jobColumns, c.quote(c.tables.Jobs), hint, where, limit, lock)
 	rows, err := tx.QueryxContext(ctx, sel, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	jobs, err := ScanJobs(rows)
-	if err != nil || len(jobs) == 0 {
-		return nil, err
+	if jobs, err = ScanJobs(rows); err != nil {
+		return nil, nil, err
+	}
+	// The rows passed over are locked until the commit, and never updated.
+	if jobs, skipped = splitSkipped(p, jobs); len(jobs) == 0 {
+		return nil, skipped, nil
 	}
 	ids := make([]any, 0, len(jobs)+1)
 	ids = append(ids, p.Now)
@@ -328,13 +356,13 @@ func (r *rowClaimer) claimSkipLocked(ctx context.Context, tx *sqlx.Tx, p *JobCla
 	upd := fmt.Sprintf("update %s set reserved_at = ?, attempts = least(attempts + 1, %d) where id in (%s)",
 		c.quote(c.tables.Jobs), c.MaxAttempts(), placeholders(len(jobs)))
 	if _, err := tx.ExecContext(ctx, upd, ids...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, j := range jobs {
 		j.Attempts = min(j.Attempts+1, c.MaxAttempts())
 		j.ReservedAt = p.Now
 	}
-	return jobs, nil
+	return jobs, skipped, nil
 }
 
 // inTxIsolation is InTx with an isolation level. A connection whose BEGIN, COMMIT or ROLLBACK failed
@@ -428,14 +456,21 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 	}
 	upd := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = ?, attempts = ?" + set +
 		" where id = ? and attempts = ?" + fence + " and ((reserved_at is null and available_at <= ?) or (reserved_at <= ?))")
-	var out []*Job
+	var out, skipped []*Job
 	lost := 0
 	var passed int64
 	for round := 0; round < 3 && len(out) < limit; round++ {
 		passed = 0
 		cands, err := selectCandidates(ctx, c, sel, args, withVersion, walk)
 		if err != nil {
-			return casResult{out, lost, passed}, err
+			return casResult{out, lost, passed, skipped}, err
+		}
+		// Rows p.Skip passes over are never written (a later round reads them again).
+		cands, pass := splitSkipped(p, cands)
+		for _, j := range pass {
+			if !slices.ContainsFunc(skipped, func(s *Job) bool { return s.ID == j.ID }) {
+				skipped = append(skipped, j)
+			}
 		}
 		if len(cands) == 0 {
 			break
@@ -447,7 +482,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			want := min(limit-len(out), len(cands))
 			got, err := casClaimMany(ctx, c, p, cands, want, withVersion)
 			if err != nil {
-				return casResult{out, lost, passed}, c.translate(err)
+				return casResult{out, lost, passed, skipped}, c.translate(err)
 			}
 			out = append(out, got...)
 			if len(got) == want {
@@ -475,7 +510,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 			uargs = append(uargs, p.Now, p.Now-p.RetryAfter)
 			res, err := c.db.ExecContext(ctx, upd, uargs...)
 			if err != nil {
-				return casResult{out, lost, passed}, c.translate(err)
+				return casResult{out, lost, passed, skipped}, c.translate(err)
 			}
 			if n, err := res.RowsAffected(); err != nil || n != 1 {
 				lostRace = true
@@ -498,7 +533,7 @@ func casClaim(ctx context.Context, c *Conn, p *JobClaimParams, where string, arg
 		}
 	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmpInt64(a.ID, b.ID) })
-	return casResult{out, lost, passed}, nil
+	return casResult{out, lost, passed, skipped}, nil
 }
 
 // lowestID returns the lower of two ids, 0 standing for none.
@@ -509,13 +544,14 @@ func lowestID(a, b int64) int64 {
 	return a
 }
 
-// casResult is what casClaim took: the rows, the races it lost to other claimers, and the lowest id
+// casResult is what casClaim took: the rows, the races it lost to other claimers, the lowest id
 // among the candidates of its last read that it did not try (0: none), still available as far as it
-// knows, which a lower bound set from this claim must not pass.
+// knows, which a lower bound set from this claim must not pass, and the rows p.Skip passed over.
 type casResult struct {
-	jobs   []*Job
-	lost   int
-	passed int64
+	jobs    []*Job
+	lost    int
+	passed  int64
+	skipped []*Job
 }
 
 // casClaimMany takes up to want of cands in one UPDATE … RETURNING, in id order: the rows whose

@@ -38,7 +38,7 @@ func TestClaimLockFollowsIndex(t *testing.T) {
 			}
 			seen := map[int64]bool{}
 			for range 3 {
-				jobs, err := r.claim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 4)
+				jobs, _, err := r.claim(ctx, &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}, nil, 4)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -204,7 +204,7 @@ func TestSQLiteEmptyClaimsDoNotWrite(t *testing.T) {
 	r := &rowClaimer{c: c}
 	p := &JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90}
 	claim := func() int {
-		jobs, err := r.claim(ctx, p, nil, 10)
+		jobs, _, err := r.claim(ctx, p, nil, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

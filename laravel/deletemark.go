@@ -74,7 +74,8 @@ func (q *deleteMark) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
 	}
-	jobs, err := q.claimer.claim(ctx, p, p.ExcludeIDs, max(p.Limit, 1))
+	jobs, skipped, err := q.claimer.claim(ctx, p, p.ExcludeIDs, max(p.Limit, 1))
+	reportLeft(p, skipped)
 	if err != nil {
 		return nil, fmt.Errorf("claim job: %w", err)
 	}

@@ -27,27 +27,37 @@ type deleteRetry struct {
 func (q *deleteRetry) Strategy() string { return "delete-retry" }
 
 // JobClaim claims one row per transaction, up to Limit, so each transaction stays as short as PHP's.
+// Rows p.Skip passes over count towards Limit: a backlog of them costs one call a round trip each
+// only up to Limit.
 func (q *deleteRetry) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, error) {
 	exclude := slices.Clone(p.ExcludeIDs)
-	var out []*Job
-	for len(out) < max(p.Limit, 1) {
-		j, err := q.claimOne(ctx, p, exclude)
+	var out, skipped []*Job
+	defer func() { reportLeft(p, skipped) }()
+	for len(out)+len(skipped) < max(p.Limit, 1) {
+		j, pass, err := q.claimOne(ctx, p, exclude)
+		skipped = append(skipped, pass...)
 		if err != nil {
 			if len(out) > 0 {
 				return out, nil // the claimed rows must reach the worker; the next call sees the error
 			}
 			return nil, fmt.Errorf("claim job: %w", err)
 		}
-		if j == nil {
+		if j == nil && len(pass) == 0 {
 			break
 		}
-		out = append(out, j)
-		exclude = append(exclude, j.ID)
+		if j != nil {
+			out = append(out, j)
+			exclude = append(exclude, j.ID)
+		}
+		for _, s := range pass {
+			exclude = append(exclude, s.ID)
+		}
 	}
 	return out, nil
 }
 
-func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude []int64) (*Job, error) {
+// claimOne claims the first available row, or returns the rows p.Skip passed over on the way.
+func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude []int64) (*Job, []*Job, error) {
 	c := q.C
 	if c.caps.UpdateReturning && c.lock == c.claimLock {
 		// The same row, lock and update in one statement (PostgreSQL, SQLite): on PostgreSQL two
@@ -55,19 +65,21 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 		// row is known (see claimStatement). The statement starts at the queue's lower bound on id
 		// and, while the queue has a backlog, walks the primary key from it (see idFloors): from the
 		// head, PostgreSQL planned it as a read of every row of the queue and a sort, for each job.
-		jobs, err := (&rowClaimer{c: c}).claim(ctx, p, exclude, 1)
+		jobs, skipped, err := (&rowClaimer{c: c}).claim(ctx, p, exclude, 1)
 		if err != nil || len(jobs) == 0 {
-			return nil, err
+			return nil, skipped, err
 		}
-		return jobs[0], nil
+		return jobs[0], skipped, nil
 	}
 	sel, args := c.AvailableJobsSQL(p, exclude, 1, c.lock)
 	upd := c.rebind("update " + c.quote(c.tables.Jobs) + " set reserved_at = ?, attempts = ? where id = ?")
 	var claimed *Job
+	var skipped []*Job
 	// The claim's own isolation (READ COMMITTED on MySQL and MariaDB): the same row is selected and
 	// locked as under PHP's REPEATABLE READ, without the gap locks that make claimers wait for each
 	// other and for inserts, and deadlock with them, as workers are added.
 	err := c.inTxIsolation(ctx, c.caps.ClaimIsolation, func(tx *sqlx.Tx) error {
+		claimed, skipped = nil, nil
 		rows, err := tx.QueryxContext(ctx, sel, args...)
 		if err != nil {
 			return err
@@ -75,6 +87,9 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 		jobs, err := ScanJobs(rows)
 		if err != nil || len(jobs) == 0 {
 			return err
+		}
+		if jobs, skipped = splitSkipped(p, jobs); len(jobs) == 0 {
+			return nil // passed over: locked until the commit, never updated
 		}
 		j := jobs[0]
 		j.Attempts = min(j.Attempts+1, c.MaxAttempts())
@@ -85,7 +100,10 @@ func (q *deleteRetry) claimOne(ctx context.Context, p *JobClaimParams, exclude [
 		claimed = j
 		return nil
 	})
-	return claimed, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return claimed, skipped, nil
 }
 
 // ClaimsInParallel reports whether Laravel's own lock clause skips rows other claims hold: with plain

@@ -69,6 +69,9 @@ type Job struct {
 	AvailableAt int64
 	CreatedAt   int64
 	Version     int64 // version column, for strategies that keep one; 0 otherwise
+	// Read is the caller's: what JobClaimParams.Skip read from Payload, kept for the caller so that it
+	// is not read twice. The package never sets or reads it.
+	Read any
 }
 
 // JobClaimParams says what to claim.
@@ -87,6 +90,17 @@ type JobClaimParams struct {
 	// MinID, when not 0, leaves out the rows below it: a worker whose claims only bring back rows it
 	// left for PHP skips to the first row it has not seen.
 	MinID int64
+	// Skip, when set, is asked about each row the claim would take, to be decided from its payload
+	// (attempts and reserved_at may be read before or after the claim's update); the rows it reports
+	// true for are passed over: the claim's own
+	// transaction never reserves them, or undoes their reservation and attempt before it commits, so
+	// that no crash at any point spends an attempt on a row this worker was never going to run. It may
+	// be asked again about a row (a deadlock victim is claimed again) and must not block.
+	Skip func(*Job) bool
+	// Left, when set, is called once a claim has committed with the rows Skip passed over, as they are
+	// in the table (attempts and reservation as before the claim). It may run on another goroutine (a
+	// grouped delete of the batch strategy claims the next rows for the latest JobClaim).
+	Left func([]*Job)
 }
 
 // JobReleaseParams says when a released job becomes available again.

@@ -42,10 +42,13 @@ func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 	if err != nil {
 		return nil, fmt.Errorf("claim job: %w", err)
 	}
-	jobs, lowered, err := q.claimOnce(ctx, p, withVersion, true)
+	jobs, skipped, lowered, err := q.claimOnce(ctx, p, withVersion, true)
 	if err == nil && lowered {
-		jobs, _, err = q.claimOnce(ctx, p, withVersion, false)
+		var more []*Job
+		jobs, more, _, err = q.claimOnce(ctx, p, withVersion, false)
+		skipped = append(skipped, more...)
 	}
+	reportLeft(p, skipped)
 	if err != nil {
 		if len(jobs) > 0 {
 			return jobs, nil // the claimed rows must reach the worker; the next call sees the error
@@ -57,7 +60,7 @@ func (q *optimistic) JobClaim(ctx context.Context, p *JobClaimParams) ([]*Job, e
 
 // claimOnce is one claim from the bound; with probe, an empty one probes below the bound and reports
 // whether it was lowered (see rowClaimer.claimOnce).
-func (q *optimistic) claimOnce(ctx context.Context, p *JobClaimParams, withVersion, probe bool) ([]*Job, bool, error) {
+func (q *optimistic) claimOnce(ctx context.Context, p *JobClaimParams, withVersion, probe bool) ([]*Job, []*Job, bool, error) {
 	c := q.C
 	floor, walk := c.floors.get(c, p.Queue)
 	if p.Whole {
@@ -73,14 +76,15 @@ func (q *optimistic) claimOnce(ctx context.Context, p *JobClaimParams, withVersi
 	q.contended.Store(r.lost > 0)
 	jobs := r.jobs
 	if err != nil {
-		return jobs, false, err
+		return jobs, r.skipped, false, err
 	}
 	// Candidates it did not try (picked at random from the window) stay above the next bound.
-	c.floors.claimed(c, p.Queue, floor, jobs, limit, r.passed)
+	seen := seenRows(jobs, r.skipped)
+	c.floors.claimed(c, p.Queue, floor, seen, limit, r.passed)
 	if !probe {
-		return jobs, false, nil
+		return jobs, r.skipped, false, nil
 	}
 	rc := &rowClaimer{c: c}
-	lowered := c.floors.probe(c, p.Queue, len(jobs) == 0, func() probeFunc { return rc.prober(p, p.ExcludeIDs) })
-	return jobs, lowered, nil
+	lowered := c.floors.probe(c, p.Queue, len(seen) == 0, func() probeFunc { return rc.prober(p, p.ExcludeIDs) })
+	return jobs, r.skipped, lowered, nil
 }

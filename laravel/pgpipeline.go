@@ -30,18 +30,26 @@ const rollbackTimeout = 5 * time.Second
 // returnUnknownClaim); in a plain pipeline, a connection cut after the steps were sent leaves rows
 // reserved that no worker knows of until retry_after, each with an attempt spent.
 func (c *Conn) pgPipelineTx(ctx context.Context, steps ...pgStep) error {
-	return c.pgPipeline(ctx, false, steps)
+	return c.pgPipeline(ctx, false, steps, nil)
+}
+
+// pgPipelineTxThen is pgPipelineTx with more steps, decided once the first steps' rows are in (a
+// claim's undo of the rows it passed over, see JobClaimParams.Skip). Any are sent in a round trip of
+// their own before the COMMIT's, so that the COMMIT stays the one statement whose answer can be lost
+// after it took effect.
+func (c *Conn) pgPipelineTxThen(ctx context.Context, then func() []pgStep, steps ...pgStep) error {
+	return c.pgPipeline(ctx, false, steps, then)
 }
 
 // pgPipelineRead runs steps that only read in one transaction and one round trip, the COMMIT sent
 // with them: a read whose answer is lost has taken nothing.
 func (c *Conn) pgPipelineRead(ctx context.Context, steps ...pgStep) error {
-	return c.pgPipeline(ctx, true, steps)
+	return c.pgPipeline(ctx, true, steps, nil)
 }
 
 // pgPipeline sends BEGIN and steps in one round trip and the COMMIT with them (withCommit) or, once
-// every step's rows are in, in a second one.
-func (c *Conn) pgPipeline(ctx context.Context, withCommit bool, steps []pgStep) error {
+// every step's rows are in, in a second one, after the steps then returns.
+func (c *Conn) pgPipeline(ctx context.Context, withCommit bool, steps []pgStep, then func() []pgStep) error {
 	conn, err := c.db.Conn(ctx)
 	if err != nil {
 		return c.translate(err)
@@ -67,6 +75,21 @@ func (c *Conn) pgPipeline(ctx context.Context, withCommit bool, steps []pgStep) 
 		err := readSteps(br, all)
 		if cerr := br.Close(); err == nil {
 			err = cerr
+		}
+		var more []pgStep
+		if err == nil && then != nil {
+			more = then()
+		}
+		if len(more) > 0 {
+			b := &pgx.Batch{}
+			for _, s := range more {
+				b.Queue(s.sql, s.args...)
+			}
+			br := pc.SendBatch(ctx, b)
+			err = readSteps(br, more)
+			if cerr := br.Close(); err == nil {
+				err = cerr
+			}
 		}
 		if err != nil {
 			// Nothing was committed. A connection that cannot roll back, or not soon, is not given

@@ -21,7 +21,9 @@ type Observer interface {
 	JobStarted(ctx context.Context, e *JobEvent) context.Context
 	// JobFinished is called once for each claimed job the worker processed, after its completion was
 	// applied, whether it started or not (a job left for PHP, moved, or with an unreadable payload
-	// never starts: e.Started is zero). ctx is what JobStarted returned, or the worker's context.
+	// never starts: e.Started is zero), and for each row a claim passed over for PHP (outcome
+	// OutcomeLeftForPHP, Claimed and Finished the same time). ctx is what JobStarted returned, or the
+	// worker's context.
 	JobFinished(ctx context.Context, e *JobEvent)
 }
 

@@ -83,6 +83,22 @@ var wrappers = map[string]bool{
 	`Illuminate\Broadcasting\BroadcastEvent`:           true,
 }
 
+// classOf returns the class a job runs (commandName, or a raw job's target) and the name it is shown
+// by.
+func classOf(env *payload.Envelope) (class, displayName string) {
+	if env.IsRaw() {
+		class, _ = env.RawTarget()
+	} else {
+		class = env.CommandName
+	}
+	displayName = env.DisplayName
+	if displayName == "" || displayName == "0" {
+		// JobName::resolve: an empty displayName (PHP's empty(): "" or "0") shows the job key.
+		displayName = env.Job
+	}
+	return class, displayName
+}
+
 // process runs one claimed job through Laravel's Worker::process.
 func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	defer w.passedPreGate(rj) // a job that leaves before its gates
@@ -92,7 +108,11 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		defer func() { w.observeFinish(ctx, r) }()
 	}
 	j := rj.job
-	env, err := payload.ParseEnvelope(j.Payload)
+	env, _ := j.Read.(*payload.Envelope) // read by the claim's passOver
+	var err error
+	if env == nil {
+		env, err = payload.ParseEnvelope(j.Payload)
+	}
 	if err != nil {
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
@@ -100,16 +120,8 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
 	}
-	r = &jobRun{rj: rj, env: env, displayName: env.DisplayName}
-	if env.IsRaw() {
-		r.class, _ = env.RawTarget()
-	} else {
-		r.class = env.CommandName
-	}
-	if r.displayName == "" || r.displayName == "0" {
-		// JobName::resolve: an empty displayName (PHP's empty(): "" or "0") shows the job key.
-		r.displayName = env.Job
-	}
+	r = &jobRun{rj: rj, env: env}
+	r.class, r.displayName = classOf(env)
 	if env.Command != "" && env.CommandEncrypted() {
 		w.encryptedClasses.Store(r.class, true) // its class is ShouldBeEncrypted: so are its chain links of that class
 	}

@@ -1,16 +1,29 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // NoHandlerClass is the exception class a job fails with under the "fail" policy for classes without a
 // Go handler.
 const NoHandlerClass = `ArtisanGo\Worker\NoHandlerException`
+
+// unhandledPolicy is the policy for a class without a Go handler: the configured one, but leave for
+// the companion jobs, which only ever run under PHP.
+func (w *Worker) unhandledPolicy(class string) string {
+	if class != "" && (class == w.cfg.BatchCompanion || class == w.cfg.FailedCompanion) {
+		return UnhandledLeave
+	}
+	return w.cfg.Unhandled
+}
 
 // unhandled applies the policy for a job whose class has no Go handler. Such a job is never run and
 // never lost: "leave" hands the row back untouched (attempt undone) and remembers its id so this worker
@@ -18,10 +31,7 @@ const NoHandlerClass = `ArtisanGo\Worker\NoHandlerException`
 // queue in the transaction that deletes this row; "fail" fails it into failed_jobs.
 func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 	j := r.rj.job
-	policy := w.cfg.Unhandled
-	if r.class != "" && (r.class == w.cfg.BatchCompanion || r.class == w.cfg.FailedCompanion) {
-		policy = UnhandledLeave // it only ever runs under PHP
-	}
+	policy := w.unhandledPolicy(r.class)
 	switch {
 	case strings.HasPrefix(policy, UnhandledMove):
 		target := strings.TrimPrefix(policy, UnhandledMove)
@@ -44,24 +54,127 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 // remembers its id so that this worker does not claim it again.
 func (w *Worker) leave(r *jobRun, why string) {
 	j := r.rj.job
-	again := w.leftBefore.seen(j.ID)
-	if again {
-		w.stats.leftAgain.Add(1) // claimed again after the claims forgot it (see leftChurn)
+	// Remembered before the row is handed back, so no claim in between takes it again.
+	again := w.remember(j)
+	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
+		return w.queue.JobReturn(ctx, []*laravel.Job{j})
+	}, &w.stats.left) {
+		w.logLeft(r.class, r.displayName, j, why, again)
 	}
-	// Remember the id before handing the row back, so no claim in between takes it again.
+}
+
+// remember records a row left for PHP, so that this worker's claims do not take it again, and reports
+// whether it was left before (claimed again after the claims forgot it, see leftChurn).
+func (w *Worker) remember(j *laravel.Job) (again bool) {
+	again = w.leftBefore.seen(j.ID)
+	if again {
+		w.stats.leftAgain.Add(1)
+	}
 	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
 		w.log.Warn("more jobs are left for PHP than this worker remembers; it may claim some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
 			"remembered", w.cfg.ExcludeLimit)
 	}
-	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
-		return w.queue.JobReturn(ctx, []*laravel.Job{j})
-	}, &w.stats.left) {
-		// The first row of each class and reason at info; the others, which beside PHP's workers are
-		// many (a line per row), and rows left again, at debug.
-		level := slog.LevelDebug
-		if !again && w.leftLogged.add(r.class+"\x00"+why) {
-			level = slog.LevelInfo
-		}
-		w.log.Log(context.Background(), level, "Left for PHP ("+why+")", "class", r.displayName, "id", j.ID, "queue", j.Queue)
+	return again
+}
+
+// logLeft logs a row left for PHP: the first row of each class and reason at info; the others, which
+// beside PHP's workers are many (a line per row), and rows left again, at debug.
+func (w *Worker) logLeft(class, displayName string, j *laravel.Job, why string, again bool) {
+	level := slog.LevelDebug
+	if !again && w.leftLogged.add(class+"\x00"+why) {
+		level = slog.LevelInfo
 	}
+	if w.logs(level) {
+		w.log.Log(context.Background(), level, "Left for PHP ("+why+")", "class", displayName, "id", j.ID, "queue", j.Queue)
+	}
+}
+
+// passOver tells a claim which rows to leave as they are (laravel.JobClaimParams.Skip): those of
+// classes this worker has no handler for, when they are left for PHP (the leave policy, and the
+// companion jobs, which only PHP runs). The claim's own transaction then never spends an attempt on
+// them, so a worker killed at any moment (SIGKILL, the OOM killer) leaves PHP's jobs as they were; a
+// row claimed and then handed back kept a spent attempt when the worker died in between, and a job
+// with $tries = 1 then failed unrun in PHP's worker. Rows left for other reasons (a batch or chain with
+// PHP callbacks, models that could not be checked) need their payload decoded, and are still claimed
+// and handed back.
+func (w *Worker) passOver(j *laravel.Job) bool {
+	if class, ok := peekCommandName(j.Payload); ok && !phpOnly[class] {
+		if _, ok := w.registry.Lookup(class); ok {
+			// Its class has a handler: kept, with no full read inside the claim's transaction
+			// (SQLite's one write lock is held there); process reads the payload.
+			return false
+		}
+	}
+	env, err := payload.ParseEnvelope(j.Payload)
+	if err != nil {
+		return false // claimed, to be failed into failed_jobs as it is
+	}
+	j.Read = env // process reads it from there
+	class, displayName := classOf(env)
+	if _, ok := w.lookup(&jobRun{class: class, displayName: displayName}); ok {
+		return false
+	}
+	return w.unhandledPolicy(class) == UnhandledLeave
+}
+
+// passedOver records the rows a claim passed over (laravel.JobClaimParams.Left) as left for PHP.
+func (w *Worker) passedOver(jobs []*laravel.Job) {
+	for _, j := range jobs {
+		class, displayName := "", fmt.Sprintf("job %d", j.ID)
+		env, _ := j.Read.(*payload.Envelope)
+		if env != nil {
+			class, displayName = classOf(env)
+		}
+		if w.obs != nil {
+			// The metrics and traces count it as a row claimed and left for PHP.
+			now := time.Now()
+			w.obs.JobFinished(context.Background(), &JobEvent{
+				ID: j.ID, Connection: w.cfg.Connection, Queue: j.Queue, Class: class, DisplayName: displayName,
+				Attempts: j.Attempts, AvailableAt: j.AvailableAt, Claimed: now, Finished: now,
+				Outcome: OutcomeLeftForPHP, Envelope: env,
+			})
+		}
+		again := w.remember(j)
+		w.stats.left.Add(1)
+		w.passed.Add(1)
+		for {
+			top := w.passedTop.Load()
+			if j.ID <= top || w.passedTop.CompareAndSwap(top, j.ID) {
+				break
+			}
+		}
+		w.logLeft(class, displayName, j, "no Go handler", again)
+	}
+}
+
+// commandNameKey is how Laravel's payloads name a queued command's class, before the serialized
+// command.
+var commandNameKey = []byte(`"commandName":"`)
+
+// peekCommandName finds the first "commandName" string in a payload without reading the rest, for a
+// quick guess at its class: a guess, since the key may sit elsewhere than in data, so it may only ever
+// lead to a job being claimed (process then reads the payload whole and decides), never to one passed
+// over. Values with escapes other than \\ and \/ are not guessed.
+func peekCommandName(raw []byte) (string, bool) {
+	i := bytes.Index(raw, commandNameKey)
+	if i < 0 {
+		return "", false
+	}
+	rest := raw[i+len(commandNameKey):]
+	var b []byte
+	for k := 0; k < len(rest); k++ {
+		switch c := rest[k]; c {
+		case '"':
+			return string(b), len(b) > 0
+		case '\\':
+			if k+1 >= len(rest) || (rest[k+1] != '\\' && rest[k+1] != '/') {
+				return "", false
+			}
+			k++
+			b = append(b, rest[k])
+		default:
+			b = append(b, c)
+		}
+	}
+	return "", false
 }

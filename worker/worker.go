@@ -257,6 +257,9 @@ type Worker struct {
 	// worker has not seen (see leftAhead); 0 for none.
 	reach  atomic.Int64
 	claims *claimLimiter
+	// passed counts the rows claims passed over for PHP (see passOver), and passedTop is the highest
+	// id among them.
+	passed, passedTop atomic.Int64
 	// leaveWarned records that the excluded ids overflowed once, which is logged once.
 	leaveWarned atomic.Bool
 	// modelWarned names the model classes whose rows this worker cannot check, each logged once.
@@ -565,10 +568,14 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		}
 		claimed, err := 0, error(nil)
 		returned := w.returnedClaims()
+		// Rows the claims passed over for PHP (see passOver) count as claimed and left: the claims go
+		// on at once, past them, to the rows behind.
+		passed := w.passed.Load()
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, false)
 			st.jobs += claimed
 		}
+		passed = w.passed.Load() - passed
 		if err == nil && free > 0 {
 			claimBackoff = 0 // a claim worked, even an empty one: the next failure waits from the start
 		}
@@ -583,7 +590,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
 			sleepCtx(ctx, claimBackoff)
-		case claimed > 0 && churn.churning(w):
+		case claimed+int(passed) > 0 && churn.churning(w):
 			// The claims bring back rows left for PHP that the worker no longer remembers (more than
 			// worker.ExcludeLimit of them ahead of its own): pause as on an empty queue, so that the
 			// worker does not claim and hand back the same rows without end, slowing PHP's workers.
@@ -604,7 +611,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 				continue
 			}
 			sleepCtx(ctx, idle.next()) // not woken by the handed-back jobs' slots
-		case claimed > 0:
+		case claimed+int(passed) > 0:
 			idle.reset()
 			if w.cfg.Rest > 0 {
 				sleepCtx(ctx, w.cfg.Rest)
@@ -625,14 +632,29 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		// Rows given back while the claim ran were maybe not seen by it. A return counts as finished
 		// before it stops counting as running, so reading them in this order, a return that ended after
 		// the claim began shows in one or the other.
-		empty := err == nil && free > 0 && claimed == 0 && busy == 0 && !w.returningClaims() && w.returnedClaims() == returned
+		empty := err == nil && free > 0 && claimed+int(passed) == 0 && busy == 0 && !w.returningClaims() && w.returnedClaims() == returned
 		if empty && (w.cfg.StopWhenEmpty || w.emptyForElapsed(st)) {
 			// Before stopping, one claim reads the whole queue, as Laravel's does: claims start at a
 			// bound on id (see laravel.JobClaimParams.Whole), below which a row that became claimable
 			// again (a reservation expired, a row given back) would wait for a probe.
+			passed := w.passed.Load()
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, true)
 			st.jobs += claimed
 			empty = err == nil && claimed == 0 && !w.returningClaims() && w.returnedClaims() == returned
+			if empty && w.passed.Load() != passed {
+				// It passed over rows for PHP: the queues are empty for this worker once every row a
+				// claim could take is one it left (see leftAhead); a row it has not seen behind them is
+				// where the claims go on from.
+				switch next, allLeft := w.leftAhead(ctx); {
+				case allLeft:
+				case next > 0:
+					w.reach.Store(next)
+					empty = false
+				default:
+					empty = false
+					sleepCtx(ctx, idle.next())
+				}
+			}
 		}
 		if empty && w.cfg.StopWhenEmpty && w.inFlight() == 0 && !w.returningClaims() {
 			// Laravel's daemon loop sleeps --sleep after a pop that found nothing and only then checks
@@ -749,7 +771,7 @@ type stopState struct {
 
 // counted is the jobs --max-jobs counts: those claimed, less those handed to PHP (left or moved),
 // which PHP's worker runs and counts.
-func (w *Worker) counted(st *stopState) int { return st.jobs - int(w.notRun()) }
+func (w *Worker) counted(st *stopState) int { return st.jobs - int(w.notRun()-w.passed.Load()) }
 
 // notRun is the jobs handed to PHP since the worker started: left for it or moved to its queue.
 func (w *Worker) notRun() int64 { return w.stats.left.Load() + w.stats.moved.Load() }
@@ -901,7 +923,8 @@ func MemoryMB() float64 {
 }
 
 // RunOnce claims at most one job across the queues in priority order and processes it to completion.
-// It reports whether there was a job; it does not sleep when there was none.
+// It reports whether there was a job (one run, or rows passed over for PHP); it does not sleep when
+// there was none.
 func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	defer w.announceSlots(true)()
 	defer w.watchStopNow(ctx)()
@@ -909,9 +932,9 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	defer stopRenew()
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJob() // after the job: its runner ends
-	found, err := w.runOne(ctx, jobCtx)
+	started, passed, err := w.runOne(ctx, jobCtx)
 	w.wg.Wait()
-	return found, err
+	return started > 0 || passed > 0, err
 }
 
 // Slots is how many jobs a worker of this configuration runs at once: Concurrency, never more than
@@ -944,10 +967,13 @@ func (w *Worker) announceSlots(once bool) func() {
 	return func() { s.AddSlots(-n) }
 }
 
-func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
-	n, err := w.claimAndStart(ctx, jobCtx, 1, nil, false)
+// runOne claims one job and runs it, and returns how many jobs it started (0 or 1) and how many rows
+// the claim passed over for PHP.
+func (w *Worker) runOne(ctx, jobCtx context.Context) (started int, passed int64, err error) {
+	passed = w.passed.Load()
+	started, err = w.claimAndStart(ctx, jobCtx, 1, nil, false)
 	w.wg.Wait()
-	return n > 0, err
+	return started, w.passed.Load() - passed, err
 }
 
 // runOneOfOurs is --once: runOne, again while the job claimed was handed to PHP (left for it, or
@@ -956,9 +982,12 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (bool, error) {
 func (w *Worker) runOneOfOurs(ctx, jobCtx context.Context) (found bool, err error) {
 	for range max(w.cfg.ExcludeLimit, 1) {
 		notRun, again := w.notRun(), w.stats.leftAgain.Load()
-		n, err := w.runOne(ctx, jobCtx)
-		found = found || n
-		if !n || err != nil || ctx.Err() != nil || w.notRun() == notRun || w.stats.leftAgain.Load() != again {
+		started, passed, err := w.runOne(ctx, jobCtx)
+		found = found || started > 0 || passed > 0
+		// Go on while the claim found only rows for PHP: passed over, or claimed and then left.
+		leftAfterClaim := w.notRun()-notRun-passed > 0
+		onlyPHP := started == 0 && passed > 0 || started > 0 && leftAfterClaim
+		if !onlyPHP || err != nil || ctx.Err() != nil || w.stats.leftAgain.Load() != again {
 			return found, err
 		}
 	}
@@ -1043,14 +1072,20 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		if !whole {
 			from = w.reach.Load()
 		}
+		top := w.passedTop.Load()
 		jobs, err := w.queue.JobClaim(ctx, &laravel.JobClaimParams{
 			Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second),
 			Limit: n, ExcludeIDs: w.excluded.list(), Whole: whole, MinID: from,
+			Skip: w.passOver, Left: w.passedOver,
 		})
 		if from > 0 && err == nil {
-			// Walking past rows left for PHP: the next claim goes on after this one's rows, until
-			// one finds nothing more and the claims start from the head again.
+			// Walking past rows left for PHP: the next claim goes on after this one's rows (and the
+			// rows it passed over), until one finds nothing more and the claims start from the head
+			// again.
 			next := int64(0)
+			if t := w.passedTop.Load(); t != top {
+				next = t + 1
+			}
 			for _, j := range jobs {
 				next = max(next, j.ID+1)
 			}

@@ -197,6 +197,7 @@ var cases = []testCase{
 	{"AttemptsSaturate", Options{}, caseAttemptsSaturate},
 	{"AttemptsSmallint", Options{Schema: laravel.SchemaParams{SmallAttempts: true}}, caseAttemptsSmallint},
 	{"ExcludeIDs", Options{}, caseExcludeIDs},
+	{"ClaimSkips", Options{}, caseClaimSkips},
 	{"Push", Options{}, casePush},
 	{"DeleteFenced", Options{}, caseDeleteFenced},
 	{"Release", Options{}, caseRelease},
