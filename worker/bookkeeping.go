@@ -285,6 +285,9 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 	return needs
 }
 
+// batchNeedsPHPWhy is why a member of a batch with PHP callbacks is left for PHP, as logged.
+const batchNeedsPHPWhy = "its batch has PHP callbacks"
+
 // hasBatchCallbacks reports whether a batch's options (PHP-serialized) hold callbacks.
 func hasBatchCallbacks(options []byte) bool {
 	v, err := payload.Unserialize(options)
@@ -308,8 +311,9 @@ func hasBatchCallbacks(options []byte) bool {
 // batch read its row: at 256 jobs in flight those reads took the pool's connections from the claims
 // and completions).
 type batchMemo struct {
-	mu sync.Mutex
-	m  map[string]bool
+	mu    sync.Mutex
+	m     map[string]bool
+	needs int // the batches in m that have callbacks
 }
 
 // batchMemoSize bounds the batches remembered; the memo starts again empty beyond it.
@@ -326,9 +330,22 @@ func (b *batchMemo) put(id string, needs bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil || len(b.m) >= batchMemoSize {
-		b.m = map[string]bool{}
+		b.m, b.needs = map[string]bool{}, 0
+	}
+	if had, ok := b.m[id]; ok && had {
+		b.needs--
+	}
+	if needs {
+		b.needs++
 	}
 	b.m[id] = needs
+}
+
+// anyNeeds reports whether a batch remembered has callbacks.
+func (b *batchMemo) anyNeeds() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.needs > 0
 }
 
 // chainNeedsPHP reports whether the job's chain has catch callbacks (PHP closures, run when a link

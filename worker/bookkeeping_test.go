@@ -723,3 +723,30 @@ func TestBatchCallbackKindsByVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchMembersPassedOver: once the worker has read that a batch has PHP callbacks and no companion
+// runs them, its claims pass over the batch's other members inside their own transaction (no attempt
+// spent, whenever the worker dies) instead of claiming and handing back each one.
+func TestBatchMembersPassedOver(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\BatchPart`, ok(&calls))
+		f.insertBatch(t, fixtureBatchID, 5, `a:1:{s:4:"then";a:1:{i:0;s:1:"x";}}`)
+		for range 5 {
+			f.push(t, "default", fixture883(t, "batch"))
+		}
+		w := f.worker(t, func(c *Config) { c.Concurrency, c.StopWhenEmpty = 1, true })
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if s := w.Stats(); calls.Load() != 0 || s.LeftForPHP != 5 || s.Claimed != 1 {
+			t.Fatalf("ran %d, stats %+v: want none run, 5 left for PHP, only the first claimed (the rest passed over)", calls.Load(), s)
+		}
+		for _, r := range f.Rows(t) {
+			if r.Attempts != 0 || r.ReservedAt != nil {
+				t.Fatalf("member %d: attempts %d reserved_at %v, want untouched", r.ID, r.Attempts, r.ReservedAt)
+			}
+		}
+	})
+}

@@ -108,9 +108,11 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		defer func() { w.observeFinish(ctx, r) }()
 	}
 	j := rj.job
-	env, _ := j.Read.(*payload.Envelope) // read by the claim's passOver
+	var env *payload.Envelope
 	var err error
-	if env == nil {
+	if read, _ := j.Read.(*claimRead); read != nil {
+		env = read.env // read by the claim's passOver
+	} else {
 		env, err = payload.ParseEnvelope(j.Payload)
 	}
 	if err != nil {
@@ -149,7 +151,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		hj.Command = r.cmd
 		hj.SetBatch(batchID(r), batchStore{w})
 		if w.batchNeedsPHP(ctx, r) {
-			w.leave(r, "its batch has PHP callbacks")
+			w.leave(r, batchNeedsPHPWhy)
 			return
 		}
 		if w.chainNeedsPHP(r) {

@@ -91,38 +91,85 @@ func (w *Worker) logLeft(class, displayName string, j *laravel.Job, why string, 
 
 // passOver tells a claim which rows to leave as they are (laravel.JobClaimParams.Skip): those of
 // classes this worker has no handler for, when they are left for PHP (the leave policy, and the
-// companion jobs, which only PHP runs). The claim's own transaction then never spends an attempt on
-// them, so a worker killed at any moment (SIGKILL, the OOM killer) leaves PHP's jobs as they were; a
-// row claimed and then handed back kept a spent attempt when the worker died in between, and a job
-// with $tries = 1 then failed unrun in PHP's worker. Rows left for other reasons (a batch or chain with
-// PHP callbacks, models that could not be checked) need their payload decoded, and are still claimed
-// and handed back.
+// companion jobs, which only PHP runs), and the members of batches it knows to have PHP callbacks that
+// no companion runs. The claim's own transaction then never spends an attempt on them, so a worker
+// killed at any moment (SIGKILL, the OOM killer) leaves PHP's jobs as they were; a row claimed and
+// then handed back kept a spent attempt when the worker died in between, and a job with $tries = 1
+// then failed unrun in PHP's worker. The other rows left for PHP (the first members of a batch not
+// yet read, a chain with catch callbacks, models that could not be checked) are still claimed and
+// handed back.
 func (w *Worker) passOver(j *laravel.Job) bool {
 	if class, ok := peekCommandName(j.Payload); ok && !phpOnly[class] {
 		if _, ok := w.registry.Lookup(class); ok {
-			// Its class has a handler: kept, with no full read inside the claim's transaction
-			// (SQLite's one write lock is held there); process reads the payload.
-			return false
+			// Its class has a handler: no full read inside the claim's transaction (SQLite's one
+			// write lock is held there) unless a batch may leave it to PHP; process reads the payload.
+			return w.passOverMember(j, nil)
 		}
 	}
 	env, err := payload.ParseEnvelope(j.Payload)
 	if err != nil {
 		return false // claimed, to be failed into failed_jobs as it is
 	}
-	j.Read = env // process reads it from there
+	read := &claimRead{env: env}
+	j.Read = read // process reads it from there
 	class, displayName := classOf(env)
 	if _, ok := w.lookup(&jobRun{class: class, displayName: displayName}); ok {
+		return w.passOverMember(j, env)
+	}
+	if w.unhandledPolicy(class) != UnhandledLeave {
 		return false
 	}
-	return w.unhandledPolicy(class) == UnhandledLeave
+	read.why = "no Go handler"
+	return true
+}
+
+// passOverMember reports whether j is a member of a batch this worker knows to have PHP callbacks,
+// which process would leave to PHP (see batchNeedsPHP); env is its payload read, or nil. Batches are
+// only looked up in what the worker remembers, never read from the database inside a claim.
+func (w *Worker) passOverMember(j *laravel.Job, env *payload.Envelope) bool {
+	if w.cfg.BatchCompanion != "" || w.cfg.BatchCallbacks == BatchCallbacksRun || !w.version.AtLeast(8, 0) ||
+		!w.batchCallbacks.anyNeeds() || !bytes.Contains(j.Payload, batchIDKey) {
+		return false
+	}
+	if env == nil {
+		var err error
+		if env, err = payload.ParseEnvelope(j.Payload); err != nil {
+			return false
+		}
+		j.Read = &claimRead{env: env}
+	}
+	r := &jobRun{env: env}
+	r.class, r.displayName = classOf(env)
+	cmd, err := payload.DecodeCommand(env, w.keyring)
+	if err != nil || !sameClass(cmd.Class, r.class) {
+		return false // process decides
+	}
+	r.cmd = cmd
+	if needs, ok := w.batchCallbacks.get(batchID(r)); !ok || !needs {
+		return false
+	}
+	j.Read = &claimRead{env: env, why: batchNeedsPHPWhy}
+	return true
+}
+
+// batchIDKey is in every payload of a batch's member (a property of the command, or the envelope's
+// key).
+var batchIDKey = []byte("batchId")
+
+// claimRead is what passOver read from a row (laravel.Job.Read): the payload, and why the row was
+// passed over, if it was.
+type claimRead struct {
+	env *payload.Envelope
+	why string
 }
 
 // passedOver records the rows a claim passed over (laravel.JobClaimParams.Left) as left for PHP.
 func (w *Worker) passedOver(jobs []*laravel.Job) {
 	for _, j := range jobs {
-		class, displayName := "", fmt.Sprintf("job %d", j.ID)
-		env, _ := j.Read.(*payload.Envelope)
-		if env != nil {
+		class, displayName, why := "", fmt.Sprintf("job %d", j.ID), "no Go handler"
+		var env *payload.Envelope
+		if read, _ := j.Read.(*claimRead); read != nil {
+			env, why = read.env, read.why
 			class, displayName = classOf(env)
 		}
 		if w.obs != nil {
@@ -143,7 +190,7 @@ func (w *Worker) passedOver(jobs []*laravel.Job) {
 				break
 			}
 		}
-		w.logLeft(class, displayName, j, "no Go handler", again)
+		w.logLeft(class, displayName, j, why, again)
 	}
 }
 
