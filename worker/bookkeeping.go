@@ -285,8 +285,12 @@ func (w *Worker) batchNeedsPHP(ctx context.Context, r *jobRun) bool {
 	return needs
 }
 
-// batchNeedsPHPWhy is why a member of a batch with PHP callbacks is left for PHP, as logged.
-const batchNeedsPHPWhy = "its batch has PHP callbacks"
+// batchNeedsPHPWhy and chainNeedsPHPWhy are why a member of a batch with PHP callbacks, and a link of a
+// chain with catch callbacks, are left for PHP, as logged.
+const (
+	batchNeedsPHPWhy = "its batch has PHP callbacks"
+	chainNeedsPHPWhy = "its chain has PHP catch callbacks"
+)
 
 // hasBatchCallbacks reports whether a batch's options (PHP-serialized) hold callbacks.
 func hasBatchCallbacks(options []byte) bool {

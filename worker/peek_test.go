@@ -22,3 +22,17 @@ func TestPeekCommandName(t *testing.T) {
 		}
 	}
 }
+
+// TestHasChainCatch: the guess at chain catch callbacks looks past empty arrays.
+func TestHasChainCatch(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"data":{"command":"O:3:\"Job\":1:{s:19:\"chainCatchCallbacks\";N;}"}}`:                                                  false,
+		`{"data":{"command":"O:3:\"Job\":1:{s:19:\"chainCatchCallbacks\";a:0:{}}"}}`:                                              false,
+		`{"data":{"command":"O:3:\"Job\":1:{s:19:\"chainCatchCallbacks\";a:1:{i:0;N;}}"}}`:                                        true,
+		`{"data":{"command":"O:3:\"Job\":2:{s:19:\"chainCatchCallbacks\";a:0:{}s:1:\"x\";s:19:\"chainCatchCallbacks\";a:2:{}}"}}`: true,
+	} {
+		if got := hasChainCatch([]byte(raw)); got != want {
+			t.Errorf("hasChainCatch(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -155,7 +155,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 		if w.chainNeedsPHP(r) {
-			w.leave(r, "its chain has PHP catch callbacks")
+			w.leave(r, chainNeedsPHPWhy)
 			return
 		}
 	}

@@ -123,12 +123,17 @@ func (w *Worker) passOver(j *laravel.Job) bool {
 	return true
 }
 
-// passOverMember reports whether j is a member of a batch this worker knows to have PHP callbacks,
-// which process would leave to PHP (see batchNeedsPHP); env is its payload read, or nil. Batches are
-// only looked up in what the worker remembers, never read from the database inside a claim.
+// passOverMember reports whether process would leave j to PHP for its callbacks: a member of a batch
+// this worker knows to have PHP callbacks (see batchNeedsPHP), or a link of a chain with catch
+// callbacks (see chainNeedsPHP), with no companion to run them. env is its payload read, or nil. The
+// command is decoded only when the payload's bytes say it may be one of these; batches are looked up
+// only in what the worker remembers, never read from the database inside a claim.
 func (w *Worker) passOverMember(j *laravel.Job, env *payload.Envelope) bool {
-	if w.cfg.BatchCompanion != "" || w.cfg.BatchCallbacks == BatchCallbacksRun || !w.version.AtLeast(8, 0) ||
-		!w.batchCallbacks.anyNeeds() || !bytes.Contains(j.Payload, batchIDKey) {
+	noCompanion := w.cfg.BatchCallbacks != BatchCallbacksRun
+	batch := noCompanion && w.cfg.BatchCompanion == "" && w.version.AtLeast(8, 0) && w.batchCallbacks.anyNeeds() &&
+		bytes.Contains(j.Payload, batchIDKey)
+	chain := noCompanion && w.cfg.FailedCompanion == "" && hasChainCatch(j.Payload)
+	if !batch && !chain {
 		return false
 	}
 	if env == nil {
@@ -145,11 +150,35 @@ func (w *Worker) passOverMember(j *laravel.Job, env *payload.Envelope) bool {
 		return false // process decides
 	}
 	r.cmd = cmd
-	if needs, ok := w.batchCallbacks.get(batchID(r)); !ok || !needs {
+	why := ""
+	if needs, ok := w.batchCallbacks.get(batchID(r)); batch && ok && needs {
+		why = batchNeedsPHPWhy
+	} else if chain && w.chainNeedsPHP(r) {
+		why = chainNeedsPHPWhy
+	} else {
 		return false
 	}
-	j.Read = &claimRead{env: env, why: batchNeedsPHPWhy}
+	j.Read = &claimRead{env: env, why: why}
 	return true
+}
+
+// chainCatchKey is how a serialized command's chainCatchCallbacks property starts when it holds an
+// array, as it sits in the payload's JSON.
+var chainCatchKey = []byte(`chainCatchCallbacks\";a:`)
+
+// hasChainCatch reports whether a payload may hold a command with chain catch callbacks: a non-empty
+// array after the property's name. A guess, confirmed by decoding the command.
+func hasChainCatch(raw []byte) bool {
+	for rest := raw; ; {
+		i := bytes.Index(rest, chainCatchKey)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(chainCatchKey):]
+		if len(rest) > 0 && rest[0] != '0' {
+			return true
+		}
+	}
 }
 
 // batchIDKey is in every payload of a batch's member (a property of the command, or the envelope's
