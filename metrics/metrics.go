@@ -84,7 +84,7 @@ func New(p Params) *Collector {
 		processed: counter("jobs_processed_total", "Jobs whose handler completed: done, or deleted by the handler."),
 		failed:    counter("jobs_failed_total", "Jobs written to failed_jobs."),
 		released:  counter("jobs_released_total", "Jobs put back on their queue, by their handler or after an exception."),
-		left:      counter("jobs_left_for_php_total", "Hand-backs to PHP workers (or moves to the queue they work) of jobs without a Go handler; a job handed back twice counts twice."),
+		left:      counter("jobs_left_for_php_total", "Rows left for PHP workers (passed over by a claim, or handed back) and moves to the queue they work, of jobs without a Go handler; a row left twice counts twice."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "job_duration_seconds",
 			Help: "Time from the start of processing to the applied completion, per job that started.", Buckets: DurationBuckets}, jobLabels),
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "job_wait_seconds",
