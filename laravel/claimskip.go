@@ -56,7 +56,7 @@ func unclaimed(jobs []*Job) {
 	}
 }
 
-// unclaimStep is unclaimSQL as a PostgreSQL pipeline step, or nil when nothing was passed over.
+// unclaimSteps is unclaimSQL as a PostgreSQL pipeline step, or none when nothing was passed over.
 func (c *Conn) unclaimSteps(skipped []*Job) []pgStep {
 	if len(skipped) == 0 {
 		return nil

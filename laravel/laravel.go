@@ -92,10 +92,10 @@ type JobClaimParams struct {
 	MinID int64
 	// Skip, when set, is asked about each row the claim would take, to be decided from its payload
 	// (attempts and reserved_at may be read before or after the claim's update); the rows it reports
-	// true for are passed over: the claim's own
-	// transaction never reserves them, or undoes their reservation and attempt before it commits, so
-	// that no crash at any point spends an attempt on a row this worker was never going to run. It may
-	// be asked again about a row (a deadlock victim is claimed again) and must not block.
+	// true for are passed over: the claim's own transaction never reserves them, or undoes their
+	// reservation and attempt before it commits, so that no crash at any point spends an attempt on a
+	// row this worker was never going to run. It may be asked again about a row (a deadlock victim is
+	// claimed again) and must not block.
 	Skip func(*Job) bool
 	// Left, when set, is called once a claim has committed with the rows Skip passed over, as they are
 	// in the table (attempts and reservation as before the claim). It may run on another goroutine (a
