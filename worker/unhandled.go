@@ -71,7 +71,7 @@ func (w *Worker) remember(j *laravel.Job) (again bool) {
 		w.stats.leftAgain.Add(1)
 	}
 	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
-		w.log.Warn("more jobs are left for PHP than this worker remembers; it may claim some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
+		w.log.Warn("more jobs are left for PHP than this worker remembers; its claims may read some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
 			"remembered", w.cfg.ExcludeLimit)
 	}
 	return again
