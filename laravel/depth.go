@@ -17,6 +17,8 @@ type QueueDepthParams struct {
 	RetryAfter int64 // seconds; an older reservation counts as available, as Laravel's claim takes it
 	// Limit bounds the count per queue; 0 means DefaultDepthLimit.
 	Limit int
+	// AfterID, when positive, makes AvailableJobIDs list only the rows with a higher id (a next page).
+	AfterID int64
 }
 
 // QueueDepth is one queue's sample.
@@ -72,18 +74,19 @@ func (c *Conn) Ping(ctx context.Context) error {
 
 // AvailableJobIDs returns the ids of the rows a claim could take now on the queues (as QueueDepth
 // counts them), in id order per queue, up to p.Limit of them (DefaultDepthLimit for 0) and one more,
-// so that a caller can tell a list that holds them all from one that was cut.
+// so that a caller can tell a list that holds them all from one that was cut; only those after
+// p.AfterID when it is set.
 func (c *Conn) AvailableJobIDs(ctx context.Context, p *QueueDepthParams) ([]int64, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = DefaultDepthLimit
 	}
-	q := c.rebind(fmt.Sprintf("select id from %s where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?) order by id limit %d",
+	q := c.rebind(fmt.Sprintf("select id from %s where queue = ? and ((reserved_at is null and available_at <= ?) or reserved_at <= ?) and id > ? order by id limit %d",
 		c.quote(c.tables.Jobs), limit+1))
 	var ids []int64
 	for _, queue := range p.Queues {
 		var some []int64
-		if err := c.db.SelectContext(ctx, &some, q, queue, p.Now, p.Now-p.RetryAfter); err != nil {
+		if err := c.db.SelectContext(ctx, &some, q, queue, p.Now, p.Now-p.RetryAfter, max(p.AfterID, 0)); err != nil {
 			return nil, fmt.Errorf("list jobs of queue %q: %w", queue, c.translate(err))
 		}
 		ids = append(ids, some...)

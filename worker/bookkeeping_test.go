@@ -374,6 +374,31 @@ func TestLeftBeyondRemembered(t *testing.T) {
 	}
 }
 
+// TestLeftBeyondLongMemory: the same with more rows left for PHP than the 64 × ExcludeLimit ids the
+// worker once remembered to tell a row left again (65,536 at the defaults): its claims then went round
+// the whole backlog without end, each row seeming new, and the worker never paused (hundreds of claims
+// a second on an idle queue: 6,000 hand-backs of these 600 rows in the 3 s window).
+func TestLeftBeyondLongMemory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	pushClosures(t, f, 600)
+	w := f.worker(t, func(c *Config) { c.ExcludeLimit = 4; c.Sleep = 300 * time.Millisecond; c.Concurrency = 16 })
+	ctx, cancel := context.WithTimeout(bg, 3*time.Second) // the window measured, not a wait
+	defer cancel()
+	if _, err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first walk through the backlog leaves each row once, and some twice (the claims exclude
+	// only the last 4); each pause then costs a claim of 16 rows.
+	if left := w.Stats().LeftForPHP; left < 600 || left > 1200 {
+		t.Fatalf("%d hand-backs of 600 rows in 3 s; want each row once, and no more than 1,200", left)
+	}
+	t.Logf("%d hand-backs of 600 rows", w.Stats().LeftForPHP)
+	if rows := f.Rows(t); len(rows) != 600 {
+		t.Fatalf("%d rows left, want the 600", len(rows))
+	}
+}
+
 // TestStopWhenEmptyBeyondRemembered: with more rows left for PHP than the worker remembers, it still
 // reaches its own jobs behind them (before, its claims went round the forgotten rows and never got
 // there), and --stop-when-empty stops once every row a claim could take is one it left (before, it
@@ -410,10 +435,7 @@ func TestStopWhenEmptyBeyondRemembered(t *testing.T) {
 func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
-	closure := fixture883(t, "closure")
-	for range 2000 {
-		f.push(t, "default", closure)
-	}
+	pushClosures(t, f, 2000)
 	var calls atomic.Int32
 	f.reg.Register(jobClass, ok(&calls))
 	for range 3 {
@@ -749,4 +771,12 @@ func TestBatchMembersPassedOver(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pushClosures queues n rows of a closure job, which only PHP runs.
+func pushClosures(t *testing.T, f *fixture, n int) {
+	closure := fixture883(t, "closure")
+	for range n {
+		f.push(t, "default", closure)
+	}
 }

@@ -250,9 +250,11 @@ type Worker struct {
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
-	// leftBefore remembers many more handed-back ids than the claims exclude, to tell a row claimed
-	// again after the claims forgot it from one seen for the first time.
-	leftBefore *idRing
+	// leftBefore remembers every handed-back id (up to idSetMaxChunks of them), many more than the
+	// claims exclude, to tell a row claimed again after the claims forgot it from one seen for the
+	// first time.
+	leftBefore *idSet
+	leftPage   int // leftAheadPage
 	// reach is where the next claim starts while the claims walk past rows left for PHP to rows the
 	// worker has not seen (see leftAhead); 0 for none.
 	reach  atomic.Int64
@@ -401,7 +403,7 @@ func New(p Params) (*Worker, error) {
 	}
 	w := &Worker{
 		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, uniqueStores: p.UniqueStores, cache: cache, obs: p.Observer, cfg: cfg, version: v,
-		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDRing(64 * cfg.ExcludeLimit), claims: newClaimLimiter(maxParallelClaims),
+		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDSet(idSetMaxChunks), leftPage: leftAheadPage, claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
 	}
@@ -673,30 +675,51 @@ type availableIDer interface {
 	AvailableJobIDs(ctx context.Context, p *laravel.QueueDepthParams) ([]int64, error)
 }
 
-// leftAhead reads the rows a claim on the worker's queues could take now. allLeft says every one is a
-// row the worker left for PHP before (as many as it remembers, 64 × worker.ExcludeLimit): none is its
-// own to run. Otherwise next is the first row, in claim order, it has not seen behind rows it left
-// (0 when there is none): a claim from there reaches it.
+// leftAhead reads the rows a claim on the worker's queues could take now, a page of leftAheadPage ids
+// at a time (Worker.leftPage). allLeft says every one is a row the worker left for PHP before: none is its own to run.
+// Otherwise next is the first row, in claim order, it has not seen behind rows it left (0 when there
+// is none, or past leftAheadMax rows): a claim from there reaches it.
 func (w *Worker) leftAhead(ctx context.Context) (next int64, allLeft bool) {
 	l, ok := w.conn.(availableIDer)
 	if !ok {
 		return 0, false
 	}
-	limit := w.leftBefore.limit
-	ids, err := l.AvailableJobIDs(ctx, &laravel.QueueDepthParams{Queues: w.cfg.Queues, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), Limit: limit})
-	if err != nil {
-		return 0, false
-	}
-	for i, id := range ids {
-		if !w.leftBefore.has(id) {
-			if i == 0 {
-				return 0, false // the claims reach it as they are
+	page := w.leftPage
+	p := laravel.QueueDepthParams{Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), Limit: page}
+	read := 0
+	for _, queue := range w.cfg.Queues {
+		p.Queues, p.AfterID = []string{queue}, 0
+		for {
+			ids, err := l.AvailableJobIDs(ctx, &p)
+			if err != nil {
+				return 0, false
 			}
-			return id, false
+			for _, id := range ids[:min(len(ids), page)] {
+				if !w.leftBefore.has(id) {
+					if read == 0 {
+						return 0, false // the claims reach it as they are
+					}
+					return id, false
+				}
+				read++
+			}
+			if len(ids) <= page {
+				break
+			}
+			if read >= leftAheadMax {
+				return 0, false
+			}
+			p.AfterID = ids[page-1]
 		}
 	}
-	return 0, len(ids) <= limit
+	return 0, true
 }
+
+// leftAheadPage is how many ids leftAhead reads at once, and leftAheadMax how many at most.
+const (
+	leftAheadPage = 65536
+	leftAheadMax  = 1 << 22
+)
 
 // leftChurn tells, between two claims, whether the worker only hands back rows it handed back before:
 // once more rows were left for PHP than its claims exclude, they can take the forgotten ones again and
