@@ -385,7 +385,7 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	}
 	st := w.Stats()
 	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "deleted", st.Deleted, "released", st.Released,
-		"failed", st.Failed, "left_for_php", st.LeftForPHP, "chained", st.ChainDispatched, "lost", st.Lost,
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "moved", st.Moved, "chained", st.ChainDispatched, "lost", st.Lost,
 		"reapplied", st.Reapplied, "unapplied", st.Unapplied)
 	return status, err
 }

@@ -370,6 +370,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	for _, mod := range []func(*Config){
 		func(c *Config) { c.LaravelVersion = "banana" },
 		func(c *Config) { c.Unhandled = "drop" },
+		func(c *Config) { c.Unhandled = "move:low"; c.Queues = []string{"high", "low"} },
 		func(c *Config) { c.Queues = []string{"high", ""} },
 		func(c *Config) { c.BatchCallbacks = "skip" },
 	} {

@@ -71,8 +71,8 @@ func (w *Worker) remember(j *laravel.Job) (again bool) {
 		w.stats.leftAgain.Add(1)
 	}
 	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
-		w.log.Warn("more jobs are left for PHP than this worker remembers; its claims may read some of them again and again. Run PHP workers on these queues, or set unhandled to move:<queue>",
-			"remembered", w.cfg.ExcludeLimit)
+		w.log.Info("more jobs are left for PHP than this worker's claims exclude: they read the others again, pass over them (no attempt spent) and pause when they find nothing else; run PHP workers on these queues, or set unhandled to move:<queue> to keep PHP's jobs off them",
+			"excluded", w.cfg.ExcludeLimit)
 	}
 	return again
 }
@@ -116,10 +116,17 @@ func (w *Worker) passOver(j *laravel.Job) bool {
 	if _, ok := w.lookup(&jobRun{class: class, displayName: displayName}); ok {
 		return w.passOverMember(j, env)
 	}
-	if w.unhandledPolicy(class) != UnhandledLeave {
+	switch policy := w.unhandledPolicy(class); {
+	case policy == UnhandledLeave:
+		read.why = "no Go handler"
+	case strings.HasPrefix(policy, UnhandledMove):
+		if _, ok := w.conn.(unclaimedMover); !ok {
+			return false // claimed, then moved
+		}
+		read.move = strings.TrimPrefix(policy, UnhandledMove)
+	default:
 		return false
 	}
-	read.why = "no Go handler"
 	return true
 }
 
@@ -186,32 +193,46 @@ func hasChainCatch(raw []byte) bool {
 var batchIDKey = []byte("batchId")
 
 // claimRead is what passOver read from a row (laravel.Job.Read): the payload, and why the row was
-// passed over, if it was.
+// passed over, if it was: left for PHP (why), or to move to the queue move names.
 type claimRead struct {
-	env *payload.Envelope
-	why string
+	env  *payload.Envelope
+	why  string
+	move string
 }
 
-// passedOver records the rows a claim passed over (laravel.JobClaimParams.Left) as left for PHP.
+// passedOver records the rows a claim passed over (laravel.JobClaimParams.Left) as left for PHP, and
+// moves those the move policy sends to PHP's queue.
 func (w *Worker) passedOver(jobs []*laravel.Job) {
+	moved := w.moveUnclaimed(jobs)
 	for _, j := range jobs {
 		class, displayName, why := "", fmt.Sprintf("job %d", j.ID), "no Go handler"
 		var env *payload.Envelope
-		if read, _ := j.Read.(*claimRead); read != nil {
+		read, _ := j.Read.(*claimRead)
+		if read != nil {
 			env, why = read.env, read.why
 			class, displayName = classOf(env)
 		}
+		outcome := OutcomeLeftForPHP
+		switch {
+		case read != nil && read.move != "" && !moved[j]:
+			continue // claimed by another worker since, or passed over again by a later claim
+		case read != nil && read.move != "":
+			outcome = OutcomeMoved
+			w.log.Info("Moved (no Go handler)", "class", displayName, "id", j.ID, "from", j.Queue, "to", read.move)
+		default:
+			again := w.remember(j)
+			w.stats.left.Add(1)
+			w.logLeft(class, displayName, j, why, again)
+		}
 		if w.obs != nil {
-			// The metrics and traces count it as a row claimed and left for PHP.
+			// The metrics and traces count it as a row claimed and left for PHP, or moved.
 			now := time.Now()
 			w.obs.JobFinished(context.Background(), &JobEvent{
 				ID: j.ID, Connection: w.cfg.Connection, Queue: j.Queue, Class: class, DisplayName: displayName,
 				Attempts: j.Attempts, AvailableAt: j.AvailableAt, Claimed: now, Finished: now,
-				Outcome: OutcomeLeftForPHP, Envelope: env,
+				Outcome: outcome, Envelope: env,
 			})
 		}
-		again := w.remember(j)
-		w.stats.left.Add(1)
 		w.passed.Add(1)
 		for {
 			top := w.passedTop.Load()
@@ -219,8 +240,43 @@ func (w *Worker) passedOver(jobs []*laravel.Job) {
 				break
 			}
 		}
-		w.logLeft(class, displayName, j, why, again)
 	}
+}
+
+// unclaimedMover moves rows no claim holds to another queue (*laravel.Conn does).
+type unclaimedMover interface {
+	JobMoveUnclaimed(ctx context.Context, jobs []*laravel.Job, target string, at int64) ([]*laravel.Job, error)
+}
+
+// moveUnclaimed moves the rows of jobs that passOver passed over to move them to the queue PHP works,
+// byte for byte, their attempts as they were, in one transaction (see laravel.Conn.JobMoveUnclaimed),
+// and returns the ones it moved. No attempt is spent on them, so a worker killed at any moment leaves
+// each where it was or moved, never failed unrun by PHP's worker ($tries = 1). A row claimed since it
+// was read is that claim's; rows the database could not move are passed over again, and moved then,
+// by a later claim.
+func (w *Worker) moveUnclaimed(jobs []*laravel.Job) map[*laravel.Job]bool {
+	var move []*laravel.Job
+	target := ""
+	for _, j := range jobs {
+		if read, _ := j.Read.(*claimRead); read != nil && read.move != "" {
+			move, target = append(move, j), read.move // one policy: one target
+		}
+	}
+	if len(move) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	moved, err := w.conn.(unclaimedMover).JobMoveUnclaimed(ctx, move, target, w.clock().Unix())
+	if err != nil {
+		w.log.Warn("could not move jobs with no Go handler; a later claim moves them", "jobs", len(move), "to", target, "error", err)
+	}
+	w.stats.moved.Add(int64(len(moved)))
+	set := make(map[*laravel.Job]bool, len(moved))
+	for _, j := range moved {
+		set[j] = true
+	}
+	return set
 }
 
 // commandNameKey is how Laravel's payloads name a queued command's class, before the serialized

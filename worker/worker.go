@@ -380,6 +380,9 @@ func New(p Params) (*Worker, error) {
 		cfg.Unhandled = UnhandledLeave
 	case cfg.Unhandled == UnhandledLeave, cfg.Unhandled == UnhandledFail:
 	case len(cfg.Unhandled) > len(UnhandledMove) && cfg.Unhandled[:len(UnhandledMove)] == UnhandledMove:
+		if target := cfg.Unhandled[len(UnhandledMove):]; slices.Contains(cfg.Queues, target) {
+			return nil, fmt.Errorf("%w: unhandled policy %q moves jobs to a queue this worker works, where it would take them again without end: name a queue only PHP workers work", ErrConfig, cfg.Unhandled)
+		}
 	default:
 		return nil, fmt.Errorf("%w: unhandled policy %q: use leave, fail or move:<queue>", ErrConfig, cfg.Unhandled)
 	}

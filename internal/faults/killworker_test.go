@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -133,6 +134,21 @@ const phpClass = `App\Jobs\OnlyPHP`
 // reserved them and handed them back after their commit, and each kill left the ones in between with
 // an attempt spent (an outside probe: 67 of 2,000 failed unrun in PHP's worker after four kills).
 func TestWorkerKilledBesidePHPJobs(t *testing.T) {
+	killBesidePHPJobs(t, "default")
+}
+
+// TestWorkerKilledMovingPHPJobs: the same under unhandled: move:php: each of PHP's rows ends on php
+// as it was, no attempt spent, whenever the workers die. Before, a claim reserved the row and the
+// worker moved it after the claim's commit, with the attempt a kill in between left spent (an outside
+// probe: 671 rows failed unrun in PHP's worker after three kills).
+func TestWorkerKilledMovingPHPJobs(t *testing.T) {
+	killBesidePHPJobs(t, "php")
+}
+
+// killBesidePHPJobs kills workers beside rows of a class only PHP runs, which the workers leave
+// (target "default", the queue they work) or move to target, and checks each of those rows ends on
+// target untouched.
+func killBesidePHPJobs(t *testing.T, target string) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		const retryAfter = 3
 		jobs := size(1000, 4000)
@@ -148,6 +164,13 @@ func TestWorkerKilledBesidePHPJobs(t *testing.T) {
 		}
 		ledger := filepath.Join(t.TempDir(), "ledger")
 		args := []string{"--tries", "1", "--retry-after", itoa(retryAfter), "--sleep", "0.05", "--timeout", "0", "--stop-when-empty"}
+		if target != "default" {
+			config := filepath.Join(t.TempDir(), "artisan-go.yaml")
+			if err := os.WriteFile(config, []byte("unhandled: move:"+target+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--config", config)
+		}
 		for k := range kills {
 			killAfter(t, d, ledger, jobs/(kills+2), args)
 			t.Logf("kill %d at %d executions", k+1, ledgerLines(ledger))
@@ -162,14 +185,17 @@ func TestWorkerKilledBesidePHPJobs(t *testing.T) {
 			}
 		}
 		rows := d.Rows(t)
-		spent := 0
+		spent, elsewhere := 0, 0
 		for _, r := range rows {
 			if r.Attempts != 0 || r.ReservedAt != nil {
 				spent++
 			}
+			if r.Queue != target {
+				elsewhere++
+			}
 		}
-		if len(rows) != php || spent != 0 {
-			t.Errorf("%d rows left (want PHP's %d), %d of them with an attempt spent or reserved (want 0) after %d kills", len(rows), php, spent, kills)
+		if len(rows) != php || spent != 0 || elsewhere != 0 {
+			t.Errorf("%d rows left (want PHP's %d), %d of them with an attempt spent or reserved (want 0), %d not on %s, after %d kills", len(rows), php, spent, elsewhere, target, kills)
 		}
 	})
 }

@@ -198,6 +198,7 @@ var cases = []testCase{
 	{"AttemptsSmallint", Options{Schema: laravel.SchemaParams{SmallAttempts: true}}, caseAttemptsSmallint},
 	{"ExcludeIDs", Options{}, caseExcludeIDs},
 	{"ClaimSkips", Options{}, caseClaimSkips},
+	{"MoveUnclaimed", Options{}, caseMoveUnclaimed},
 	{"Push", Options{}, casePush},
 	{"DeleteFenced", Options{}, caseDeleteFenced},
 	{"Release", Options{}, caseRelease},
