@@ -96,3 +96,19 @@ func (c *Conn) AvailableJobIDs(ctx context.Context, p *QueueDepthParams) ([]int6
 	}
 	return ids, nil
 }
+
+// AvailableJobs returns, without claiming them, up to limit rows a claim on p.Queue could take now
+// from p.MinID on, in claim order (p's Queue, Now, RetryAfter and MinID are read): for a caller that
+// looks past rows its claims pass over for the next one it runs.
+func (c *Conn) AvailableJobs(ctx context.Context, p *JobClaimParams, limit int) ([]*Job, error) {
+	q, args := c.AvailableJobsSQL(p, nil, limit, "")
+	rows, err := c.db.QueryxContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs of queue %q: %w", p.Queue, c.translate(err))
+	}
+	jobs, err := ScanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs of queue %q: %w", p.Queue, c.translate(err))
+	}
+	return jobs, nil
+}

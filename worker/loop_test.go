@@ -772,6 +772,47 @@ func TestStopWhenEmptyTakesRowsBelowTheBound(t *testing.T) {
 
 // TestOnceAndMaxJobsSkipPHPJobs: a job left for PHP is not the job --once runs, nor one --max-jobs
 // counts, as PHP's worker runs and counts it: --once runs the next job Go can, --max-jobs=2 runs two.
+// TestOnceBehindPHPBacklog: --once runs the first job of its own behind more rows left for PHP than
+// its claims exclude (here 40 behind 4, and 1,100 behind the default 1,024); before, it gave up after
+// that many claims, ran nothing and exited 0. PHP's rows stay untouched.
+func TestOnceBehindPHPBacklog(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		onceBehindPHP(t, f, 40, func(c *Config) { c.ExcludeLimit = 4 })
+	})
+	onceBehindPHP(t, newFixture(t, testenv.SQLite(t)), 1100, nil)
+}
+
+// onceBehindPHP runs --once behind n rows of a class only PHP runs and checks it ran its one job
+// behind them, and left them untouched.
+func onceBehindPHP(t *testing.T, f *fixture, n int, mod func(*Config)) {
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	php := envelope(t, `App\Jobs\OnlyPHP`, "", nil)
+	for range n {
+		f.push(t, "default", php)
+	}
+	f.push(t, "default", envelope(t, jobClass, "", nil))
+	w := f.worker(t, func(c *Config) {
+		c.Once = true
+		if mod != nil {
+			mod(c)
+		}
+	})
+	if _, err := w.Run(bg); err != nil || calls.Load() != 1 {
+		t.Fatalf("--once behind %d PHP rows: %d run, stats %+v (%v); want its job run", n, calls.Load(), w.Stats(), err)
+	}
+	rows := f.Rows(t)
+	for _, r := range rows {
+		if r.Attempts != 0 || r.ReservedAt != nil {
+			t.Fatalf("PHP's row after --once: %+v, want it untouched", r)
+		}
+	}
+	if len(rows) != n {
+		t.Fatalf("%d rows left after --once, want PHP's %d", len(rows), n)
+	}
+}
+
 func TestOnceAndMaxJobsSkipPHPJobs(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

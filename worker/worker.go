@@ -1003,8 +1003,9 @@ func (w *Worker) runOne(ctx, jobCtx context.Context) (started int, passed int64,
 }
 
 // runOneOfOurs is --once: runOne, again while the job claimed was handed to PHP (left for it, or
-// moved to its queue), which is not the one job --once runs; each claim skips the jobs left, up to as
-// many as the worker remembers.
+// moved to its queue), which is not the one job --once runs. A claim that only passed over rows for
+// PHP is followed by a read, without claiming, of the rows behind them (see nextOfOurs): the next
+// claim starts at the first one this worker runs, however many of PHP's rows wait ahead of it.
 func (w *Worker) runOneOfOurs(ctx, jobCtx context.Context) (found bool, err error) {
 	for range max(w.cfg.ExcludeLimit, 1) {
 		notRun, again := w.notRun(), w.stats.leftAgain.Load()
@@ -1016,8 +1017,58 @@ func (w *Worker) runOneOfOurs(ctx, jobCtx context.Context) (found bool, err erro
 		if !onlyPHP || err != nil || ctx.Err() != nil || w.stats.leftAgain.Load() != again {
 			return found, err
 		}
+		if started == 0 {
+			next, err := w.nextOfOurs(ctx)
+			if next == 0 || err != nil {
+				return found, err
+			}
+			w.reach.Store(next)
+		}
 	}
 	return found, nil
+}
+
+// availableReader reads the rows a claim could take without claiming them (*laravel.Conn does).
+type availableReader interface {
+	AvailableJobs(ctx context.Context, p *laravel.JobClaimParams, limit int) ([]*laravel.Job, error)
+}
+
+// nextOfOursPage is how many rows nextOfOurs reads at once, and nextOfOursMax how many at most.
+const (
+	nextOfOursPage = 512
+	nextOfOursMax  = 1 << 20
+)
+
+// nextOfOurs reads the rows a claim could take behind the ones the claims passed over, a page at a
+// time and without claiming them, on each of the worker's queues in priority order, and returns the
+// id of the first one the claims would not pass over (0 when there is none, or none in the first
+// nextOfOursMax rows).
+func (w *Worker) nextOfOurs(ctx context.Context) (int64, error) {
+	r, ok := w.conn.(availableReader)
+	if !ok {
+		return 0, nil
+	}
+	from, read := w.passedTop.Load()+1, 0
+	for _, queue := range w.cfg.Queues {
+		p := &laravel.JobClaimParams{Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), MinID: from}
+		for read < nextOfOursMax {
+			jobs, err := r.AvailableJobs(ctx, p, nextOfOursPage)
+			if err != nil {
+				return 0, err
+			}
+			for _, j := range jobs {
+				if !w.passOver(j) {
+					return j.ID, nil
+				}
+			}
+			read += len(jobs)
+			if len(jobs) < nextOfOursPage {
+				break
+			}
+			p.MinID = jobs[len(jobs)-1].ID + 1
+		}
+	}
+	return 0, nil
 }
 
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
