@@ -16,12 +16,13 @@ func newIDRing(limit int) *idRing {
 	return &idRing{limit: limit, set: map[int64]struct{}{}}
 }
 
-// add remembers id, forgetting the oldest one when full; it reports whether one was forgotten.
-func (r *idRing) add(id int64) (wrapped bool) {
+// add remembers id, forgetting the oldest one when full; it reports whether id was new, and whether
+// one was forgotten.
+func (r *idRing) add(id int64) (added, wrapped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.set[id]; ok {
-		return false
+		return false, false
 	}
 	if len(r.ids) < r.limit {
 		r.ids = append(r.ids, id)
@@ -32,7 +33,7 @@ func (r *idRing) add(id int64) (wrapped bool) {
 		r.next = (r.next + 1) % len(r.ids)
 	}
 	r.set[id] = struct{}{}
-	return wrapped
+	return true, wrapped
 }
 
 // seen remembers id and reports whether it was remembered already.

@@ -55,26 +55,42 @@ func (w *Worker) unhandled(ctx context.Context, r *jobRun) {
 func (w *Worker) leave(r *jobRun, why string) {
 	j := r.rj.job
 	// Remembered before the row is handed back, so no claim in between takes it again.
-	again := w.remember(j)
+	again, _ := w.remember(j)
 	if w.completeLocked(r.rj, "leave for PHP", func(ctx context.Context) error {
 		return w.queue.JobReturn(ctx, []*laravel.Job{j})
 	}, &w.stats.left) {
+		w.countLeft(again)
 		w.logLeft(r.class, r.displayName, j, why, again)
 	}
 }
 
+// countLeft counts a row left for PHP in the rows Stats reports (LeftForPHP): once, the first time
+// this worker left it. A row its claims read again after they forgot it counts as a hand-back only
+// (stats.left, leftAgain), which --max-jobs and the pauses read.
+func (w *Worker) countLeft(again bool) {
+	if !again {
+		w.stats.leftRows.Add(1)
+	}
+}
+
 // remember records a row left for PHP, so that this worker's claims do not take it again, and reports
-// whether it was left before (claimed again after the claims forgot it, see leftChurn).
-func (w *Worker) remember(j *laravel.Job) (again bool) {
+// whether it was left before (claimed again after the claims forgot it, see leftChurn). first is false
+// when the claims already exclude it: two claims read it at once (the batch strategy's claim lanes,
+// parallel claims), and the other one recorded it.
+func (w *Worker) remember(j *laravel.Job) (again, first bool) {
+	added, wrapped := w.excluded.add(j.ID)
+	if wrapped && w.leaveWarned.CompareAndSwap(false, true) {
+		w.log.Info("more jobs are left for PHP than this worker's claims exclude: they read the others again, pass over them (no attempt spent) and pause when they find nothing else; run PHP workers on these queues, or set unhandled to move:<queue> to keep PHP's jobs off them",
+			"excluded", w.cfg.ExcludeLimit)
+	}
+	if !added {
+		return false, false
+	}
 	again = w.leftBefore.seen(j.ID)
 	if again {
 		w.stats.leftAgain.Add(1)
 	}
-	if w.excluded.add(j.ID) && w.leaveWarned.CompareAndSwap(false, true) {
-		w.log.Info("more jobs are left for PHP than this worker's claims exclude: they read the others again, pass over them (no attempt spent) and pause when they find nothing else; run PHP workers on these queues, or set unhandled to move:<queue> to keep PHP's jobs off them",
-			"excluded", w.cfg.ExcludeLimit)
-	}
-	return again
+	return again, true
 }
 
 // logLeft logs a row left for PHP: the first row of each class and reason at info; the others, which
@@ -220,8 +236,12 @@ func (w *Worker) passedOver(jobs []*laravel.Job) {
 			outcome = OutcomeMoved
 			w.log.Info("Moved (no Go handler)", "class", displayName, "id", j.ID, "from", j.Queue, "to", read.move)
 		default:
-			again := w.remember(j)
+			again, first := w.remember(j)
+			if !first {
+				continue // passed over by two claims at once: the other one counts it
+			}
 			w.stats.left.Add(1)
+			w.countLeft(again)
 			w.logLeft(class, displayName, j, why, again)
 		}
 		if w.obs != nil {

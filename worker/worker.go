@@ -213,7 +213,7 @@ type Stats struct {
 	Released        int64 // jobs released back with a delay
 	Failed          int64 // jobs written to failed_jobs (or deleted with the null failer)
 	Deleted         int64 // jobs the handler deleted (done, as Laravel counts them, but not in Processed)
-	LeftForPHP      int64 // unhandled jobs handed back
+	LeftForPHP      int64 // rows left for PHP (each once, however often the claims passed over it)
 	Moved           int64 // unhandled jobs moved to another queue
 	ChainDispatched int64 // next chain links pushed
 	TimedOut        int64 // handlers that ran past their timeout
@@ -333,6 +333,7 @@ type Worker struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
 		reapplied, unapplied, waiting                                                                          atomic.Int64
 		leftAgain                                                                                              atomic.Int64 // left again after the claims forgot them
+		leftRows                                                                                               atomic.Int64 // left the first time (see countLeft)
 	}
 }
 
@@ -503,7 +504,7 @@ func (w *Worker) Stats() Stats {
 	s := &w.stats
 	return Stats{
 		Claimed: s.claimed.Load(), Processed: s.processed.Load(), Released: s.released.Load(),
-		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.left.Load(), Moved: s.moved.Load(),
+		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.leftRows.Load(), Moved: s.moved.Load(),
 		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
 		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
 		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Waiting: s.waiting.Load(),
@@ -896,7 +897,7 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		case st.down && !w.cfg.Force:
 			w.log.Info("the application is in maintenance mode; stopping (--stop-when-empty)")
 		case w.stats.left.Load() > 0:
-			w.log.Info("no job this worker runs is waiting (jobs it left for PHP may be); stopping (--stop-when-empty)", "left_for_php", w.stats.left.Load())
+			w.log.Info("no job this worker runs is waiting (jobs it left for PHP may be); stopping (--stop-when-empty)", "left_for_php", w.stats.leftRows.Load())
 		default:
 			w.log.Info("queue is empty; stopping (--stop-when-empty)")
 		}
