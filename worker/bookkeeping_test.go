@@ -465,6 +465,46 @@ func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	}
 }
 
+// TestOwnJobBehindPHPBacklog: a worker behind 3,000 rows left for PHP reads past them without claiming
+// them and runs its job after passing over a claim's worth of them, with one slot and at the default
+// concurrency. Before, its claims walked the backlog a claim at a time, passing over every row (3,001
+// hand-backs, 8 to 10 s with one slot) and, with parallel claims on MariaDB, did not reach the job
+// within a minute.
+func TestOwnJobBehindPHPBacklog(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		for _, slots := range []int{1, Defaults().Concurrency} {
+			f := newFixture(t, db)
+			pushClosures(t, f, 3000)
+			ran := make(chan struct{}, 1)
+			f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error {
+				ran <- struct{}{}
+				return nil
+			}))
+			f.push(t, "default", envelope(t, jobClass, "", nil))
+			w := f.worker(t, func(c *Config) { c.Concurrency = slots })
+			ctx, cancel := context.WithTimeout(bg, time.Minute) // a bound on a hang
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = w.Run(ctx)
+			}()
+			reached := false
+			select {
+			case <-ran:
+				reached = true
+			case <-ctx.Done():
+			}
+			left := w.stats.left.Load() // the hand-backs before the job ran, and maybe a claim's more
+			cancel()
+			<-done
+			if !reached || left > 1000 {
+				t.Fatalf("%d slots: job ran: %v, after %d hand-backs of the 3,000 rows ahead; want it run after no more than 1,000", slots, reached, left)
+			}
+		}
+	})
+}
+
 func TestUnhandledMoveAndFail(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

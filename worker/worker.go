@@ -257,8 +257,11 @@ type Worker struct {
 	leftPage   int // leftAheadPage
 	// reach is where the next claim starts while the claims walk past rows left for PHP to rows the
 	// worker has not seen (see leftAhead); 0 for none.
-	reach  atomic.Int64
-	claims *claimLimiter
+	reach atomic.Int64
+	// readAhead is the highest id jumpAhead read without finding a row the claims would take (the
+	// run loop's alone).
+	readAhead int64
+	claims    *claimLimiter
 	// passed counts the rows claims passed over for PHP (see passOver), and passedTop is the highest
 	// id among them.
 	passed, passedTop atomic.Int64
@@ -576,7 +579,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 		returned := w.returnedClaims()
 		// Rows the claims passed over for PHP (see passOver) count as claimed and left: the claims go
 		// on at once, past them, to the rows behind.
-		passed := w.passed.Load()
+		passed, top := w.passed.Load(), w.passedTop.Load()
 		if free > 0 {
 			claimed, err = w.claimAndStart(ctx, jobCtx, free, st.paused, false)
 			st.jobs += claimed
@@ -596,6 +599,12 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
 			sleepCtx(ctx, claimBackoff)
+		case claimed == 0 && passed > 0 && w.passedTop.Load() > top && w.jumpAhead(ctx, st.paused):
+			// The claim read only rows for PHP, further on than the claims had been: the rows behind
+			// them are read without claiming them, and the next claim starts at the first it takes.
+			// A worker with few free slots then reaches its jobs behind PHP's backlog in a few reads
+			// rather than a claim per slot's worth of rows.
+			continue
 		case claimed+int(passed) > 0 && churn.churning(w):
 			// The claims bring back rows left for PHP that the worker no longer remembers (more than
 			// worker.ExcludeLimit of them ahead of its own): pause as on an empty queue, so that the
@@ -1019,7 +1028,7 @@ func (w *Worker) runOneOfOurs(ctx, jobCtx context.Context) (found bool, err erro
 			return found, err
 		}
 		if started == 0 {
-			next, err := w.nextOfOurs(ctx)
+			next, _, _, err := w.nextOfOurs(ctx, w.passedTop.Load()+1, nextOfOursMax, nil)
 			if next == 0 || err != nil {
 				return found, err
 			}
@@ -1034,42 +1043,82 @@ type availableReader interface {
 	AvailableJobs(ctx context.Context, p *laravel.JobClaimParams, limit int) ([]*laravel.Job, error)
 }
 
-// nextOfOursPage is how many rows nextOfOurs reads at once, and nextOfOursMax how many at most.
+// nextOfOurs pages: the first reads nextOfOursFirst rows, each next one twice as many up to
+// nextOfOursPage (the next row to take is most often close); --once reads up to nextOfOursMax rows,
+// the loop lookAhead.
 const (
-	nextOfOursPage = 512
-	nextOfOursMax  = 1 << 20
+	nextOfOursFirst = 16
+	nextOfOursPage  = 512
+	nextOfOursMax   = 1 << 20
+	lookAhead       = 8192
 )
 
-// nextOfOurs reads the rows a claim could take behind the ones the claims passed over, a page at a
-// time and without claiming them, on each of the worker's queues in priority order, and returns the
-// id of the first one the claims would not pass over (0 when there is none, or none in the first
-// nextOfOursMax rows).
-func (w *Worker) nextOfOurs(ctx context.Context) (int64, error) {
+// nextOfOurs reads the rows a claim could take from id from on, a page at a time and without
+// claiming them, on each of the worker's queues in priority order (but the paused ones), up to limit
+// rows, and returns the id of the first one the claims would not pass over (next), or 0 when there is
+// none. last is the highest id it read, and capped says it stopped at limit rows.
+func (w *Worker) nextOfOurs(ctx context.Context, from int64, limit int, paused map[string]bool) (next, last int64, capped bool, err error) {
 	r, ok := w.conn.(availableReader)
 	if !ok {
-		return 0, nil
+		return 0, 0, false, nil
 	}
-	from, read := w.passedTop.Load()+1, 0
+	read, page := 0, nextOfOursFirst
 	for _, queue := range w.cfg.Queues {
+		if paused[queue] {
+			continue
+		}
 		p := &laravel.JobClaimParams{Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), MinID: from}
-		for read < nextOfOursMax {
-			jobs, err := r.AvailableJobs(ctx, p, nextOfOursPage)
+		for {
+			if read >= limit {
+				return 0, last, true, nil
+			}
+			jobs, err := r.AvailableJobs(ctx, p, page)
 			if err != nil {
-				return 0, err
+				return 0, 0, false, err
 			}
 			for _, j := range jobs {
 				if !w.passOver(j) {
-					return j.ID, nil
+					return j.ID, 0, false, nil
 				}
+				last = max(last, j.ID)
 			}
 			read += len(jobs)
-			if len(jobs) < nextOfOursPage {
+			if len(jobs) < page {
 				break
 			}
 			p.MinID = jobs[len(jobs)-1].ID + 1
+			page = min(2*page, nextOfOursPage)
 		}
 	}
-	return 0, nil
+	return 0, last, false, nil
+}
+
+// jumpAhead moves the claims past the rows for PHP after the ones a claim passed over (see nextOfOurs),
+// to the next row they would take, or past lookAhead rows when it found none there (one queue only:
+// the claims' lower bound holds for every queue). It reports whether they moved. Rows it read without
+// finding one are not read again until the claims have passed them (w.readAhead): they go on as
+// before, passing over rows, and the worker pauses as on an empty queue once they only meet rows it
+// left before.
+func (w *Worker) jumpAhead(ctx context.Context, paused map[string]bool) bool {
+	from := w.passedTop.Load() + 1
+	if from <= w.readAhead {
+		return false
+	}
+	next, last, capped, err := w.nextOfOurs(ctx, from, lookAhead, paused)
+	switch {
+	case err != nil:
+		w.log.Debug("read ahead of the rows left for PHP failed", "error", err)
+		return false
+	case next > 0:
+		w.reach.Store(next)
+		return true
+	}
+	w.readAhead = last
+	if capped && len(w.cfg.Queues) == 1 {
+		w.reach.Store(last + 1)
+		return true
+	}
+	return false
 }
 
 // claimAndStart claims up to limit jobs, taking from the queues in priority order (each call starts
