@@ -465,24 +465,32 @@ func TestStopWhenEmptyBehindLongBacklog(t *testing.T) {
 	}
 }
 
-// TestOwnJobBehindPHPBacklog: a worker behind 3,000 rows left for PHP reads past them without claiming
-// them and runs its job after passing over a claim's worth of them, with one slot and at the default
-// concurrency. Before, its claims walked the backlog a claim at a time, passing over every row (3,001
-// hand-backs, 8 to 10 s with one slot) and, with parallel claims on MariaDB, did not reach the job
-// within a minute.
+// TestOwnJobBehindPHPBacklog: a worker behind thousands of rows left for PHP reads past them without
+// claiming them and runs its job after passing over a claim's worth of them: with one slot, with 256,
+// and on the second of two queues behind more rows than one read ahead takes. Before, its claims
+// walked the backlog a claim at a time, passing over every row (3,001 hand-backs, 8 to 11 s with one
+// slot); with 256 slots on MariaDB, and on every database with two queues (an empty claim on the
+// first queue sent the walk back to the head), it did not reach the job within a minute.
 func TestOwnJobBehindPHPBacklog(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		for _, slots := range []int{1, Defaults().Concurrency} {
+		for _, c := range []struct {
+			slots, rows int
+			queues      []string
+		}{
+			{1, 3000, []string{"default"}},
+			{256, 3000, []string{"default"}}, // the CLI's default concurrency
+			{256, lookAhead + 1000, []string{"high", "default"}},
+		} {
 			f := newFixture(t, db)
-			pushClosures(t, f, 3000)
+			pushClosures(t, f, c.rows)
 			ran := make(chan struct{}, 1)
 			f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error {
 				ran <- struct{}{}
 				return nil
 			}))
 			f.push(t, "default", envelope(t, jobClass, "", nil))
-			w := f.worker(t, func(c *Config) { c.Concurrency = slots })
+			w := f.worker(t, func(cfg *Config) { cfg.Concurrency, cfg.Queues = c.slots, c.queues })
 			ctx, cancel := context.WithTimeout(bg, time.Minute) // a bound on a hang
 			done := make(chan struct{})
 			go func() {
@@ -499,7 +507,7 @@ func TestOwnJobBehindPHPBacklog(t *testing.T) {
 			cancel()
 			<-done
 			if !reached || left > 1000 {
-				t.Fatalf("%d slots: job ran: %v, after %d hand-backs of the 3,000 rows ahead; want it run after no more than 1,000", slots, reached, left)
+				t.Fatalf("%d slots, queues %v: job ran: %v, after %d hand-backs of the %d rows ahead; want it run after no more than 1,000", c.slots, c.queues, reached, left, c.rows)
 			}
 		}
 	})

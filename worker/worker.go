@@ -1056,21 +1056,22 @@ const (
 // nextOfOurs reads the rows a claim could take from id from on, a page at a time and without
 // claiming them, on each of the worker's queues in priority order (but the paused ones), up to limit
 // rows, and returns the id of the first one the claims would not pass over (next), or 0 when there is
-// none. last is the highest id it read, and capped says it stopped at limit rows.
+// none. last is the highest id it read, and capped says it stopped at limit rows in the last of the
+// queues (every row of the others read).
 func (w *Worker) nextOfOurs(ctx context.Context, from int64, limit int, paused map[string]bool) (next, last int64, capped bool, err error) {
 	r, ok := w.conn.(availableReader)
 	if !ok {
 		return 0, 0, false, nil
 	}
 	read, page := 0, nextOfOursFirst
-	for _, queue := range w.cfg.Queues {
+	for i, queue := range w.cfg.Queues {
 		if paused[queue] {
 			continue
 		}
 		p := &laravel.JobClaimParams{Queue: queue, Now: w.clock().Unix(), RetryAfter: int64(w.cfg.RetryAfter / time.Second), MinID: from}
 		for {
 			if read >= limit {
-				return 0, last, true, nil
+				return 0, last, i == len(w.cfg.Queues)-1, nil
 			}
 			jobs, err := r.AvailableJobs(ctx, p, page)
 			if err != nil {
@@ -1094,8 +1095,9 @@ func (w *Worker) nextOfOurs(ctx context.Context, from int64, limit int, paused m
 }
 
 // jumpAhead moves the claims past the rows for PHP after the ones a claim passed over (see nextOfOurs),
-// to the next row they would take, or past lookAhead rows when it found none there (one queue only:
-// the claims' lower bound holds for every queue). It reports whether they moved. Rows it read without
+// to the next row they would take, or past lookAhead rows when it found none there (when it read
+// every row of the queues before the last: the claims' lower bound holds for every queue). It reports
+// whether they moved. Rows it read without
 // finding one are not read again until the claims have passed them (w.readAhead): they go on as
 // before, passing over rows, and the worker pauses as on an empty queue once they only meet rows it
 // left before.
@@ -1114,7 +1116,7 @@ func (w *Worker) jumpAhead(ctx context.Context, paused map[string]bool) bool {
 		return true
 	}
 	w.readAhead = last
-	if capped && len(w.cfg.Queues) == 1 {
+	if capped {
 		w.reach.Store(last + 1)
 		return true
 	}
@@ -1127,6 +1129,14 @@ func (w *Worker) jumpAhead(ctx context.Context, paused map[string]bool) bool {
 func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused map[string]bool, whole bool) (int, error) {
 	total := 0
 	var firstErr error
+	from, passed := w.reach.Load(), w.passed.Load()
+	defer func() {
+		if from > 0 && !whole && total == 0 && firstErr == nil && w.passed.Load() == passed {
+			// The walk past rows left for PHP found nothing more on any queue (one queue finding
+			// nothing does not end it: a queue before the others is often empty).
+			w.reach.CompareAndSwap(from, 0)
+		}
+	}()
 	for _, q := range w.cfg.Queues {
 		if total >= limit {
 			break
@@ -1207,8 +1217,8 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 		})
 		if from > 0 && err == nil {
 			// Walking past rows left for PHP: the next claim goes on after this one's rows (and the
-			// rows it passed over), until one finds nothing more and the claims start from the head
-			// again.
+			// rows it passed over), until a round on every queue finds nothing more and the claims
+			// start from the head again (see claimAndStart).
 			next := int64(0)
 			if t := w.passedTop.Load(); t != top {
 				next = t + 1
@@ -1216,7 +1226,9 @@ func (w *Worker) claimParallel(ctx context.Context, queue string, limit int, who
 			for _, j := range jobs {
 				next = max(next, j.ID+1)
 			}
-			w.reach.CompareAndSwap(from, next)
+			if next > 0 {
+				w.reach.CompareAndSwap(from, next)
+			}
 		}
 		jobs = w.dropLeft(ctx, jobs)
 		took := time.Since(start)
