@@ -689,9 +689,9 @@ type availableIDer interface {
 }
 
 // leftAhead reads the rows a claim on the worker's queues could take now, a page of leftAheadPage ids
-// at a time (Worker.leftPage). allLeft says every one is a row the worker left for PHP before: none is its own to run.
-// Otherwise next is the first row, in claim order, it has not seen behind rows it left (0 when there
-// is none, or past leftAheadMax rows): a claim from there reaches it.
+// at a time (Worker.leftPage). allLeft says every one is a row the worker left for PHP before: none is
+// its own to run. Otherwise next is the first row, in claim order, it has not seen behind rows it left
+// (0 when there is none, or past leftAheadMax rows): a claim from there reaches it.
 func (w *Worker) leftAhead(ctx context.Context) (next int64, allLeft bool) {
 	l, ok := w.conn.(availableIDer)
 	if !ok {
@@ -1094,13 +1094,12 @@ func (w *Worker) nextOfOurs(ctx context.Context, from int64, limit int, paused m
 	return 0, last, false, nil
 }
 
-// jumpAhead moves the claims past the rows for PHP after the ones a claim passed over (see nextOfOurs),
-// to the next row they would take, or past lookAhead rows when it found none there (when it read
-// every row of the queues before the last: the claims' lower bound holds for every queue). It reports
-// whether they moved. Rows it read without
-// finding one are not read again until the claims have passed them (w.readAhead): they go on as
-// before, passing over rows, and the worker pauses as on an empty queue once they only meet rows it
-// left before.
+// jumpAhead moves the claims past the rows for PHP after the ones a claim passed over (see
+// nextOfOurs), to the next row they would take, or past lookAhead rows when it found none there (when
+// it read every row of the queues before the last: the claims' lower bound holds for every queue). It
+// reports whether they moved. Rows it read without finding one are not read again until the claims
+// have passed them (w.readAhead): they go on as before, passing over rows, and the worker pauses as on
+// an empty queue once they only meet rows it left before.
 func (w *Worker) jumpAhead(ctx context.Context, paused map[string]bool) bool {
 	from := w.passedTop.Load() + 1
 	if from <= w.readAhead {
