@@ -36,17 +36,6 @@ func (r *idRing) add(id int64) (added, wrapped bool) {
 	return true, wrapped
 }
 
-// seen remembers id and reports whether it was remembered already.
-func (r *idRing) seen(id int64) bool {
-	r.mu.Lock()
-	_, ok := r.set[id]
-	r.mu.Unlock()
-	if !ok {
-		r.add(id)
-	}
-	return ok
-}
-
 // has reports whether id is remembered.
 func (r *idRing) has(id int64) bool {
 	r.mu.Lock()
