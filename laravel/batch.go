@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"unicode/utf16"
@@ -28,6 +29,9 @@ type Batch struct {
 	CreatedAt    int64
 	CancelledAt  *int64
 	FinishedAt   *int64
+	// Unlisted are the uuids of failures the last change counted but left out of FailedJobIDs, which
+	// was full (see Conn.fitFailedJobIDs).
+	Unlisted []string
 }
 
 // BatchCounts are the counters after recording one job, as Laravel's UpdatedBatchJobCounts.
@@ -145,6 +149,7 @@ func (c *Conn) batchChangeTx(ctx context.Context, tx *sqlx.Tx, id string, n int,
 	if err != nil {
 		return nil, err
 	}
+	listed := len(b.FailedJobIDs)
 	var finishedAt, cancelledAt *int64
 	for i := range n {
 		wasZero, cancelled := b.PendingJobs == 0, b.CancelledAt
@@ -159,8 +164,12 @@ func (c *Conn) batchChangeTx(ctx context.Context, tx *sqlx.Tx, id string, n int,
 			cancelledAt = b.CancelledAt
 		}
 	}
+	ids, err := c.fitFailedJobIDs(ctx, tx, b, listed)
+	if err != nil {
+		return nil, err
+	}
 	upd := c.rebind("update " + c.quote(c.tables.JobBatches) + " set pending_jobs = ?, failed_jobs = ?, failed_job_ids = ? where id = ?")
-	if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, phpJSONStrings(b.FailedJobIDs), id); err != nil {
+	if _, err := tx.ExecContext(ctx, upd, b.PendingJobs, b.FailedJobs, ids, id); err != nil {
 		return nil, err
 	}
 	if finishedAt != nil {
@@ -178,6 +187,61 @@ func (c *Conn) batchChangeTx(ctx context.Context, tx *sqlx.Tx, id string, n int,
 	return b, nil
 }
 
+// fitFailedJobIDs returns b.FailedJobIDs encoded for the failed_job_ids column. Laravel 8 to 9.43
+// create it as TEXT, which holds 65,535 bytes on MySQL, about 1,680 uuids: PHP's worker then fails to
+// count the batch's next failure (Data too long, or a list cut short where the server is not strict).
+// Here a uuid appended by this change (after the first listed) that does not fit is left out of the
+// list, its failure still counted in failed_jobs, and b.Unlisted names it; the failed_jobs row keeps
+// the job.
+func (c *Conn) fitFailedJobIDs(ctx context.Context, tx *sqlx.Tx, b *Batch, listed int) (string, error) {
+	b.Unlisted = nil
+	ids := phpJSONStrings(b.FailedJobIDs)
+	if c.name != MySQL || len(ids) <= mysqlTextBytes {
+		return ids, nil
+	}
+	limit, err := c.failedJobIDsLimit(ctx, tx)
+	if err != nil || limit <= 0 {
+		return ids, err
+	}
+	for len(ids) > limit && len(b.FailedJobIDs) > listed {
+		last := len(b.FailedJobIDs) - 1
+		b.Unlisted = append(b.Unlisted, b.FailedJobIDs[last])
+		b.FailedJobIDs = b.FailedJobIDs[:last]
+		ids = phpJSONStrings(b.FailedJobIDs)
+	}
+	return ids, nil
+}
+
+// failedJobIDsFix is the statement that lets failed_job_ids hold every failure, as Laravel 9.44+
+// creates it.
+func (c *Conn) failedJobIDsFix() string {
+	return "alter table " + c.tables.JobBatches + " modify failed_job_ids longtext not null"
+}
+
+// mysqlTextBytes is the size of a TEXT column on MySQL.
+const mysqlTextBytes = 65535
+
+// failedJobIDsLimit reads how many bytes failed_job_ids holds on MySQL (0: it is not known).
+func (c *Conn) failedJobIDsLimit(ctx context.Context, tx *sqlx.Tx) (int, error) {
+	limit, _, err := c.failedJobIDsColumn(ctx, tx)
+	if err != nil || limit > math.MaxInt32 {
+		return 0, err
+	}
+	return int(limit), nil
+}
+
+// failedJobIDsColumn reads the size in bytes and the type of job_batches.failed_job_ids on MySQL;
+// 0 and "" when the table or the column is missing.
+func (c *Conn) failedJobIDsColumn(ctx context.Context, q sqlx.QueryerContext) (int64, string, error) {
+	var limit sql.NullInt64
+	var kind string
+	err := q.QueryRowxContext(ctx, mysqlFailedJobIDsSQL, c.tables.JobBatches).Scan(&limit, &kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	return limit.Int64, kind, err
+}
+
 // batchStep counts a job's success or failure in its batch in tx (see BatchStep) and returns the jobs
 // its Then adds. A batch that is gone counts nothing.
 func (c *Conn) batchStep(ctx context.Context, tx *sqlx.Tx, s *BatchStep) ([]*JobPushParams, error) {
@@ -193,7 +257,7 @@ func (c *Conn) batchStep(ctx context.Context, tx *sqlx.Tx, s *BatchStep) ([]*Job
 // adds, given the batch as that step left it. A batch that is gone counts nothing.
 func (c *Conn) batchSteps(ctx context.Context, tx *sqlx.Tx, id string, steps []*BatchStep) ([][]*JobPushParams, error) {
 	more := make([][]*JobPushParams, len(steps))
-	_, err := c.batchChangeTx(ctx, tx, id, len(steps), func(i int, b *Batch) error {
+	b, err := c.batchChangeTx(ctx, tx, id, len(steps), func(i int, b *Batch) error {
 		s := steps[i]
 		if s.Failed {
 			countFailure(s.JobUUID)(b)
@@ -225,6 +289,11 @@ func (c *Conn) batchSteps(ctx context.Context, tx *sqlx.Tx, id string, steps []*
 	}
 	if err != nil {
 		return nil, err // as the driver said it: the transaction's retry reads it
+	}
+	for _, s := range steps {
+		if s.Unlisted != nil && slices.Contains(b.Unlisted, s.JobUUID) {
+			s.Unlisted(b, c.failedJobIDsFix())
+		}
 	}
 	return more, nil
 }

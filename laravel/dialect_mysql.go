@@ -247,6 +247,10 @@ func (mysqlDialect) ddlInProgressSQL() string {
 	return "select id from information_schema.processlist where id <> connection_id() and db = database() and command = 'Query' and lower(info) like concat('alter table `', ?, '`%')"
 }
 
+// mysqlFailedJobIDsSQL reads the size in bytes of job_batches.failed_job_ids (the table's name the
+// argument), and its type.
+const mysqlFailedJobIDsSQL = "select character_octet_length, data_type from information_schema.columns where table_schema = database() and table_name = ? and column_name = 'failed_job_ids'"
+
 func (mysqlDialect) alterPrivilege() string { return "ALTER and INDEX privileges on the table" }
 
 func (mysqlDialect) onlineAlterSuffix() string { return mysqlOnline }

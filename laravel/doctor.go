@@ -296,6 +296,13 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 			add("missing-batches-table", SeverityNote, "php artisan queue:batches-table && php artisan migrate, if the application dispatches batches",
 				"the table %q does not exist: the jobs of a Bus::batch() would run and stay reserved, their batch never counted", c.tables.JobBatches)
 		}
+		if c.name == MySQL {
+			if limit, kind, err := c.failedJobIDsColumn(ctx, c.db); err == nil && limit > 0 && limit <= mysqlTextBytes {
+				add("batch-ids-text", SeverityNote, c.failedJobIDsFix()+" (as Laravel 9.44+ creates it)",
+					"%s.failed_job_ids is %s (Laravel 8's): it lists about %d failed uuids; past that PHP's workers fail to count a batch's failures (Data too long), and artisan-go counts them without listing them, so queue:retry-batch leaves those",
+					c.tables.JobBatches, kind, limit/39)
+			}
+		}
 	}
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
 		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",

@@ -214,6 +214,19 @@ func TestDoctorMissingBatchesTable(t *testing.T) {
 			if noted != skip {
 				t.Errorf("without job_batches %v: findings %+v", skip, fs)
 			}
+			// Laravel 8's failed_job_ids is TEXT, which holds about 1,680 uuids on MySQL.
+			text := slices.ContainsFunc(fs, func(f laravel.Finding) bool { return f.Code == "batch-ids-text" })
+			if text != (db.Dialect == "mysql" && !skip) {
+				t.Errorf("%s without job_batches %v: batch-ids-text %v in %+v", db.Dialect, skip, text, fs)
+			}
+			if db.Dialect == "mysql" && !skip {
+				if _, err := queuetest.DB(c).Exec("alter table " + c.Tables().JobBatches + " modify failed_job_ids longtext not null"); err != nil {
+					t.Fatal(err)
+				}
+				if fs, err = laravel.Diagnose(context.Background(), c, laravel.DoctorParams{Batches: true}); err != nil || slices.ContainsFunc(fs, func(f laravel.Finding) bool { return f.Code == "batch-ids-text" }) {
+					t.Errorf("longtext failed_job_ids: %+v, %v; want no batch-ids-text", fs, err)
+				}
+			}
 		}
 	})
 }

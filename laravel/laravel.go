@@ -141,6 +141,10 @@ type BatchStep struct {
 	// counts nothing), and returns jobs to insert in the same transaction, such as the companion that
 	// runs its callbacks; nil for none. It is called again when the transaction is retried.
 	Then func(b *Batch) ([]*JobPushParams, error)
+	// Unlisted, when set, is told that the failure was counted but its uuid left out of
+	// failed_job_ids, which was full (a TEXT column on MySQL): b is the batch as written, fix the
+	// statement that widens the column. It is called again when the transaction is retried.
+	Unlisted func(b *Batch, fix string)
 }
 
 // JobPushParams is a new job row. The payload is stored byte for byte.

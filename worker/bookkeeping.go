@@ -437,8 +437,13 @@ func (w *Worker) batchFailure(r *jobRun, cause error) (step *laravel.BatchStep, 
 		}
 		return kinds
 	})
-	return &laravel.BatchStep{ID: id, JobUUID: r.env.UUID, Failed: true,
-		CancelOnFailure: func(b *laravel.Batch) bool { return !allowFailures(b.Options) }, Then: then}, queued
+	uuid := r.env.UUID
+	unlisted := func(b *laravel.Batch, fix string) {
+		w.log.Warn("batch's failed_job_ids is full: the failure is counted and the job is in failed_jobs, but its uuid is not listed, so queue:retry-batch leaves it (queue:retry "+uuid+" takes it); to list every failure: "+fix,
+			"batch", id, "uuid", uuid, "failed_jobs", b.FailedJobs, "listed", len(b.FailedJobIDs))
+	}
+	return &laravel.BatchStep{ID: id, JobUUID: uuid, Failed: true,
+		CancelOnFailure: func(b *laravel.Batch) bool { return !allowFailures(b.Options) }, Then: then, Unlisted: unlisted}, queued
 }
 
 // allowFailures reads the allowFailures option of a batch's serialized options.

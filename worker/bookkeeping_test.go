@@ -222,6 +222,52 @@ func TestBatchFailureCancelsUnlessAllowed(t *testing.T) {
 	}
 }
 
+// TestBatchFailedIDsFull fails a batch member when failed_job_ids, Laravel 8's TEXT column on MySQL,
+// holds as many uuids as fit: the job is failed and counted, its uuid left out of the list with a
+// warning that names the fix. The write used to be refused (Data too long), the row left reserved to
+// fail the same way after every retry_after. A LONGTEXT column lists it.
+func TestBatchFailedIDsFull(t *testing.T) {
+	t.Parallel()
+	const full = 1680 // 1,680 quoted uuids and their commas take 65,521 of TEXT's 65,535 bytes
+	for _, longtext := range []bool{false, true} {
+		t.Run(fmt.Sprintf("longtext=%v", longtext), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testenv.MySQL(t))
+			var calls atomic.Int32
+			f.reg.Register(`App\Jobs\BatchPart`, failing(&calls, errors.New("part failed")))
+			batches := f.Conn.Tables().JobBatches
+			if longtext {
+				f.exec(t, "alter table "+batches+" modify failed_job_ids longtext not null")
+			}
+			f.insertBatch(t, fixtureBatchID, 2*full, `a:1:{s:13:"allowFailures";b:1;}`)
+			ids := make([]string, full)
+			for i := range ids {
+				ids[i] = fmt.Sprintf(`"00000000-0000-0000-0000-%012d"`, i)
+			}
+			f.exec(t, "update "+batches+" set failed_jobs = ?, failed_job_ids = ?", full, "["+strings.Join(ids, ",")+"]")
+			f.push(t, "default", fixture883(t, "batch"))
+			w := f.worker(t, func(c *Config) { c.Tries = 1 })
+			var logged lockedLog
+			w.log = slog.New(slog.NewTextHandler(&logged, nil))
+			runOnce(t, w)
+			f.wantRows(t, 0, 1)
+			b, err := f.Conn.BatchFind(bg, fixtureBatchID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const uuid = "5ccbb060-b32a-40dc-9b87-364339873f82"
+			listed := slices.Contains(b.FailedJobIDs, uuid)
+			if b.FailedJobs != full+1 || b.PendingJobs != 2*full || listed != longtext {
+				t.Fatalf("batch failed_jobs %d, pending %d, the job's uuid listed %v; want %d, %d, %v", b.FailedJobs, b.PendingJobs, listed, full+1, 2*full, longtext)
+			}
+			warned := strings.Contains(logged.String(), "modify failed_job_ids longtext")
+			if warned == longtext {
+				t.Fatalf("warned %v with longtext %v:\n%s", warned, longtext, logged.String())
+			}
+		})
+	}
+}
+
 // lockCount counts the cache_locks rows with a key.
 func (f *fixture) lockCount(t *testing.T, key string) int {
 	t.Helper()
