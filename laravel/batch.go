@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/jmoiron/sqlx"
@@ -350,7 +351,10 @@ func decodeFailedJobIDs(s string) ([]string, error) {
 	}
 	var obj map[string]string
 	if err := json.Unmarshal([]byte(s), &obj); err != nil {
-		return nil, fmt.Errorf("%w: failed_job_ids %q is not a JSON list of uuids", ErrInvalid, s)
+		if list, ok := cutFailedJobIDs(s); ok {
+			return list, nil
+		}
+		return nil, fmt.Errorf("%w: failed_job_ids %.200q is not a JSON list of uuids", ErrInvalid, s)
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -365,6 +369,29 @@ func decodeFailedJobIDs(s string) ([]string, error) {
 		list = append(list, obj[k])
 	}
 	return list, nil
+}
+
+// cutFailedJobIDs reads a list that a server not in strict mode cut short to fit the column (Laravel
+// 8's TEXT on MySQL, once PHP appended past its 65,535 bytes): the uuids it holds whole. PHP's workers
+// fail on such a list at every later count of the batch; the list written back is whole again.
+func cutFailedJobIDs(s string) ([]string, bool) {
+	if !strings.HasPrefix(s, "[") {
+		return nil, false
+	}
+	var list []string
+	if json.Unmarshal([]byte(s+"]"), &list) == nil {
+		return list, true
+	}
+	cut := "["
+	if i := strings.LastIndex(s, `",`); i >= 0 {
+		cut = s[:i+1]
+	} else if !strings.HasPrefix(s, `["`) {
+		return nil, false
+	}
+	if json.Unmarshal([]byte(cut+"]"), &list) != nil {
+		return nil, false
+	}
+	return list, true
 }
 
 // phpJSONStrings encodes a list of strings as PHP's json_encode with default flags: "/" escaped as

@@ -268,6 +268,35 @@ func TestBatchFailedIDsFull(t *testing.T) {
 	}
 }
 
+// TestBatchFailedIDsCut completes a batch member whose batch's failed_job_ids was cut short to fit the
+// column, as MySQL leaves it when PHP appends past TEXT's size without strict mode ('strict' => false
+// in config/database.php): the count is made and the list written back whole with the uuids it held
+// whole. The completion used to be refused, for every member of the batch.
+func TestBatchFailedIDsCut(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\BatchPart`, ok(&calls))
+		f.insertBatch(t, fixtureBatchID, 3, `a:1:{s:13:"allowFailures";b:1;}`)
+		f.exec(t, "update "+queuetest.Q(f.Conn, f.Conn.Tables().JobBatches)+` set failed_jobs = 2, failed_job_ids = '["00000000-0000-0000-0000-000000000001","00000000-0000-0000-00'`)
+		f.push(t, "default", fixture883(t, "batch"))
+		runOnce(t, f.worker(t, nil))
+		f.wantRows(t, 0, 0)
+		b, err := f.Conn.BatchFind(bg, fixtureBatchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.PendingJobs != 2 || b.FailedJobs != 2 || !slices.Equal(b.FailedJobIDs, []string{"00000000-0000-0000-0000-000000000001"}) {
+			t.Fatalf("batch %+v, want pending 2, failed 2 and the whole uuid listed", b)
+		}
+		var ids string
+		if err := queuetest.DB(f.Conn).QueryRow("select failed_job_ids from " + queuetest.Q(f.Conn, f.Conn.Tables().JobBatches)).Scan(&ids); err != nil || ids != `["00000000-0000-0000-0000-000000000001"]` {
+			t.Fatalf("failed_job_ids %q (%v), want the list written back whole", ids, err)
+		}
+	})
+}
+
 // lockCount counts the cache_locks rows with a key.
 func (f *fixture) lockCount(t *testing.T, key string) int {
 	t.Helper()
