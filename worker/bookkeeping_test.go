@@ -268,6 +268,38 @@ func TestBatchFailedIDsFull(t *testing.T) {
 	}
 }
 
+// TestBatchCountRefusedStillFails fails a batch member whose batch row the database refuses to
+// change (here a check constraint, or a trigger on SQLite): the job is failed into failed_jobs without
+// the count, as PHP's Job::fail does when its failed() path throws, with an error logged. Before, the
+// row stayed reserved, to fail the same way after every retry_after.
+func TestBatchCountRefusedStillFails(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(`App\Jobs\BatchPart`, failing(&calls, errors.New("part failed")))
+		f.insertBatch(t, fixtureBatchID, 2, `a:1:{s:13:"allowFailures";b:1;}`)
+		batches := queuetest.Q(f.Conn, f.Conn.Tables().JobBatches)
+		if db.Dialect == "sqlite" {
+			f.exec(t, "create trigger refuse_count before update on "+batches+" begin select raise(abort, 'counts are frozen'); end")
+		} else {
+			f.exec(t, "alter table "+batches+" add constraint counts_frozen check (failed_jobs < 1)")
+		}
+		f.push(t, "default", fixture883(t, "batch"))
+		w := f.worker(t, func(c *Config) { c.Tries = 1 })
+		var logged lockedLog
+		w.log = slog.New(slog.NewTextHandler(&logged, nil))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if b, err := f.Conn.BatchFind(bg, fixtureBatchID); err != nil || b.FailedJobs != 0 || b.PendingJobs != 2 {
+			t.Fatalf("batch %+v (%v), want it unchanged", b, err)
+		}
+		if !strings.Contains(logged.String(), "failed without them") {
+			t.Fatalf("no error logged:\n%s", logged.String())
+		}
+	})
+}
+
 // TestBatchFailedIDsCut completes a batch member whose batch's failed_job_ids was cut short to fit the
 // column, as MySQL leaves it when PHP appends past TEXT's size without strict mode ('strict' => false
 // in config/database.php): the count is made and the list written back whole with the uuids it held

@@ -518,8 +518,12 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 	}
 	batch, callbacks := w.batchFailure(r, cause)
 	hooks := w.failedHooksPush(r, cause)
-	if !w.failRow(ctx, r, cause, batch, hooks) || r.env == nil {
+	done, bare := w.failRow(ctx, r, cause, batch, hooks)
+	if !done || r.env == nil {
 		return
+	}
+	if bare {
+		callbacks, hooks = nil, nil
 	}
 	if callbacks != nil && len(*callbacks) > 0 {
 		w.log.Info("Batch callbacks queued for PHP", "batch", batch.ID, "callbacks", *callbacks, "class", w.cfg.BatchCompanion, "queue", r.rj.job.Queue)
@@ -532,8 +536,9 @@ func (w *Worker) fail(ctx context.Context, r *jobRun, cause error) {
 
 // failRow deletes the job and writes its failed_jobs row, and counts the failure in its batch (batch
 // nil: none) and inserts the failed-hooks companion (hooks nil: none) in the same transaction, and
-// reports whether it did.
-func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *laravel.BatchStep, hooks *laravel.JobPushParams) bool {
+// reports whether it did, and whether it did so without the batch count and the companion, which
+// the database refused.
+func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *laravel.BatchStep, hooks *laravel.JobPushParams) (done, bare bool) {
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
@@ -541,7 +546,7 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *lar
 	if r.env != nil {
 		uuid = r.env.UUID
 	}
-	op := func(ctx context.Context) error {
+	failWith := func(ctx context.Context, batch *laravel.BatchStep, hooks *laravel.JobPushParams) error {
 		var push []*laravel.JobPushParams
 		if hooks != nil {
 			push = append(push, hooks)
@@ -559,14 +564,35 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *lar
 			Batch: batch, Push: push,
 		})
 	}
+	op := func(ctx context.Context) error {
+		err := failWith(ctx, batch, hooks)
+		if (batch == nil && hooks == nil) || !refused(ctx, err) {
+			return err
+		}
+		// The batch's count or the failed hooks' job was refused: the job is failed without them, as
+		// PHP's Job::fail deletes the job and logs it to failed_jobs whatever its failed() path
+		// throws, rather than left reserved to fail the same way after every retry_after.
+		if err := failWith(ctx, nil, nil); err != nil {
+			return err
+		}
+		bare = true
+		w.log.Error("the job's batch count or failed hooks were refused; the job is failed without them", "class", r.displayName, "id", j.ID, "uuid", uuid, "error", err)
+		return nil
+	}
 	r.rj.obs.err = cause
 	if !w.completeLocked(r.rj, "fail", op, &w.stats.failed) {
-		return false
+		return false, false
 	}
 	w.log.Error("Failed", "class", r.displayName, "id", j.ID, "uuid", uuid, "attempt", j.Attempts,
 		"duration", time.Since(r.rj.started), "error", cause.Error())
 	w.report(r, EventFailed, "deleted", cause)
-	return true
+	return true, bare
+}
+
+// refused reports whether err is the database refusing a statement, which a retry would not change:
+// neither a lost connection, a deadlock or busy file, a lost reservation nor the end of ctx.
+func refused(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() == nil && !laravel.ConnectionLost(err) && !laravel.Transient(err) && !errors.Is(err, laravel.ErrReservationLost)
 }
 
 // succeed completes a job whose handler returned nil (or deleted it): the next chain link is pushed
