@@ -245,12 +245,7 @@ func TestBatchFailedIDsFull(t *testing.T) {
 				ids[i] = fmt.Sprintf(`"00000000-0000-0000-0000-%012d"`, i)
 			}
 			f.exec(t, "update "+batches+" set failed_jobs = ?, failed_job_ids = ?", full, "["+strings.Join(ids, ",")+"]")
-			f.push(t, "default", fixture883(t, "batch"))
-			w := f.worker(t, func(c *Config) { c.Tries = 1 })
-			var logged lockedLog
-			w.log = slog.New(slog.NewTextHandler(&logged, nil))
-			runOnce(t, w)
-			f.wantRows(t, 0, 1)
+			logged := f.failBatchMember(t)
 			b, err := f.Conn.BatchFind(bg, fixtureBatchID)
 			if err != nil {
 				t.Fatal(err)
@@ -266,6 +261,19 @@ func TestBatchFailedIDsFull(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failBatchMember pushes the 8.83 batch member and runs it once with tries 1 (the handler the test
+// registered fails it), checks that it was failed, and returns what the worker logged.
+func (f *fixture) failBatchMember(t *testing.T) *lockedLog {
+	t.Helper()
+	f.push(t, "default", fixture883(t, "batch"))
+	w := f.worker(t, func(c *Config) { c.Tries = 1 })
+	logged := new(lockedLog)
+	w.log = slog.New(slog.NewTextHandler(logged, nil))
+	runOnce(t, w)
+	f.wantRows(t, 0, 1)
+	return logged
 }
 
 // TestBatchCountRefusedStillFails fails a batch member whose batch row the database refuses to
@@ -285,12 +293,7 @@ func TestBatchCountRefusedStillFails(t *testing.T) {
 		} else {
 			f.exec(t, "alter table "+batches+" add constraint counts_frozen check (failed_jobs < 1)")
 		}
-		f.push(t, "default", fixture883(t, "batch"))
-		w := f.worker(t, func(c *Config) { c.Tries = 1 })
-		var logged lockedLog
-		w.log = slog.New(slog.NewTextHandler(&logged, nil))
-		runOnce(t, w)
-		f.wantRows(t, 0, 1)
+		logged := f.failBatchMember(t)
 		if b, err := f.Conn.BatchFind(bg, fixtureBatchID); err != nil || b.FailedJobs != 0 || b.PendingJobs != 2 {
 			t.Fatalf("batch %+v (%v), want it unchanged", b, err)
 		}
