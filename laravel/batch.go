@@ -191,9 +191,9 @@ func (c *Conn) batchChangeTx(ctx context.Context, tx *sqlx.Tx, id string, n int,
 // fitFailedJobIDs returns b.FailedJobIDs encoded for the failed_job_ids column. Laravel 8 to 9.43
 // create it as TEXT, which holds 65,535 bytes on MySQL, about 1,680 uuids: PHP's worker then fails to
 // count the batch's next failure (Data too long, or a list cut short where the server is not strict).
-// Here a uuid appended by this change (after the first listed) that does not fit is left out of the
-// list, its failure still counted in failed_jobs, and b.Unlisted names it; the failed_jobs row keeps
-// the job.
+// Here the uuids this change appended (past the listed read) that do not fit are left out of the
+// list, their failures still counted in failed_jobs, and b.Unlisted names them; the failed_jobs rows
+// keep the jobs.
 func (c *Conn) fitFailedJobIDs(ctx context.Context, tx *sqlx.Tx, b *Batch, listed int) (string, error) {
 	b.Unlisted = nil
 	ids := phpJSONStrings(b.FailedJobIDs)
