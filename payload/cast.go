@@ -1,7 +1,9 @@
 package payload
 
 import (
+	"errors"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -50,8 +52,9 @@ func floatString(f float64) string {
 }
 
 // IntCast returns a scalar as PHP's (int) cast reads it: integers as they are, floats truncated, true
-// as 1, and a string's leading integer (after white space, with an optional sign; the digits stop
-// once past 2^31); anything else 0.
+// as 1, and a string's leading number (after white space, with an optional sign, a fraction and an
+// exponent: "1e1" is 10, "1.9e1" 19, " 12abc" 12, an infinite "1e400" 0); anything else 0. A string's
+// number is bounded at ±2^31, where every caller's seconds and counts mean as good as never.
 func IntCast(v Value) int64 {
 	switch v := v.(type) {
 	case int64:
@@ -68,26 +71,31 @@ func IntCast(v Value) int64 {
 	return 0
 }
 
-// leadingInt is PHP's (int) of a string, bounded: the digits are read until the value passes 2^31.
+// leadingNumber is the numeric prefix PHP's string-to-number conversion reads.
+var leadingNumber = regexp.MustCompile(`^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
+
+// intCastBound bounds leadingInt.
+const intCastBound = 1 << 31
+
+// leadingInt is PHP's (int) of a string, bounded at ±intCastBound.
 func leadingInt(s string) int64 {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
-		i++
+	m := strings.TrimLeft(leadingNumber.FindString(s), " \t\n\r\v\f")
+	if m == "" {
+		return 0
 	}
-	neg := false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
+	f, err := strconv.ParseFloat(m, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(f):
+		return 0
+	case math.IsInf(f, 0) && !strings.ContainsAny(m, ".eE"):
+		// An integer too long for a float: PHP saturates it.
+		return int64(math.Copysign(intCastBound, f))
+	case math.IsInf(f, 0):
+		return 0
+	case f > intCastBound:
+		return intCastBound
+	case f < -intCastBound:
+		return -intCastBound
 	}
-	var n int64
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		n = n*10 + int64(s[i]-'0')
-		if n > 1<<31 {
-			break
-		}
-	}
-	if neg {
-		return -n
-	}
-	return n
+	return int64(f)
 }

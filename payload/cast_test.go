@@ -2,6 +2,7 @@ package payload
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,10 @@ func TestIntCast(t *testing.T) {
 	}{
 		{int64(7), 7}, {2.9, 2}, {-2.9, -2}, {true, 1}, {false, 0}, {nil, 0},
 		{" 12abc", 12}, {"-3", -3}, {"+4", 4}, {"abc", 0}, {"", 0}, {"\t\n5", 5},
+		// What PHP 8.2 printed for var_dump((int) "…") of each (bounded at ±2^31 here).
+		{"1e1", 10}, {"1.9e1", 19}, {" 1e1abc", 10}, {"1e", 1}, {"1.5", 1}, {".5e1", 5}, {"-2.5", -2},
+		{"1e400", 0}, {"0x1A", 0}, {"+.e1", 0}, {"5.", 5}, {" 007", 7}, {"9999999999", 1 << 31},
+		{"-99999999999999999999", -1 << 31}, {strings.Repeat("9", 400), 1 << 31},
 	} {
 		if got := IntCast(tt.v); got != tt.want {
 			t.Errorf("IntCast(%#v) = %d, want %d", tt.v, got, tt.want)
