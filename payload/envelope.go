@@ -264,17 +264,18 @@ func (e *Envelope) CommandEncrypted() bool {
 }
 
 // BackoffSpec returns the job's backoff the way Laravel's Job::backoff (8.x+) does: backoff ?? delay ??
-// "". Note that from 12.11 `delay` is the original dispatch delay, and it is still the fallback: a job
-// dispatched with a delay and no backoff is retried after that same delay, not after --backoff. An empty
-// result means "use the worker's --backoff".
-func (e *Envelope) BackoffSpec() string {
+// null, and whether it is not null. Note that from 12.11 `delay` is the original dispatch delay, and it
+// is still the fallback: a job dispatched with a delay and no backoff is retried after that same delay,
+// not after --backoff. A job's empty backoff (`$backoff = []`, written as "") is its own, a delay of 0;
+// only none at all means "use the worker's --backoff".
+func (e *Envelope) BackoffSpec() (string, bool) {
 	if e.Backoff != nil {
-		return *e.Backoff
+		return *e.Backoff, true
 	}
 	if e.Delay != nil {
-		return strconv.Itoa(*e.Delay)
+		return strconv.Itoa(*e.Delay), true
 	}
-	return ""
+	return "", false
 }
 
 // RetryDeadline returns the Unix time after which the job must not be retried (retryUntil, falling back

@@ -95,8 +95,8 @@ func TestParseEnvelopeVersions(t *testing.T) {
 					t.Errorf("command %q %q", e.CommandName, e.Command)
 				}
 			}
-			if got := e.BackoffSpec(); got != tt.backoffSpec {
-				t.Errorf("BackoffSpec() = %q, want %q", got, tt.backoffSpec)
+			if got, own := e.BackoffSpec(); got != tt.backoffSpec || own != (tt.backoffSpec != "") {
+				t.Errorf("BackoffSpec() = %q, %v; want %q", got, own, tt.backoffSpec)
 			}
 			d, ok := e.RetryDeadline()
 			if ok != (tt.deadline != 0) || d != tt.deadline {
@@ -129,12 +129,12 @@ func TestParseEnvelopeFixtures(t *testing.T) {
 		}
 	}
 	e, _ := ParseEnvelope(fixtures.Laravel883()["flaky"].Payload)
-	if e.BackoffSpec() != "1,5,10" || *e.MaxTries != 5 || *e.MaxExceptions != 3 || *e.Timeout != 30 || !e.FailOnTimeout {
+	if backoffSpec(e) != "1,5,10" || *e.MaxTries != 5 || *e.MaxExceptions != 3 || *e.Timeout != 30 || !e.FailOnTimeout {
 		t.Errorf("flaky envelope read wrong: %+v", e)
 	}
 	e, _ = ParseEnvelope(fixtures.Laravel883()["retry-until"].Payload)
-	if d, ok := e.RetryDeadline(); !ok || d != 1795239786 || e.BackoffSpec() != "3" {
-		t.Errorf("retry-until: deadline %d %v, backoff %q", d, ok, e.BackoffSpec())
+	if d, ok := e.RetryDeadline(); !ok || d != 1795239786 || backoffSpec(e) != "3" {
+		t.Errorf("retry-until: deadline %d %v, backoff %q", d, ok, backoffSpec(e))
 	}
 }
 
@@ -184,7 +184,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		}
 	}
 	e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":3.0,"timeout":"60","backoff":null,"delay":null}`))
-	if err != nil || *e.MaxTries != 3 || *e.Timeout != 60 || e.BackoffSpec() != "" {
+	if err != nil || *e.MaxTries != 3 || *e.Timeout != 60 || backoffSpec(e) != "" {
 		t.Errorf("integral float or nulls: %v %+v", err, e)
 	}
 }
@@ -207,8 +207,28 @@ func TestParseEnvelopeAsPHPReadsIt(t *testing.T) {
 			t.Errorf("%s: %v", tt.in, err)
 			continue
 		}
-		if *e.MaxTries != tt.maxTries || *e.MaxExceptions != tt.maxExcept || e.BackoffSpec() != "" {
-			t.Errorf("%s: maxTries %d maxExceptions %d backoff %q", tt.in, *e.MaxTries, *e.MaxExceptions, e.BackoffSpec())
+		if *e.MaxTries != tt.maxTries || *e.MaxExceptions != tt.maxExcept || backoffSpec(e) != "" {
+			t.Errorf("%s: maxTries %d maxExceptions %d backoff %q", tt.in, *e.MaxTries, *e.MaxExceptions, backoffSpec(e))
+		}
+	}
+}
+
+// backoffSpec is the job's backoff, "" for none.
+func backoffSpec(e *Envelope) string {
+	spec, _ := e.BackoffSpec()
+	return spec
+}
+
+// TestEmptyBackoffIsTheJobs: a job's `$backoff = []` is written as "" and is its own backoff (a delay
+// of 0), as Job::backoff() returns it rather than null; a null backoff is none.
+func TestEmptyBackoffIsTheJobs(t *testing.T) {
+	for in, own := range map[string]bool{`,"backoff":""`: true, `,"backoff":null`: false, ``: false} {
+		e, err := ParseEnvelope([]byte(`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"A","command":"O:1:\"A\":0:{}"}` + in + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec, got := e.BackoffSpec(); spec != "" || got != own {
+			t.Errorf("%s: BackoffSpec() = %q, %v; want \"\", %v", in, spec, got, own)
 		}
 	}
 }

@@ -81,9 +81,10 @@ func ExampleNewJobPayload() {
 func ExampleEnvelope_BackoffSpec() {
 	env, _ := payload.ParseEnvelope([]byte(`{"job":"App\\Legacy@run","data":"","createdAt":1763700000,"delay":30}`))
 	class, method := env.RawTarget()
-	fmt.Println(env.IsRaw(), class, method, env.BackoffSpec())
+	backoff, own := env.BackoffSpec()
+	fmt.Println(env.IsRaw(), class, method, backoff, own)
 	// Output:
-	// true App\Legacy run 30
+	// true App\Legacy run 30 true
 }
 
 // RetryPayload writes the payload php artisan queue:retry pushes for a failed job: json_encode's

@@ -246,7 +246,9 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			return
 		}
 		// The handler threw after deleting its job: PHP's exception path finds the job deleted and
-		// does nothing more, so neither the success path nor a failure follows.
+		// does nothing more, so neither the success path nor a failure follows; the exception still
+		// counts towards maxExceptions.
+		w.maxExceptionsReached(ctx, r)
 		w.completeLocked(rj, "delete", func(ctx context.Context) error { return w.queue.JobDelete(ctx, j) }, &w.stats.deleted)
 		if w.logs(w.jobLevel()) {
 			w.log.Log(ctx, w.jobLevel(), "Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
@@ -255,6 +257,12 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		w.releaseJob(r, delay)
 		if herr == nil { // one that threw after releasing goes out by PHP's exception path: no JobProcessed
 			w.report(r, EventSuccess, "released", nil)
+		} else {
+			// The exception counts towards maxExceptions, as PHP's exception path counts it. Where the
+			// tries or that count then fail the job, PHP also writes a failed_jobs row while the
+			// released copy stays queued; here the release stands alone, so that the job is not both
+			// queued and failed.
+			w.maxExceptionsReached(ctx, r)
 		}
 	case handlers.ActionFail:
 		if actionErr == nil {
@@ -433,17 +441,18 @@ func handlerFrame(h handlers.Handler) Frame {
 func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err error) {
 	j := r.rj.job
 	r.rj.obs.threw, r.rj.obs.reported = true, true
-	if limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) {
-		w.fail(ctx, r, err)
-		return
-	}
-	if w.maxExceptionsReached(ctx, r) || w.shouldStopRetries(err) {
+	// The exception is counted towards maxExceptions even when the tries already fail the job, as
+	// handleJobException makes both checks: a job retried later (queue:retry keeps its uuid) meets the
+	// count PHP would have left.
+	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
+	if w.maxExceptionsReached(ctx, r) || fail || w.shouldStopRetries(err) {
 		w.fail(ctx, r, err)
 		return
 	}
 	w.log.Warn("Exception", "class", r.displayName, "id", j.ID, "attempt", j.Attempts, "error", err.Error())
 	r.rj.obs.err = err
-	w.releaseJob(r, time.Duration(BackoffDelay(r.env.BackoffSpec(), r.env.BackoffSpec() != "", w.cfg.Backoff, j.Attempts))*time.Second)
+	spec, own := r.env.BackoffSpec()
+	w.releaseJob(r, time.Duration(BackoffDelay(spec, own, w.cfg.Backoff, j.Attempts))*time.Second)
 	w.report(r, EventReleased, "released", nil)
 }
 

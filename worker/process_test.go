@@ -140,6 +140,20 @@ func TestWorkerBackoffAndTries(t *testing.T) {
 	})
 }
 
+// TestEmptyJobBackoff: a job's `$backoff = []` (written "") is its own backoff, a delay of 0, over
+// the worker's --backoff, as PHP 8.83 releases it (a probe: available at once where --backoff=7).
+func TestEmptyJobBackoff(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, failing(&calls, errors.New("later")))
+	f.push(t, "default", envelope(t, jobClass, `"maxTries":3,"backoff":""`, nil))
+	runOnce(t, f.worker(t, func(c *Config) { c.Backoff = []int{7} }))
+	if row := f.onlyRow(t); row.AvailableAt != row.CreatedAt {
+		t.Fatalf("released with delay %d, want 0", row.AvailableAt-row.CreatedAt)
+	}
+}
+
 func TestMaxExceptions(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
@@ -161,6 +175,58 @@ func TestMaxExceptions(t *testing.T) {
 		f.wantRows(t, 0, 1)
 		if _, ok, _ := f.Conn.CacheGet(bg, "job-exceptions:"+env.UUID); ok {
 			t.Fatal("exception counter not forgotten after the job failed")
+		}
+	})
+}
+
+// TestMaxExceptionsCountedWhenTriesFail: a job failed on its tries still counts the exception under
+// job-exceptions:<uuid>, and so does one whose handler released or deleted it and then threw, as
+// PHP's handleJobException counts them (a probe against PHP 8.83: i:2; after tries 2, maxExceptions 3;
+// i:1; after a release or a delete and an exception).
+func TestMaxExceptionsCountedWhenTriesFail(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("flaky")))
+		f.reg.Register(`App\Jobs\Release`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			j.Release(time.Minute)
+			return errors.New("after releasing")
+		}))
+		f.reg.Register(`App\Jobs\Delete`, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			j.Delete()
+			return errors.New("after deleting")
+		}))
+		w := f.worker(t, nil)
+		counter := func(body []byte) string {
+			t.Helper()
+			env, err := payload.ParseEnvelope(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, err := f.Conn.CacheGet(bg, "job-exceptions:"+env.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		failed := envelope(t, jobClass, `"maxTries":2,"maxExceptions":3`, nil)
+		f.push(t, "default", failed)
+		runOnce(t, w)
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if v := counter(failed); v != "i:2;" {
+			t.Fatalf("counter after failing on tries = %q, want i:2;", v)
+		}
+		for _, class := range []string{`App\Jobs\Release`, `App\Jobs\Delete`} {
+			body := envelope(t, class, `"maxTries":5,"maxExceptions":3`, nil)
+			f.push(t, "default", body)
+			runOnce(t, w)
+			if v := counter(body); v != "i:1;" {
+				t.Fatalf("%s: counter = %q, want i:1;", class, v)
+			}
+		}
+		if rows := f.Rows(t); len(rows) != 1 {
+			t.Fatalf("jobs %+v, want the released one", rows)
 		}
 	})
 }
