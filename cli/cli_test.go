@@ -147,6 +147,46 @@ func TestEnvFileFromWorkingDirectory(t *testing.T) {
 	}
 }
 
+// TestAppDirWithoutEnvFile: with the settings in the environment and no .env file, a working
+// directory that holds artisan is the application's: its storage/framework/down puts the worker in
+// maintenance mode, as PHP's worker run there. Before, maintenance mode went unseen without a .env.
+func TestAppDirWithoutEnvFile(t *testing.T) {
+	_, env := newSQLiteApp(t, "welcome")
+	dir := filepath.Dir(env)
+	if err := os.Remove(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "storage", "framework"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	down := filepath.Join(dir, "storage", "framework", "down")
+	for _, f := range []string{filepath.Join(dir, "artisan"), down} {
+		if err := os.WriteFile(f, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	t.Setenv("DB_CONNECTION", "sqlite")
+	t.Setenv("CACHE_DRIVER", "database")
+	t.Setenv("DB_DATABASE", filepath.Join(dir, "database.sqlite"))
+	run := func() string {
+		var out, errb bytes.Buffer
+		if code := Do(context.Background(), []string{"queue:work", "--queue=emails", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return errb.String()
+	}
+	if log := run(); !strings.Contains(log, "maintenance mode; stopping") {
+		t.Fatalf("with %s: want maintenance mode\n%s", down, log)
+	}
+	if err := os.Remove(filepath.Join(dir, "artisan")); err != nil {
+		t.Fatal(err)
+	}
+	if log := run(); strings.Contains(log, "maintenance mode") {
+		t.Fatalf("in a directory without artisan: want no application directory\n%s", log)
+	}
+}
+
 // TestUnknownOptionAsSymfony: an unknown option is refused in Symfony's words, as artisan refuses it.
 func TestUnknownOptionAsSymfony(t *testing.T) {
 	t.Parallel()

@@ -239,6 +239,23 @@ func emptyValues(fs *flag.FlagSet, args []string) []string {
 	return out
 }
 
+// appDir is the working directory when no .env file names the application's and it is a Laravel
+// application's (it holds artisan), as a container that sets the environment runs
+// `php artisan queue:work` there without a .env file; "" otherwise.
+func appDir(envFile string) string {
+	if envFile != "" {
+		return ""
+	}
+	if st, err := os.Stat("artisan"); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 // loadConfig reads the configuration (defaults < .env < YAML < environment < flags) and validates it.
 // Without envFile it reads the working directory's .env when there is one, as artisan reads the
 // application's from its directory. Symfony's --env names the application environment and picks
@@ -264,7 +281,7 @@ func loadConfig(ctx context.Context, envFile, configFile string, overrides map[s
 	if appEnv, ok := config.LaravelEnv(os.Getenv("APP_ENV")); envFile == given && ok && appEnv != "" && appEnv != "0" && appEnv != "false" {
 		envFile = environmentFile(envFile, appEnv)
 	}
-	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, ConfigFile: configFile, Environ: os.Environ(), Overrides: overrides})
+	cfg, err := config.Load(config.LoadParams{EnvFile: envFile, ConfigFile: configFile, Environ: os.Environ(), Overrides: overrides, AppDir: appDir(envFile)})
 	if err != nil {
 		return nil, err
 	}

@@ -269,7 +269,8 @@ type Worker struct {
 	DontRetry []string `mapstructure:"dont_retry"`
 	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
 	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
-	// storage/framework/down next to the .env file given with --env-file; "" without one.
+	// storage/framework/down next to the .env file (--env-file, or the working directory's), else in
+	// the working directory when it is the application's (it holds artisan); "" without either.
 	MaintenanceFile string `mapstructure:"maintenance_file"`
 }
 

@@ -29,6 +29,10 @@ type LoadParams struct {
 	Environ []string
 	// Overrides are dotted YAML keys set by command-line flags, such as "worker.concurrency": 8.
 	Overrides map[string]any
+	// AppDir is the Laravel application's directory when no EnvFile gives it (the .env file's
+	// directory): where its installed framework version, its cached configuration, its maintenance
+	// file, its log and its file cache are found. "" for none.
+	AppDir string
 }
 
 // setting is one value for one key, with where it came from.
@@ -114,7 +118,11 @@ func Load(p LoadParams) (*Config, error) {
 
 	// Else the application's own framework says, as `php artisan --version` does.
 	var detected []setting
-	if v, where := frameworkVersion(dotenvDir); !picked && v != "" {
+	appDir := dotenvDir
+	if appDir == "" {
+		appDir = p.AppDir
+	}
+	if v, where := frameworkVersion(appDir); !picked && v != "" {
 		pick(v)
 		detected = []setting{{path: "laravel_version", value: v, source: "in " + where}}
 	}
@@ -131,7 +139,7 @@ func Load(p LoadParams) (*Config, error) {
 
 	// A configuration cached by `php artisan config:cache` is what PHP reads instead of .env and the
 	// environment: it replaces their Laravel variables (ours still count).
-	cache, cachePath, err := readConfigCache(dotenvDir, environ)
+	cache, cachePath, err := readConfigCache(appDir, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +151,7 @@ func Load(p LoadParams) (*Config, error) {
 			connection = fmt.Sprint(c)
 		}
 		var covered map[string]bool
-		cacheSet, covered, facts = cachedSettings(cache, connection, cachePath, dotenvDir)
+		cacheSet, covered, facts = cachedSettings(cache, connection, cachePath, appDir)
 		if len(facts.problems) > 0 {
 			return nil, errors.Join(facts.problems...)
 		}
@@ -216,7 +224,7 @@ func Load(p LoadParams) (*Config, error) {
 			cfg.defaultQueue = q // the connection's queue, as PHP's dispatch() uses it
 		}
 	}
-	deriveDefaults(cfg, winner, dotenvDir)
+	deriveDefaults(cfg, winner, appDir)
 	if cache == nil {
 		if err := checkQueueDatabase(cfg, ver, dotenv, environ); err != nil {
 			return nil, err
