@@ -377,6 +377,13 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err := laravel.CheckJobsTable(ctx, conn); err != nil {
 		return 1, err
 	}
+	if cfg.Cache.Store == "database" {
+		// PHP's worker reads the restart signal from the store first, and stops on the error.
+		var missing *laravel.MissingTableError
+		if _, _, err := conn.CacheGet(ctx, "illuminate:queue:restart"); errors.As(err, &missing) {
+			return 1, fmt.Errorf("%w (the cache store is database, CACHE_DRIVER): without it php artisan queue:restart cannot stop this worker", missing)
+		}
+	}
 	if ok, err := conn.BatchesTableExists(ctx); err == nil && !ok && cfg.LaravelAtLeast(8, 0) {
 		log.Warn("the table job_batches does not exist: a job of a Bus::batch() would run here and stay reserved, its batch never counted; if the application dispatches batches, run php artisan queue:batches-table && php artisan migrate",
 			"table", conn.Tables().JobBatches)
@@ -394,6 +401,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	defer pauseSignals(w)()
 	if ctx.Value(stopSignalsKey{}) != nil {
 		defer stopSignals(w, log)()
+	}
+	if cfg.Worker.MemoryMB == 0 {
+		log.Info("--memory 0: no memory limit; PHP's worker reads 0 as a limit every process is past and stops after its first job")
 	}
 	defer worker.TuneGC(cfg.Worker.MemoryMB)()
 	status, err := w.Run(ctx)

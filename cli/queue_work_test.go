@@ -79,6 +79,26 @@ func TestQueueWorkStopWhenEmpty(t *testing.T) {
 	}
 }
 
+// TestQueueWorkMissingCacheTable: with the database cache store and no cache table the worker does not
+// start, as PHP's stops on reading the restart signal, and says how to create the table. It used to
+// run, warning at every poll, where php artisan queue:restart could never stop it.
+func TestQueueWorkMissingCacheTable(t *testing.T) {
+	t.Parallel()
+	conn, env := newSQLiteApp(t, "welcome")
+	if _, err := queuetest.DB(conn).Exec("drop table cache"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--queue=emails", "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "php artisan cache:table && php artisan migrate") {
+		t.Fatalf("exit %d, want 1 naming cache:table:\n%s", code, errb.String())
+	}
+	var attempts int
+	if err := queuetest.DB(conn).QueryRow("select attempts from jobs").Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("job attempts %d (%v), want untouched", attempts, err)
+	}
+}
+
 func TestQueueWorkClaimBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
