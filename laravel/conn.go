@@ -91,6 +91,7 @@ type Conn struct {
 	lock        string // Laravel's pop lock clause, "" on SQLite
 	claimLock   string // the server's best pop lock, for the strategies' own claims (see ForceForUpdate)
 	cachePrefix string
+	tablePrefix string // the connection's table prefix, for tables named outside Tables (Pulse's)
 	clock       func() time.Time
 	where       string // host and database, for messages
 	schema      string // PostgreSQL's search_path as DB_SCHEMA set it, for messages
@@ -160,7 +161,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, indexTable: indexTable, cachePrefix: p.CachePrefix, clock: p.Clock, where: where, schema: p.Schema}
+	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, indexTable: indexTable, cachePrefix: p.CachePrefix, tablePrefix: p.TablePrefix, clock: p.Clock, where: where, schema: p.Schema}
 	if c.clock == nil {
 		c.clock = time.Now
 	}

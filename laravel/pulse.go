@@ -16,6 +16,10 @@ const (
 	PulseValues     = "pulse_values"
 )
 
+// pulseTable is Pulse's table name behind the connection's table prefix, as Pulse's DatabaseStorage
+// names it through the query builder.
+func (c *Conn) pulseTable(name string) string { return c.tablePrefix + name }
+
 // PulseSchema is what PulseInspect found.
 type PulseSchema struct {
 	// Present says pulse_entries and pulse_aggregates exist.
@@ -30,7 +34,7 @@ type PulseSchema struct {
 func (c *Conn) PulseInspect(ctx context.Context) (PulseSchema, error) {
 	var s PulseSchema
 	q := c.rebind(c.d.pulse().keyHashSQL)
-	rows, err := c.db.QueryContext(ctx, q, PulseEntries, PulseAggregates)
+	rows, err := c.db.QueryContext(ctx, q, c.pulseTable(PulseEntries), c.pulseTable(PulseAggregates))
 	if err != nil {
 		return s, fmt.Errorf("inspect Pulse's tables: %w", c.translate(err))
 	}
@@ -116,7 +120,7 @@ func (c *Conn) pulseRecordTx(ctx context.Context, p *PulseRecordParams, hash boo
 				}
 				args = append(args, e.Value)
 			}
-			if _, err := tx.ExecContext(ctx, c.insertRowsSQL(PulseEntries, cols, len(chunk)), args...); err != nil {
+			if _, err := tx.ExecContext(ctx, c.insertRowsSQL(c.pulseTable(PulseEntries), cols, len(chunk)), args...); err != nil {
 				return err
 			}
 		}
@@ -156,7 +160,9 @@ func (c *Conn) pulseUpsert(ctx context.Context, tx *sqlx.Tx, agg string, hash bo
 	if agg == "max" {
 		set = c.d.pulse().maxSQL
 	}
-	_, err := tx.ExecContext(ctx, c.insertRowsSQL(PulseAggregates, cols, len(rows))+set, args...)
+	table := c.pulseTable(PulseAggregates)
+	set = strings.ReplaceAll(set, "{table}", c.quote(table))
+	_, err := tx.ExecContext(ctx, c.insertRowsSQL(table, cols, len(rows))+set, args...)
 	return err
 }
 
@@ -191,7 +197,8 @@ type pulseSQL struct {
 	// two tables named by its ? placeholders, in the current database or schema.
 	keyHashSQL string
 	// addSQL and maxSQL end an insert into pulse_aggregates so that an existing row adds the new
-	// value, or keeps the greater one, as Pulse's DatabaseStorage upserts do.
+	// value, or keeps the greater one, as Pulse's DatabaseStorage upserts do; {table} stands for the
+	// table's quoted name.
 	addSQL, maxSQL string
 	// keyHash is the value key_hash holds for a key whose MD5 is sum.
 	keyHash func(sum [16]byte) any
@@ -202,7 +209,7 @@ type pulseSQL struct {
 // conflictUpdate is the portable ON CONFLICT clause of pulse_aggregates' upserts; fn combines the
 // stored and the new value.
 func conflictUpdate(fn string) string {
-	stored, excluded := `"pulse_aggregates"."value"`, `excluded."value"`
+	stored, excluded := `{table}."value"`, `excluded."value"`
 	expr := stored + " + " + excluded
 	if fn != "" {
 		expr = fn + "(" + stored + ", " + excluded + ")"

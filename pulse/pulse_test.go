@@ -76,6 +76,38 @@ func expectedRows(events []pulseEvent) (entries, aggregates []string) {
 	return entries, aggregates
 }
 
+// TestPulseBehindTablePrefix: behind the connection's table prefix (DB_PREFIX) Pulse's tables are
+// prefix_pulse_entries and prefix_pulse_aggregates, as Pulse names them through the query builder;
+// they are found and written there. Before, the unprefixed names were looked for, and Pulse's tables
+// read as missing.
+func TestPulseBehindTablePrefix(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		p := queuetest.OpenParams(db)
+		p.Tables, p.TablePrefix = laravel.Tables{}, "a_" // MySQL takes 64 characters for an index name
+		conn := queuetest.Open(t, p)
+		if err := laravel.CreatePulseTables(bg, conn); err != nil {
+			t.Fatal(err)
+		}
+		schema, err := conn.PulseInspect(bg)
+		if err != nil || !schema.Present {
+			t.Fatalf("%+v, %v; want Pulse's prefixed tables present", schema, err)
+		}
+		rec := &laravel.PulseRecordParams{Schema: schema,
+			Entries:    []laravel.PulseEntry{{Timestamp: 1_700_000_000, Type: "slow_job", Key: okClass, Value: 5}},
+			Aggregates: []laravel.PulseAggregate{{Bucket: 1_699_999_980, Period: 60, Type: "slow_job", Aggregate: "count", Key: okClass, Value: 1}}}
+		if err := conn.PulseRecord(bg, rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"a_pulse_entries", "a_pulse_aggregates"} {
+			var n int
+			if err := queuetest.DB(conn).QueryRow("select count(*) from " + table).Scan(&n); err != nil || n != 1 {
+				t.Errorf("%s holds %d rows (%v), want 1", table, n, err)
+			}
+		}
+	})
+}
+
 // TestPulseRowsAsPulseWritesThem runs real jobs with every outcome on each database, with Pulse's
 // tables as its migration creates them, and compares the rows with what Pulse's recorders and storage
 // would write for the same events.
