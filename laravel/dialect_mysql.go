@@ -284,6 +284,20 @@ func (mysqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
 	return irows.Err()
 }
 
+// mysqlRefused: SQLSTATE classes 22 (data), 23 (constraints, MariaDB's checks too), 42 (names,
+// privileges) and 45 (a trigger's SIGNAL).
+func mysqlRefused(err error) bool {
+	var my *mysql.MySQLError
+	if !errors.As(err, &my) {
+		return false
+	}
+	switch string(my.SQLState[:2]) {
+	case "22", "23", "42", "45":
+		return true
+	}
+	return false
+}
+
 func (mysqlDialect) classify(err error) errClass {
 	var my *mysql.MySQLError
 	if errors.As(err, &my) {

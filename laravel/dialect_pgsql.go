@@ -332,6 +332,20 @@ func (pgsqlDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
 	return irows.Err()
 }
 
+// pgsqlRefused: SQLSTATE classes 22 (data), 23 (constraints), 42 (names, privileges) and P0 (a
+// trigger's RAISE).
+func pgsqlRefused(err error) bool {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) || len(pg.Code) < 2 {
+		return false
+	}
+	switch pg.Code[:2] {
+	case "22", "23", "42", "P0":
+		return true
+	}
+	return false
+}
+
 func (pgsqlDialect) classify(err error) errClass {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {

@@ -285,6 +285,22 @@ func (sqliteDialect) inspect(ctx context.Context, c *Conn, t *JobsTable) error {
 	return irows.Err()
 }
 
+// sqliteRefused: SQLITE_CONSTRAINT (a trigger's RAISE(ABORT) too), SQLITE_TOOBIG, SQLITE_MISMATCH,
+// a missing table and SQLITE_AUTH.
+func sqliteRefused(err error) bool {
+	var lite *sqlite.Error
+	if !errors.As(err, &lite) {
+		return false
+	}
+	switch lite.Code() & 0xff {
+	case 19, 18, 20, 23: // SQLITE_CONSTRAINT, SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_AUTH
+		return true
+	case 1: // SQLITE_ERROR
+		return strings.Contains(lite.Error(), "no such table") || strings.Contains(lite.Error(), "no such column") || strings.Contains(lite.Error(), "no column named")
+	}
+	return false
+}
+
 func (sqliteDialect) classify(err error) errClass {
 	if errors.Is(err, errWriterBusy) {
 		return errBusy

@@ -28,6 +28,20 @@ var TransientRetry = RetryPolicy{Tries: 6, Pause: 20 * time.Millisecond}
 // was not granted in time (ErrBusy).
 func Transient(err error) bool { return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrBusy) }
 
+// Refused reports whether the server rejected a statement for what it writes or names, which trying
+// it again does not change: a value that does not fit its column, a constraint (a check, a unique or
+// foreign key, a trigger that raises), a missing table or column, a privilege. A lost connection, a
+// deadlock, a lock or statement timeout and a cancelled statement are not refusals.
+func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrMissingTable) || errors.Is(err, ErrDuplicate) {
+		return true
+	}
+	return mysqlRefused(err) || pgsqlRefused(err) || sqliteRefused(err)
+}
+
 // deadlockRetry is the policy of a Conn's own operations: only deadlock victims are tried again, at
 // once, since the transaction that won will finish in a moment; a lock timeout has already waited and
 // is left to the caller.

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 )
 
 func TestRetryPolicy(t *testing.T) {
@@ -55,4 +57,64 @@ func TestRetryPolicy(t *testing.T) {
 	if !laravel.Transient(deadlock) || !laravel.Transient(busy) || laravel.Transient(other) || laravel.Transient(laravel.ErrReservationLost) {
 		t.Error("Transient: want deadlocks and busy errors only")
 	}
+}
+
+// TestRefused tells the server's refusals of a statement (a check or not-null constraint, a value too
+// long, a missing table) from failures a retry may undo (a statement timeout, a cancelled context), on
+// each database, from the driver's own errors.
+func TestRefused(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		c := queuetest.Open(t, queuetest.OpenParams(db))
+		raw := queuetest.DB(c)
+		name := c.Tables().Jobs + "_refusals"
+		if _, err := raw.Exec("create table " + name + " (n integer not null check (n > 0), s varchar(4))"); err != nil {
+			t.Fatal(err)
+		}
+		refused := map[string]string{
+			"check":     "insert into " + name + " (n) values (0)",
+			"not null":  "insert into " + name + " (n) values (null)",
+			"no table":  "insert into " + name + "_missing (n) values (1)",
+			"no column": "insert into " + name + " (m) values (1)",
+		}
+		if db.Dialect != "sqlite" { // SQLite keeps a longer string in a varchar
+			refused["too long"] = "insert into " + name + " (n, s) values (1, 'longer')"
+		}
+		for what, stmt := range refused {
+			if _, err := raw.Exec(stmt); !laravel.Refused(err) {
+				t.Errorf("%s: Refused(%v) = false", what, err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := raw.ExecContext(ctx, "insert into "+name+" (n) values (1)"); err == nil || laravel.Refused(err) {
+			t.Errorf("cancelled: Refused(%v), want an error that is not a refusal", err)
+		}
+		timeout := map[string][]string{
+			"pgsql": {"set statement_timeout = 1", "select pg_sleep(1)"},
+			"mysql": {"set session max_statement_time = 0.001", "select sleep(1)"}, // MariaDB's
+		}[db.Dialect]
+		if timeout == nil {
+			return
+		}
+		conn, err := raw.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(context.Background(), timeout[0]); err != nil {
+			t.Logf("no statement timeout to try: %v", err) // MySQL names it max_execution_time
+			return
+		}
+		rows, err := conn.QueryContext(context.Background(), timeout[1])
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		if err == nil || laravel.Refused(err) {
+			t.Errorf("statement timeout: Refused(%v), want an error that is not a refusal", err)
+		}
+	})
 }

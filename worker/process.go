@@ -598,10 +598,10 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *lar
 	return true, bare
 }
 
-// refused reports whether err is the database refusing a statement, which a retry would not change:
-// neither a lost connection, a deadlock or busy file, a lost reservation nor the end of ctx.
+// refused reports whether err is the database refusing a statement, which a retry would not change
+// (see laravel.Refused), and not the end of ctx.
 func refused(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() == nil && !laravel.ConnectionLost(err) && !laravel.Transient(err) && !errors.Is(err, laravel.ErrReservationLost)
+	return ctx.Err() == nil && laravel.Refused(err)
 }
 
 // succeed completes a job whose handler returned nil (or deleted it): the next chain link is pushed
