@@ -301,15 +301,16 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	for i, p := range group {
 		jobs[i] = p.job
 	}
-	var lost []*Job
-	var err error
-	switch {
-	case g.runItems != nil:
-		lost, err = g.runItems(gctx, group)
-	case g.run != nil:
-		lost, err = g.run(gctx, jobs)
-	default:
-		lost, err = g.f.deleteMany(gctx, jobs)
+	lost, err := g.runGroup(gctx, group, jobs)
+	errs := make([]error, len(group))
+	if err != nil && Refused(err) && len(group) > 1 {
+		// The server refused the group's transaction for one member's sake (a batch row a constraint
+		// guards, say): each goes again alone, so that only that member's completion is refused.
+		lost, err = nil, nil
+		for i, p := range group {
+			l, e := g.runGroup(gctx, group[i:i+1], []*Job{p.job})
+			lost, errs[i] = append(lost, l...), e
+		}
 	}
 	cancel()
 	isLost := map[*Job]bool{}
@@ -319,10 +320,12 @@ func (g *deleteGroup) flush(ctx context.Context) {
 	g.mu.Lock()
 	g.flushing = 0 // answered next: their slots free up as each caller returns
 	g.mu.Unlock()
-	for _, p := range group {
+	for i, p := range group {
 		switch {
 		case err != nil:
 			p.res <- groupResult{err: err}
+		case errs[i] != nil:
+			p.res <- groupResult{err: errs[i]}
 		case isLost[p.job]:
 			p.res <- groupResult{err: fmt.Errorf("delete job %d: %w", p.job.ID, ErrReservationLost)}
 		default:
@@ -337,6 +340,17 @@ func (g *deleteGroup) flush(ctx context.Context) {
 		g.busy = false
 	}
 	g.mu.Unlock()
+}
+
+// runGroup completes the group's jobs in one transaction and returns those whose claims were gone.
+func (g *deleteGroup) runGroup(ctx context.Context, group []*pendingDelete, jobs []*Job) ([]*Job, error) {
+	switch {
+	case g.runItems != nil:
+		return g.runItems(ctx, group)
+	case g.run != nil:
+		return g.run(ctx, jobs)
+	}
+	return g.f.deleteMany(ctx, jobs)
 }
 
 // deleteAndPushMany is JobDeleteAndPush for a group of finished jobs in one transaction: the rows whose

@@ -2,9 +2,12 @@ package laravel
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDeleteGroupFlushesWhenFull: a group whose jobs are never settled (claimed rows wait in a
@@ -58,5 +61,36 @@ func TestDeleteGroupFlushesWhenFull(t *testing.T) {
 	}
 	if n != 6 {
 		t.Errorf("%d deletes in the groups %v, want 6", n, groups)
+	}
+}
+
+// TestDeleteGroupRefusalStaysWithItsJob: when the server refuses a group's transaction for one job's
+// sake (here a check constraint on job 2's batch row), each job goes again alone, and only job 2's
+// delete fails; before, every job of the group had its completion refused with it.
+func TestDeleteGroupRefusalStaysWithItsJob(t *testing.T) {
+	t.Parallel()
+	refusal := &pgconn.PgError{Code: "23514", Message: "new row violates check constraint"}
+	g := &deleteGroup{
+		settled:   func() bool { return false },
+		wake:      make(chan struct{}, 1),
+		flushAt:   3,
+		lingerFor: time.Hour,
+		run: func(_ context.Context, jobs []*Job) ([]*Job, error) {
+			for _, j := range jobs {
+				if j.ID == 2 {
+					return nil, refusal
+				}
+			}
+			return nil, nil
+		},
+	}
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() { errs[i] = g.delete(context.Background(), &Job{ID: int64(i + 1)}, nil) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], refusal) {
+		t.Fatalf("errors %v, want only job 2's delete refused", errs)
 	}
 }
