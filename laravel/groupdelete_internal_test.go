@@ -17,22 +17,16 @@ func TestDeleteGroupFlushesWhenFull(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var groups [][]int64
-	g := &deleteGroup{
-		settled:   func() bool { return false },
-		wake:      make(chan struct{}, 1),
-		flushAt:   3,
-		lingerFor: time.Hour,
-		run: func(_ context.Context, jobs []*Job) ([]*Job, error) {
-			ids := make([]int64, len(jobs))
-			for i, j := range jobs {
-				ids[i] = j.ID
-			}
-			mu.Lock()
-			groups = append(groups, ids)
-			mu.Unlock()
-			return nil, nil
-		},
-	}
+	g := groupOfThree(func(_ context.Context, jobs []*Job) ([]*Job, error) {
+		ids := make([]int64, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.ID
+		}
+		mu.Lock()
+		groups = append(groups, ids)
+		mu.Unlock()
+		return nil, nil
+	})
 	deadline := time.After(time.Minute)
 	for wave := range int64(2) { // each wave fills one group
 		errs := make(chan error, 3)
@@ -70,20 +64,14 @@ func TestDeleteGroupFlushesWhenFull(t *testing.T) {
 func TestDeleteGroupRefusalStaysWithItsJob(t *testing.T) {
 	t.Parallel()
 	refusal := &pgconn.PgError{Code: "23514", Message: "new row violates check constraint"}
-	g := &deleteGroup{
-		settled:   func() bool { return false },
-		wake:      make(chan struct{}, 1),
-		flushAt:   3,
-		lingerFor: time.Hour,
-		run: func(_ context.Context, jobs []*Job) ([]*Job, error) {
-			for _, j := range jobs {
-				if j.ID == 2 {
-					return nil, refusal
-				}
+	g := groupOfThree(func(_ context.Context, jobs []*Job) ([]*Job, error) {
+		for _, j := range jobs {
+			if j.ID == 2 {
+				return nil, refusal
 			}
-			return nil, nil
-		},
-	}
+		}
+		return nil, nil
+	})
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
@@ -93,4 +81,10 @@ func TestDeleteGroupRefusalStaysWithItsJob(t *testing.T) {
 	if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], refusal) {
 		t.Fatalf("errors %v, want only job 2's delete refused", errs)
 	}
+}
+
+// groupOfThree is a group whose jobs are never settled, so that it commits once three deletes wait
+// (its linger is an hour), deleting with run.
+func groupOfThree(run func(context.Context, []*Job) ([]*Job, error)) *deleteGroup {
+	return &deleteGroup{settled: func() bool { return false }, wake: make(chan struct{}, 1), flushAt: 3, lingerFor: time.Hour, run: run}
 }
