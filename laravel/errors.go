@@ -58,11 +58,13 @@ func (c *Conn) translate(err error) error {
 }
 
 func (c *Conn) missingTable(err error) error {
-	name := "?"
-	if m := missingTableName.FindStringSubmatch(err.Error()); m != nil {
-		name = m[1] + m[2] + m[3]
+	m := missingTableName.FindStringSubmatch(err.Error())
+	if m == nil {
+		// PostgreSQL's 42P01 also names a statement's mistake ("missing FROM-clause entry for
+		// table"): no table is missing, and no migration would help.
+		return err
 	}
-	return c.newMissingTable(name, err)
+	return c.newMissingTable(m[1]+m[2]+m[3], err)
 }
 
 // newMissingTable names the table, the command that creates it and, with DB_SCHEMA set, the search_path.
