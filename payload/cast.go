@@ -71,6 +71,26 @@ func IntCast(v Value) int64 {
 	return 0
 }
 
+// FloatCast returns a scalar as PHP's (float) cast, or its arithmetic, reads it: numbers as they are,
+// true as 1, a string's leading number ("0.5" is 0.5, "1e1x" 10, "1e400" +Inf); anything else 0.
+func FloatCast(v Value) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	case bool:
+		if v {
+			return 1
+		}
+	case string:
+		m := strings.TrimLeft(leadingNumber.FindString(v), " \t\n\r\v\f")
+		f, _ := strconv.ParseFloat(m, 64) // ±Inf past the float's range, as PHP's
+		return f
+	}
+	return 0
+}
+
 // leadingNumber is the numeric prefix PHP's string-to-number conversion reads.
 var leadingNumber = regexp.MustCompile(`^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
 

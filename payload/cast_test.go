@@ -26,6 +26,21 @@ func TestIntCast(t *testing.T) {
 	}
 }
 
+// TestFloatCast reads scalars as PHP 8's (float) does: var_dump((float) "0.5") is float(0.5).
+func TestFloatCast(t *testing.T) {
+	for _, tt := range []struct {
+		v    Value
+		want float64
+	}{
+		{int64(7), 7}, {2.5, 2.5}, {true, 1}, {false, 0}, {nil, 0}, {"0.5", 0.5}, {" .25x", 0.25},
+		{"1e1", 10}, {"abc", 0}, {"", 0}, {"1e400", math.Inf(1)}, {"-2.5", -2.5},
+	} {
+		if got := FloatCast(tt.v); got != tt.want {
+			t.Errorf("FloatCast(%#v) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
+
 // TestStringCastFloat compares with what PHP 8.2 printed for (string) of each float.
 func TestStringCastFloat(t *testing.T) {
 	for f, want := range map[float64]string{
