@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -143,8 +144,18 @@ type CacheLockParams struct {
 // is taken, takes it over if this owner already holds it or it has expired. It reports whether the
 // lock is now held by p.Owner.
 func (c *Conn) CacheLockAcquire(ctx context.Context, p *CacheLockParams) (bool, error) {
-	return c.CacheLockAcquireIn(ctx, c.db, p)
+	acquired, err := c.CacheLockAcquireIn(ctx, c.db, p)
+	if err == nil && rand.IntN(lockLotteryOdds) < lockLotteryWins {
+		// DatabaseLock::acquire's lottery (cache.stores.database.lock_lottery, [2, 100]): expired
+		// locks left by workers that died holding them are deleted now and then. Outside a caller's
+		// transaction only, where it would hold their rows' locks to its end.
+		_, _ = c.db.ExecContext(ctx, c.rebind("delete from "+c.quote(c.tables.CacheLocks)+" where expiration <= ?"), c.now())
+	}
+	return acquired, err
 }
+
+// lockLotteryWins in lockLotteryOdds acquires prune the expired locks, as Laravel's default lottery.
+const lockLotteryWins, lockLotteryOdds = 2, 100
 
 // CacheLockAcquireIn is CacheLockAcquire through ex, a handle on this Conn's database such as a
 // transaction of the caller's: the lock is then taken in that transaction, as PHP's database store

@@ -2,6 +2,7 @@ package laravel_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,4 +55,30 @@ func TestCacheLockReleaseAndAdd(t *testing.T) {
 			t.Fatalf("add for less than a second = %v, %v; Repository::add stores nothing", ok, err)
 		}
 	})
+}
+
+// TestCacheLockLotteryPrunesExpired: acquires now and then delete the expired locks, as
+// DatabaseLock::acquire's lottery does (2 in 100), so that locks left by workers that died holding them
+// do not pile up where only Go workers run. After 1,000 acquires a row expired an hour ago is gone
+// (the chance that it stays is 0.98^1000, about 2e-9); a live lock stays.
+func TestCacheLockLotteryPrunesExpired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := openTables(t, queuetest.OpenParams(testenv.SQLite(t)))
+	stale := c.Tables().CacheLocks
+	if _, err := queuetest.DB(c).Exec("insert into "+stale+" (key, owner, expiration) values ('stale', 'gone', ?), ('live', 'here', ?)", time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if _, err := c.CacheLockAcquire(ctx, &laravel.CacheLockParams{Key: fmt.Sprint("k", i), Owner: "o", TTL: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stales, lives int
+	if err := queuetest.DB(c).QueryRow("select sum(case when key = 'stale' then 1 else 0 end), sum(case when key = 'live' then 1 else 0 end) from "+stale).Scan(&stales, &lives); err != nil {
+		t.Fatal(err)
+	}
+	if stales != 0 || lives != 1 {
+		t.Fatalf("expired rows %d, live rows %d; want 0 and 1", stales, lives)
+	}
 }
