@@ -252,6 +252,8 @@ func (w *Worker) newWithoutOverlapping(r *jobRun, o *payload.Object) (middleware
 		m.dontRelease = true
 	case int64:
 		m.releaseAfter = ra
+	case float64: // release(2.5): PHP's delay ends in the whole second it reaches
+		m.releaseAfter = phpSeconds(ra, 1)
 	default:
 		return nil, fmt.Sprintf("WithoutOverlapping releaseAfter is a %T", ra)
 	}
@@ -419,12 +421,19 @@ func (w *Worker) newThrottlesExceptions(r *jobRun, o *payload.Object, withRedis 
 	}
 	m.maxAttempts = payload.IntCast(get("maxAttempts"))
 	if v, ok := o.Get("decaySeconds"); ok { // 11.0+
-		m.decay = payload.IntCast(v)
+		m.decay = phpSeconds(v, 1)
 	} else {
-		m.decay = payload.IntCast(get("decayMinutes")) * 60
+		m.decay = phpSeconds(get("decayMinutes"), 60)
 	}
-	m.retryAfter = payload.IntCast(get("retryAfterMinutes")) * 60
+	m.retryAfter = phpSeconds(get("retryAfterMinutes"), 60)
 	return m, ""
+}
+
+// phpSeconds is the whole seconds PHP makes of v × unit, where v may be a fraction
+// (`new ThrottlesExceptions(2, 0.5)` decays after 30 s; its backoff(0.25) releases for 15 s): the
+// product taken as a cache TTL or a release delay, whole seconds, bounded at ±2^31.
+func phpSeconds(v payload.Value, unit float64) int64 {
+	return int64(max(min(payload.FloatCast(v)*unit, 1<<31), -(1 << 31)))
 }
 
 // gate lets no more jobs of this worker run under the key at once than exceptions are left before the

@@ -434,6 +434,29 @@ func TestThrottlesExceptions(t *testing.T) {
 	})
 }
 
+// TestThrottlesExceptionsFractions: ThrottlesExceptions(2, 0.5)->backoff(0.25) counts an exception
+// for 30 s and releases the job for 15 s, as PHP multiplies the fractions by 60 (a probe against PHP
+// 8.83); they were read as whole minutes, 0, so nothing was counted and the job came back at once.
+func TestThrottlesExceptionsFractions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	f.reg.Register(guardedClass, handlerFunc(func() error { return errors.New("upstream down") }))
+	body := strings.Replace(string(middlewareFixture(t, "8.83-throttle")), `decayMinutes\";i:1;`, `decayMinutes\";d:0.5;`, 1)
+	body = strings.Replace(body, `retryAfterMinutes\";i:1;`, `retryAfterMinutes\";d:0.25;`, 1)
+	f.push(t, "default", []byte(body))
+	runOnce(t, f.worker(t, nil))
+	row := f.onlyRow(t)
+	if now := f.clock.Unix(); row.AvailableAt-now != 15 {
+		t.Fatalf("released for %d s, want 15", row.AvailableAt-now)
+	}
+	key := "laravel_throttles_exceptions:" + md5hex(guardedClass)
+	timer, _, _ := f.Conn.CacheGet(bg, key+":timer")
+	ends, _ := laravel.UnserializeNumber(timer)
+	if v, _, _ := f.Conn.CacheGet(bg, key); v != laravel.SerializeInt(1) || ends-f.clock.Unix() != 30 {
+		t.Fatalf("counter %q, timer %d s away; want 1 for 30 s", v, ends-f.clock.Unix())
+	}
+}
+
 // TestThrottlesExceptionsByJob counts a byJob ThrottlesExceptions under the job's uuid.
 func TestThrottlesExceptionsByJob(t *testing.T) {
 	t.Parallel()
@@ -552,4 +575,24 @@ func md5hex(s string) string {
 
 func handlerFunc(fn func() error) handlers.Handler {
 	return handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return fn() })
+}
+
+// TestCleanKey cleans rate limiter keys as RateLimiter::cleanRateLimiterKey does on PHP 8.2 (each
+// want is what PHP printed for preg_replace('/&([a-z])[a-z]+;/i', '$1', htmlentities($key))). Keys with
+// an apostrophe or a character outside ASCII used to be refused, and the refusal failed their jobs.
+func TestCleanKey(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]string{
+		"café":              "cafe",
+		"O'Brien":           "O&#039;Brien",
+		"Ærø &amp; ¼ € ∑ α": "Aro aamp; &frac14; e s a",
+		`a"b<c>d`:           "aqblcgd",
+		"日本":                "日本",
+		"x²":                "x&sup2;",
+		"a\xffb":            "a\ufffdb",
+	} {
+		if got := cleanKey(key); got != want {
+			t.Errorf("cleanKey(%q) = %q, want %q", key, got, want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/artisan-go/artisan-go/laravel"
 )
@@ -58,31 +59,35 @@ func (w *Worker) rateLimiter() *rateLimiter {
 	return &rateLimiter{store: w.mwValues, serialized: w.mwSerialized, now: w.clock}
 }
 
-// ErrLimiterKey means a rate limiter key has characters whose cleaning (htmlentities) the worker
-// does not reproduce; such jobs go to PHP.
-var ErrLimiterKey = errors.New("rate limiter key needs PHP's htmlentities")
-
-// cleanKey is RateLimiter::cleanRateLimiterKey for ASCII keys: htmlentities, then each named entity
-// reduced to its first letter (& to a, " to q, < to l, > to g). Other keys are refused.
-func cleanKey(key string) (string, error) {
+// cleanKey is RateLimiter::cleanRateLimiterKey: htmlentities (PHP 8.1+'s default flags), then each
+// entity named by letters alone reduced to its first letter: & to a, " to q, < to l, > to g, é to e;
+// ' becomes &#039; and ² &sup2;, which keep their digits. A byte that is not UTF-8 becomes U+FFFD,
+// as ENT_SUBSTITUTE writes it.
+func cleanKey(key string) string {
 	var b strings.Builder
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case c >= 0x80 || c == '\'':
-			return "", ErrLimiterKey
-		case c == '&':
+	for i, r := range key {
+		switch {
+		case r == '&':
 			b.WriteByte('a')
-		case c == '"':
+		case r == '"':
 			b.WriteByte('q')
-		case c == '<':
+		case r == '<':
 			b.WriteByte('l')
-		case c == '>':
+		case r == '>':
 			b.WriteByte('g')
+		case r == '\'':
+			b.WriteString("&#039;")
+		case r < utf8.RuneSelf:
+			b.WriteByte(key[i])
 		default:
-			b.WriteByte(c)
+			if s, ok := htmlEntityKeys[r]; ok {
+				b.WriteString(s)
+			} else {
+				b.WriteRune(r) // utf8.RuneError for a byte that is not UTF-8
+			}
 		}
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 func (l *rateLimiter) encode(n int64) string {
@@ -108,10 +113,7 @@ func (l *rateLimiter) get(ctx context.Context, key string) (int64, bool, error) 
 // tooManyAttempts is RateLimiter::tooManyAttempts: the count has reached max while the timer lives;
 // a count left over without its timer is forgotten.
 func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, max int64) (bool, error) {
-	key, err := cleanKey(key)
-	if err != nil {
-		return false, err
-	}
+	key = cleanKey(key)
 	n, _, err := l.get(ctx, key)
 	if err != nil || n < max {
 		return false, err
@@ -124,20 +126,14 @@ func (l *rateLimiter) tooManyAttempts(ctx context.Context, key string, max int64
 
 // remaining is how many more attempts the count allows before tooManyAttempts (0 when it has).
 func (l *rateLimiter) remaining(ctx context.Context, key string, maxAttempts int64) (int64, error) {
-	key, err := cleanKey(key)
-	if err != nil {
-		return 0, err
-	}
+	key = cleanKey(key)
 	n, _, err := l.get(ctx, key)
 	return max(maxAttempts-n, 0), err
 }
 
 // hit is RateLimiter::hit: start the timer and the counter for decay seconds if absent, then count one.
 func (l *rateLimiter) hit(ctx context.Context, key string, decay int64) error {
-	key, err := cleanKey(key)
-	if err != nil {
-		return err
-	}
+	key = cleanKey(key)
 	ttl := time.Duration(decay) * time.Second
 	if _, err := l.store.CacheAdd(ctx, key+":timer", l.encode(l.now().Unix()+decay), ttl); err != nil {
 		return err
@@ -161,10 +157,7 @@ func (l *rateLimiter) hit(ctx context.Context, key string, decay int64) error {
 
 // clear is RateLimiter::clear: forget the counter and its timer.
 func (l *rateLimiter) clear(ctx context.Context, key string) error {
-	key, err := cleanKey(key)
-	if err != nil {
-		return err
-	}
+	key = cleanKey(key)
 	if err := l.store.CacheForget(ctx, key); err != nil {
 		return err
 	}
@@ -173,10 +166,7 @@ func (l *rateLimiter) clear(ctx context.Context, key string) error {
 
 // availableIn is RateLimiter::availableIn: seconds until the timer runs out, at least 0.
 func (l *rateLimiter) availableIn(ctx context.Context, key string) (int64, error) {
-	key, err := cleanKey(key)
-	if err != nil {
-		return 0, err
-	}
+	key = cleanKey(key)
 	t, _, err := l.get(ctx, key+":timer")
 	return max(0, t-l.now().Unix()), err
 }
