@@ -513,8 +513,8 @@ type Metrics struct {
 	// SampleInterval is how often each queue's depth and head age are read from the database.
 	// Default 15s.
 	SampleInterval time.Duration `mapstructure:"sample_interval"`
-	// StuckAfter is how long the worker may go without a working claim while it has free slots
-	// before /readyz fails. Default 60s.
+	// StuckAfter is how long the worker may go without a working claim while it has free slots,
+	// beyond its --sleep, before /readyz fails. Default 60s.
 	StuckAfter time.Duration `mapstructure:"stuck_after"`
 }
 

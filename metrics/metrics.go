@@ -98,9 +98,9 @@ func New(p Params) *Collector {
 		claimTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "claim_duration_seconds",
 			Help: "How long one claim call took, its transaction and retries included.", Buckets: ClaimTimeBuckets}, []string{"queue"}),
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_depth",
-			Help: "Jobs a claim could take now (sampled, counted up to a limit)."}, []string{"connection", "queue"}),
+			Help: "Available jobs of the queue, those a claim could take now: PHP's and a paused queue's too (sampled, counted up to a limit)."}, []string{"connection", "queue"}),
 		headAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_oldest_available_age_seconds",
-			Help: "Age of the queue's head, the available job the next claim takes (sampled; 0 when empty)."}, []string{"connection", "queue"}),
+			Help: "Age of the queue's head, its oldest available job, PHP's too (sampled; 0 when empty)."}, []string{"connection", "queue"}),
 		sampled: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "queue_sampled_timestamp_seconds",
 			Help: "When the queue gauges were last sampled (Unix time): they keep their values while sampling fails."}, []string{"connection"}),
 	}
@@ -118,9 +118,14 @@ func New(p Params) *Collector {
 // scraped.
 func (c *Collector) Watch(w *worker.Worker, conn *laravel.Conn) {
 	for _, q := range w.Config().Queues {
-		// At 0 from the start, so that rate() sees the first claim and the first failure.
+		// At 0 from the start, so that rate() and increase() see the first claim, the first job and
+		// the first failure of each class with a label of its own, and of the others.
 		c.claims.WithLabelValues(q)
 		c.claimErrors.WithLabelValues(q)
+		c.seriesOf(seriesKey{w.Config().Connection, q, OtherClass})
+		for class := range c.classes {
+			c.seriesOf(seriesKey{w.Config().Connection, q, class})
+		}
 	}
 	counter := func(name, help string, read func() int64) {
 		c.funcs = append(c.funcs, prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help},
@@ -238,7 +243,12 @@ func (c *Collector) seriesFor(e *worker.JobEvent) *jobSeries {
 			class = OtherClass
 		}
 	}
-	k := seriesKey{e.Connection, e.Queue, class}
+	return c.seriesOf(seriesKey{e.Connection, e.Queue, class})
+}
+
+// seriesOf returns the metrics of k, made at their first use.
+func (c *Collector) seriesOf(k seriesKey) *jobSeries {
+	class := k.class
 	c.mu.RLock()
 	s := c.series[k]
 	c.mu.RUnlock()
@@ -278,8 +288,10 @@ func (c *Collector) Ready(busy, total int, stuckAfter time.Duration) error {
 }
 
 // ReadyCheck returns /readyz's check for a worker on conn: the database answers a ping, and claiming
-// is not stuck (see Ready).
+// is not stuck (see Ready) for stuckAfter beyond the worker's --sleep, which an idle worker waits
+// between two claims.
 func (c *Collector) ReadyCheck(w *worker.Worker, conn *laravel.Conn, stuckAfter time.Duration) func(context.Context) error {
+	stuckAfter += w.Config().Sleep
 	return func(ctx context.Context) error {
 		if err := conn.Ping(ctx); err != nil {
 			return err

@@ -462,6 +462,47 @@ func TestReadyzDatabaseGone(t *testing.T) {
 	}
 }
 
+// TestReadyzAllowsForSleep: an idle worker claims once a --sleep, so /readyz waits stuck_after beyond
+// it. A worker sleeping 75 s between claims, with stuck_after 60 s, turned not ready for 15 s of every
+// sleep (a probe); here a claim a moment ago with stuck_after 0 is still ready under a sleep of an hour.
+func TestReadyzAllowsForSleep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testenv.SQLite(t))
+	c := metrics.New(metrics.Params{})
+	cfg := worker.Defaults()
+	cfg.Sleep = time.Hour
+	w, err := worker.New(worker.Params{Queue: e.queue, Conn: e.conn, Registry: handlers.NewRegistry(), Config: cfg, Observer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Claimed("default", 0, time.Millisecond, nil)
+	if err := c.ReadyCheck(w, e.conn, 0)(context.Background()); err != nil {
+		t.Fatalf("idle within its --sleep: %v, want ready", err)
+	}
+}
+
+// TestJobCountersFromZero: once Watch starts, every queue's job counters exist at 0 for each class
+// with a label of its own and for the others, so that increase() counts the first failure; they
+// first appeared at 1, which increase() and rate() do not see.
+func TestJobCountersFromZero(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testenv.SQLite(t))
+	c := metrics.New(metrics.Params{Classes: []string{okClass}})
+	cfg := worker.Defaults()
+	cfg.Queues = []string{"high", "default"}
+	w, err := worker.New(worker.Params{Queue: e.queue, Conn: e.conn, Registry: handlers.NewRegistry(), Config: cfg, Observer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Watch(w, e.conn)
+	fams := scrape(t, serve(t, c, nil))
+	for _, name := range []string{"artisan_go_jobs_processed_total", "artisan_go_jobs_failed_total", "artisan_go_jobs_released_total"} {
+		if n := len(fams[name].GetMetric()); n != 4 {
+			t.Errorf("%s has %d series before any job, want 4 (two queues, %s and other)", name, n, okClass)
+		}
+	}
+}
+
 // TestTimedOutJob counts a job that runs past its timeout, applied by the worker's timeout watcher,
 // once as timed out and once as failed, and times it.
 func TestTimedOutJob(t *testing.T) {
