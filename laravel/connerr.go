@@ -78,6 +78,19 @@ func ConnectionLost(err error) bool {
 	return false
 }
 
+// StatementTimeout reports whether the server cancelled a statement that ran past its own limit:
+// PostgreSQL's statement_timeout (57014, when the caller's context did not end), MariaDB's
+// max_statement_time (1969), MySQL's max_execution_time (3024). The statement changed nothing, and the
+// same one may work once what held it up has passed.
+func StatementTimeout(err error) bool {
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		return my.Number == 1969 || my.Number == 3024
+	}
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "57014"
+}
+
 // commitErr marks an error of COMMIT that lost the connection as ErrCommitUnknown.
 func commitErr(err error) error {
 	if err == nil || !ConnectionLost(err) {

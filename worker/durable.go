@@ -22,12 +22,16 @@ const (
 // many times.
 func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what string, op func(context.Context) error) error {
 	err := retryTransient(ctx, func() error { return op(ctx) })
-	if !laravel.ConnectionLost(err) {
+	if !passing(ctx, err) {
 		return err
 	}
 	j := rj.job
 	limit := max(time.Unix(j.ReservedAt, 0).Add(w.cfg.RetryAfter).Sub(w.clock()), completionTimeout)
-	w.log.Warn("database connection lost; the completion is kept and tried again", "action", what, "id", j.ID, "queue", j.Queue, "error", err, "for_up_to", limit.Round(time.Second))
+	why := "database connection lost"
+	if !laravel.ConnectionLost(err) {
+		why = "the database did not apply it in time (a lock held long, or a statement timeout)"
+	}
+	w.log.Warn(why+"; the completion is kept and tried again", "action", what, "id", j.ID, "queue", j.Queue, "error", err, "for_up_to", limit.Round(time.Second))
 	w.stats.waiting.Add(1)
 	defer w.stats.waiting.Add(-1)
 	// Kept until StopNow at the latest: a worker told to stop now does not wait for the database.
@@ -52,7 +56,7 @@ func (w *Worker) applyCompletion(ctx context.Context, rj *runningJob, what strin
 			if gerr != nil || !gone {
 				return err
 			}
-		case laravel.ConnectionLost(err):
+		case passing(rctx, err):
 			continue
 		default:
 			return err
@@ -88,6 +92,13 @@ func reconnectable(err error) bool {
 // unapplied reports a completion that could not be applied. The row keeps its reservation, so
 // nothing is lost; when the database refused the completion itself (not the connection), this worker
 // stops claiming the row, which would otherwise fail the same way every retry_after.
+// passing reports whether a completion failed for a reason that passes, so that it is kept and tried
+// again until its reservation runs out: a lost connection, or a statement that waited too long for a
+// lock or ran past the server's statement timeout (changing nothing) while ctx went on.
+func passing(ctx context.Context, err error) bool {
+	return laravel.ConnectionLost(err) || ctx.Err() == nil && (laravel.Transient(err) || laravel.StatementTimeout(err))
+}
+
 func (w *Worker) unapplied(rj *runningJob, what string, err error) {
 	w.stats.unapplied.Add(1)
 	j := rj.job

@@ -348,3 +348,47 @@ func TestListenerHandledByDisplayName(t *testing.T) {
 	}
 	f.wantRows(t, 0, 0)
 }
+
+// TestCompletionOutlastsStatementTimeout: a completion that waits for a row lock past the server's
+// statement timeout (PostgreSQL's statement_timeout, MariaDB's max_statement_time) changed nothing; it
+// is kept and tried again, as after a lost connection, and applies once the lock is gone. It used to be
+// refused, the row left reserved to run again after retry_after.
+func TestCompletionOutlastsStatementTimeout(t *testing.T) {
+	t.Parallel()
+	for _, db := range []func(testing.TB) testenv.Database{testenv.MySQL, testenv.Postgres} {
+		f := newFixture(t, db(t))
+		if f.DB.Pooler != "" {
+			continue
+		}
+		p := f.Params
+		param := map[string]string{"mysql": "max_statement_time=0.3", "pgsql": "statement_timeout=300"}[f.DB.Dialect]
+		if strings.Contains(p.DSN, "?") {
+			p.DSN += "&" + param
+		} else {
+			p.DSN += "?" + param
+		}
+		conn := queuetest.Open(t, p)
+		released := make(chan struct{})
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+			// Another session holds the job's row until a second after the handler returns.
+			tx, err := queuetest.DB(f.Conn).BeginTxx(bg, nil)
+			if err != nil {
+				return err
+			}
+			var id int64
+			if err := tx.QueryRow(queuetest.Rebind(f.Conn, "select id from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" for update")).Scan(&id); err != nil {
+				return err
+			}
+			time.AfterFunc(time.Second, func() { _ = tx.Rollback(); close(released) })
+			return nil
+		}))
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		w := f.workerWith(t, nil, func(wp *Params) { wp.Queue, wp.Conn = f.NewQueue(t, conn), conn })
+		runOnce(t, w)
+		<-released
+		f.wantRows(t, 0, 0)
+		if s := w.Stats(); s.Reapplied != 1 || s.Unapplied != 0 {
+			t.Fatalf("%s: reapplied %d, unapplied %d; want the completion kept and applied once", f.DB.Dialect, s.Reapplied, s.Unapplied)
+		}
+	}
+}
