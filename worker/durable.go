@@ -89,9 +89,6 @@ func reconnectable(err error) bool {
 	return laravel.ConnectionLost(err) && !errors.Is(err, laravel.ErrCommitUnknown)
 }
 
-// unapplied reports a completion that could not be applied. The row keeps its reservation, so
-// nothing is lost; when the database refused the completion itself (not the connection), this worker
-// stops claiming the row, which would otherwise fail the same way every retry_after.
 // passing reports whether a completion failed for a reason that passes, so that it is kept and tried
 // again until its reservation runs out: a lost connection, or a statement that waited too long for a
 // lock or ran past the server's statement timeout (changing nothing) while ctx went on.
@@ -99,6 +96,9 @@ func passing(ctx context.Context, err error) bool {
 	return laravel.ConnectionLost(err) || ctx.Err() == nil && (laravel.Transient(err) || laravel.StatementTimeout(err))
 }
 
+// unapplied reports a completion that could not be applied. The row keeps its reservation, so
+// nothing is lost; when the database refused the completion itself (not the connection), this worker
+// stops claiming the row, which would otherwise fail the same way every retry_after.
 func (w *Worker) unapplied(rj *runningJob, what string, err error) {
 	w.stats.unapplied.Add(1)
 	j := rj.job
