@@ -63,13 +63,31 @@ func register(c command) {
 // from Laravel 9.24, SIGINT from 12.22; before, PHP's worker dies at once, leaving its job reserved).
 // A second one stops it at once, its running jobs handed back.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.WithValue(context.Background(), stopSignalsKey{}, true), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	stopSigs = watchedStopSignals()
+	ctx, stop := signal.NotifyContext(context.WithValue(context.Background(), stopSignalsKey{}, true), stopSigs...)
 	defer stop()
 	// A standard output or error nobody reads any more (`queue:work | head`, a log shipper that died)
 	// must not kill the worker with its jobs reserved, as the Go runtime's default SIGPIPE would: PHP
 	// ignores SIGPIPE. Caught, not ignored, so that commands the worker runs get the default back.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Do(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// stopSigs are the signals that stop queue:work (see watchedStopSignals), read once by Main.
+var stopSigs []os.Signal
+
+// watchedStopSignals returns SIGTERM, and SIGINT and SIGQUIT unless the process started with them
+// ignored, as a shell starts a background job (`artisan-go queue:work &` in a script) so that the
+// terminal's Ctrl-C does not reach it: PHP's worker keeps them ignored, and so does this one, where
+// watching them would take them up again.
+func watchedStopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }
 
 // stopSignalsKey marks the context of Main, whose signals stop queue:work: a second one stops it at

@@ -34,7 +34,7 @@ func pauseSignals(w *worker.Worker) func() {
 // second. It lasts until the returned function is called.
 func stopSignals(w *worker.Worker, log *slog.Logger) func() {
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	signal.Notify(sig, stopSigs...)
 	go func() {
 		n := 0
 		for s := range sig {

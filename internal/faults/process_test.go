@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +32,9 @@ const (
 const (
 	workerArgsEnv   = "FAULTS_WORKER_ARGS"   // JSON list of queue:work arguments
 	workerLedgerEnv = "FAULTS_WORKER_LEDGER" // the ledger file
+	// workerIgnoreEnv, when set, starts the worker with SIGINT and SIGQUIT ignored, as a shell starts a
+	// background job.
+	workerIgnoreEnv = "FAULTS_WORKER_IGNORE_INT"
 )
 
 // workerMain runs this test binary as an artisan-go worker whose ledger jobs append their uuid to the
@@ -72,6 +76,9 @@ func workerMain() {
 	}))
 	handlers.Register(slowClass, slow(nil))
 	handlers.Register(slowFailClass, slow(errors.New("slow job failed")))
+	if os.Getenv(workerIgnoreEnv) != "" {
+		signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	}
 	os.Args = append([]string{"artisan-go"}, args...)
 	os.Exit(cli.Main())
 }

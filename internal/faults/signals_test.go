@@ -55,16 +55,24 @@ func TestPauseSignals(t *testing.T) {
 	})
 }
 
-// TestSecondSignalStopsNow stops a worker whose job runs until its context ends. After the first
-// SIGINT the worker waits for the job, as Laravel's finishes its job, and says how to stop at once;
-// the second stops it with status 0, the job's row handed back for another worker.
-func TestSecondSignalStopsNow(t *testing.T) {
+// startWaitingWorker starts a worker on SQLite whose one job runs until its context ends, and returns
+// once the job runs, with the worker's log lines.
+func startWaitingWorker(t *testing.T) (*drain, *workerProcess, <-chan string) {
+	t.Helper()
 	d := newDrain(t, testenv.SQLite(t), laravel.SchemaParams{}, 0)
 	d.pushClass(t, waitingClass)
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	logs, lines := logLines(t)
 	p := startWorkerLogging(t, d, ledger, logs, "--sleep", "0.05", "--timeout", "0")
 	waitLedger(t, p, ledger, 1)
+	return d, p, lines
+}
+
+// TestSecondSignalStopsNow stops a worker whose job runs until its context ends. After the first
+// SIGINT the worker waits for the job, as Laravel's finishes its job, and says how to stop at once;
+// the second stops it with status 0, the job's row handed back for another worker.
+func TestSecondSignalStopsNow(t *testing.T) {
+	d, p, lines := startWaitingWorker(t)
 
 	p.signal(syscall.SIGINT)
 	waitLine(t, p, lines, "send it again to stop now")
@@ -79,6 +87,39 @@ func TestSecondSignalStopsNow(t *testing.T) {
 	}
 	if rows := d.Rows(t); len(rows) != 1 || rows[0].ReservedAt != nil {
 		t.Fatalf("after the second SIGINT: %+v, want the job's row back, not reserved", rows)
+	}
+}
+
+// TestIgnoredInterruptStaysIgnored starts a worker with SIGINT and SIGQUIT ignored, as a shell starts
+// a background job: they stay ignored, as PHP's worker leaves them, so the first stop signal it takes
+// is the SIGTERM sent after them. Before, watching them took them up again and a SIGINT stopped it.
+func TestIgnoredInterruptStaysIgnored(t *testing.T) {
+	t.Setenv(workerIgnoreEnv, "1")
+	_, p, lines := startWaitingWorker(t)
+	p.signal(syscall.SIGINT)
+	p.signal(syscall.SIGQUIT)
+	p.signal(syscall.SIGTERM)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l := <-lines:
+			if !strings.Contains(l, "stop signal received") {
+				continue
+			}
+			if !strings.Contains(l, "signal=terminated") {
+				t.Fatalf("the first stop signal taken: %s; want SIGTERM, SIGINT and SIGQUIT ignored", l)
+			}
+			p.signal(syscall.SIGTERM)
+			<-p.done
+			if p.err != nil {
+				t.Fatalf("the worker stopped by a second SIGTERM: %v, want status 0", p.err)
+			}
+			return
+		case <-p.done:
+			t.Fatalf("the worker ended before taking SIGTERM: %v", p.err)
+		case <-timeout:
+			t.Fatal("no stop signal logged within a minute")
+		}
 	}
 }
 
