@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artisan-go/artisan-go/payload"
 	"github.com/spf13/viper"
 )
 
@@ -709,21 +710,14 @@ func resolveTimezone(name string) (string, bool) {
 	return found, found != ""
 }
 
-// phpNumeric is the leading numeric part of a string as PHP's (int) cast reads it.
-var phpNumeric = regexp.MustCompile(`^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
-
 // phpIntCast is PHP's (int) of an env() value: its leading number truncated toward zero ("90.7" 90,
 // "1e3" 1000, "90s" 90), 1 for true, 0 for anything else.
 func phpIntCast(s string) int64 {
 	if s == "true" {
 		return 1
 	}
-	m := strings.TrimSpace(phpNumeric.FindString(s))
-	if m == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(m, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+	f := payload.FloatCast(s)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0
 	}
 	return int64(f)
