@@ -114,6 +114,11 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 // job middleware): one queue:work cannot open stops before it claims anything, and one it does not
 // read leaves those unseen.
 func cacheStoreFindings(ctx context.Context, cfg *config.Config) []laravel.Finding {
+	if cfg.Cache.InProcess() {
+		return []laravel.Finding{{Code: "cache-store-in-process", Severity: laravel.SeverityNote,
+			Message: `the cache store "array" lives in each worker's memory, PHP's and artisan-go's: each counts maxExceptions and keeps job middleware's locks and rate limiters for itself, php artisan queue:restart stops none of them, and unique locks taken at dispatch are gone with the dispatching process`,
+			Fix:     "to share them among workers, use the " + strings.Join(config.ReachedStores, ", ") + " store (CACHE_DRIVER, CACHE_STORE from Laravel 11)"}}
+	}
 	if !cfg.Cache.Reached() {
 		return []laravel.Finding{{Code: "cache-store-unread", Severity: laravel.SeverityWarning,
 			Message: fmt.Sprintf("the cache store %q is not one artisan-go reads: php artisan queue:restart does not stop its workers, maxExceptions is not counted, unique locks are not released after their jobs (PHP drops the next dispatches until they expire) and jobs with middleware are left for PHP", cfg.Cache.Store),

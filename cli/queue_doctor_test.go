@@ -64,7 +64,8 @@ func TestDoctorAndMigrateCommands(t *testing.T) {
 }
 
 // TestDoctorChecksCacheStore reports a cache store queue:work cannot open (an error, with the setting
-// named) and one it does not read (a warning); a store it opens adds nothing.
+// named) and one it does not read (a warning), notes the array store each process keeps for itself;
+// a store it opens adds nothing.
 func TestDoctorChecksCacheStore(t *testing.T) {
 	t.Parallel()
 	_, env := newSQLiteApp(t, "welcome")
@@ -74,7 +75,8 @@ func TestDoctorChecksCacheStore(t *testing.T) {
 		want   string
 	}{
 		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + filepath.Join(t.TempDir(), "no", "such", "data"), 1, "ERROR [cache-store] cache.store file:"},
-		{"CACHE_DRIVER=array", 1, "WARNING [cache-store-unread]"},
+		{"CACHE_DRIVER=dynamodb", 1, "WARNING [cache-store-unread]"},
+		{"CACHE_DRIVER=array", 0, "NOTE [cache-store-in-process]"},
 		{"CACHE_DRIVER=file\nARTISAN_GO_CACHE_FILE_PATH=" + t.TempDir(), 0, "ok: nothing to fix"},
 		{fmt.Sprintf("CACHE_DRIVER=memcached\nARTISAN_GO_CACHE_MEMCACHED_SERVERS=127.0.0.1:%d:100,127.0.0.1:%d:100", testenv.StartMemcached(t), testenv.FreePort(t)), 1, "WARNING [cache-server-down] memcached at 127.0.0.1:"},
 		{"CACHE_DRIVER=memcached\nARTISAN_GO_CACHE_MEMCACHED_SERVERS=127.0.0.1:" + strconv.Itoa(testenv.FreePort(t)), 1, "ERROR [cache-store] cache.store memcached:"},

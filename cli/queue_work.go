@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artisan-go/artisan-go/arraycache"
 	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/filecache"
 	"github.com/artisan-go/artisan-go/handlers"
@@ -348,6 +349,11 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	if err != nil {
 		return 1, err
 	}
+	if cs == nil && cfg.Cache.InProcess() {
+		// The array store: this process's own, as each PHP worker's is (a warning at start says so).
+		a := arraycache.New(nil)
+		cs = &cacheStore{locks: a, values: a, close: func() {}}
+	}
 	defer cs.Close()
 	for _, d := range cs.Down() {
 		log.Warn("a cache server does not answer; the keys PHP keeps there (queue:restart, paused queues, locks) cannot be read until it does", "error", d)
@@ -661,7 +667,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver
 	wc.Location = loc
-	wc.CacheEnabled = cfg.Cache.Reached()
+	wc.CacheEnabled = cfg.Cache.Reached() || cfg.Cache.InProcess()
 	wc.CacheStore = cfg.Cache.Store
 	wc.UniqueVia = map[string]string{}
 	for _, u := range cfg.UniqueVia {

@@ -99,6 +99,50 @@ func TestQueueWorkMissingCacheTable(t *testing.T) {
 	}
 }
 
+// TestQueueWorkArrayStore runs queue:work with CACHE_DRIVER=array: the worker keeps the store in its
+// own memory, as each PHP worker does, so maxExceptions is counted there, from nothing in each process
+// (PHP 8.83's workers do the same), and a warning says what the store cannot share.
+func TestQueueWorkArrayStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, env := newSQLiteApp(t)
+	dir := filepath.Dir(env)
+	if err := os.WriteFile(env, []byte("DB_CONNECTION=sqlite\nDB_DATABASE="+filepath.Join(dir, "database.sqlite")+"\nCACHE_DRIVER=array\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(dir, "runs")
+	cfg := filepath.Join(dir, "artisan-go.yaml")
+	if err := os.WriteFile(cfg, []byte("routes:\n  - class: App\\Jobs\\Boom\n    exec: [sh, -c, 'echo run >> "+runs+"; exit 1']\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Do(ctx, []string{"queue:push", `App\Jobs\Boom`, "--env-file", env, "--tries=5", "--max-exceptions=2"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("queue:push exit status %d: %s", code, errb.String())
+	}
+	// A first worker takes one attempt; the second counts from nothing again, as a second PHP
+	// process does: its second exception fails the job, at the third run.
+	for _, stop := range []string{"--once", "--stop-when-empty"} {
+		errb.Reset()
+		if code := Do(ctx, []string{"queue:work", "--env-file", env, "--config", cfg, stop, "--sleep=0"}, nil, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", stop, code, errb.String())
+		}
+		if !strings.Contains(errb.String(), `cache.store \"array\" lives in each process's memory`) {
+			t.Errorf("no warning about the array store:\n%s", errb.String())
+		}
+	}
+	b, err := os.ReadFile(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, cached int
+	if err := queuetest.DB(conn).QueryRow("select (select count(*) from failed_jobs), (select count(*) from cache)").Scan(&failed, &cached); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "run"); n != 3 || failed != 1 || cached != 0 {
+		t.Fatalf("the job ran %d times, %d failed, %d cache rows; want 3 runs (maxExceptions 2, counted in each process), 1 failed and the count kept out of the cache table", n, failed, cached)
+	}
+}
+
 func TestQueueWorkClaimBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -364,6 +364,10 @@ var ReachedStores = []string{"database", "redis", "file", "memcached"}
 // Reached reports whether artisan-go reads and writes the store (see ReachedStores).
 func (c Cache) Reached() bool { return slices.Contains(ReachedStores, c.Store) }
 
+// InProcess reports whether the store is the array store, which lives in each process's memory (PHP's
+// worker's as much as artisan-go's): a worker keeps its own, which no other process reaches.
+func (c Cache) InProcess() bool { return c.Store == "array" }
+
 // FileStore is where the file cache store keeps its files; the worker must run on a host that
 // reaches them (the application's own, or a shared volume).
 type FileStore struct {

@@ -456,7 +456,9 @@ func (c *Config) Warnings() []string {
 	for _, err := range keys.errs {
 		out = append(out, err.Error()+"; meanwhile encrypted (ShouldBeEncrypted) jobs fail, as PHP's worker fails them with such a key")
 	}
-	if !c.Cache.Reached() {
+	if c.Cache.InProcess() {
+		out = append(out, `cache.store "array" lives in each process's memory, as in PHP's workers: this worker counts maxExceptions and keeps job middleware's locks and rate limiters in its own, but `+"`php artisan queue:restart`"+` cannot stop it (nor PHP's workers), and no lock or limit is shared with another worker; use the database, redis, file or memcached store to share them`)
+	} else if !c.Cache.Reached() {
 		out = append(out, fmt.Sprintf("cache.store %q is not read by artisan-go, which reads the database, redis, file and memcached cache stores: `php artisan queue:restart` cannot stop this worker, maxExceptions is not counted, unique-job locks are not released and jobs with middleware are left for PHP", c.Cache.Store))
 	}
 	return out

@@ -39,6 +39,11 @@ var diffScenarios = []diffScenario{
 		dispatchJobs(job("a", "throw").with("tries", 5).with("maxExceptions", 2)),
 		work(diffWork{once: true}), work(diffWork{}),
 	}},
+	// The array store lives in each worker process: maxExceptions counts start again in the second.
+	{name: "max-exceptions-array-store", env: []string{"CACHE_DRIVER=array"}, steps: []diffStep{
+		dispatchJobs(job("a", "throw").with("tries", 5).with("maxExceptions", 2)),
+		work(diffWork{once: true}), work(diffWork{}),
+	}},
 	{name: "max-exceptions-with-releases", steps: []diffStep{
 		dispatchJobs(job("a", "release:0", "throw", "release:0", "throw", "ok").with("tries", 10).with("maxExceptions", 2)),
 		work(diffWork{}),
@@ -205,6 +210,15 @@ var diffScenarios = []diffScenario{
 		dispatchJobs(job("a").with("middleware", "rate-limited:dont-release"), job("b").with("middleware", "rate-limited:dont-release"),
 			job("c").with("middleware", "rate-limited:dont-release")),
 		work(diffWork{}),
+	}, goConfig: interopLimiter},
+	// The same middleware over the array store: each worker process's own limits and locks.
+	{name: "middleware-throttle-counted-array-store", env: []string{"CACHE_DRIVER=array"}, steps: []diffStep{
+		dispatchJobs(job("a", "throw").with("middleware", "throttle:5:1:0").with("tries", 2)), work(diffWork{}),
+	}},
+	{name: "middleware-rate-limited-array-store", env: []string{"CACHE_DRIVER=array"}, steps: []diffStep{
+		dispatchJobs(job("a").with("middleware", "rate-limited:dont-release"), job("b").with("middleware", "rate-limited:dont-release"),
+			job("c").with("middleware", "rate-limited:dont-release")),
+		work(diffWork{}), dispatchJobs(job("d").with("middleware", "rate-limited:dont-release")), work(diffWork{}),
 	}, goConfig: interopLimiter},
 }
 

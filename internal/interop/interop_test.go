@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/arraycache"
 	"github.com/artisan-go/artisan-go/config"
 	"github.com/artisan-go/artisan-go/dispatch"
 	"github.com/artisan-go/artisan-go/filecache"
@@ -131,7 +132,7 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	c.Timeout = 0
 	c.Concurrency = 4
 	c.ShutdownGrace = 5 * time.Second
-	c.CacheEnabled = s.cfg.Cache.Reached()
+	c.CacheEnabled = s.cfg.Cache.Reached() || s.cfg.Cache.InProcess()
 	c.DBConnection = s.cfg.DB.Driver
 	if mod != nil {
 		mod(&c)
@@ -145,6 +146,10 @@ func (s *side) run(t *testing.T, ctx context.Context, mod func(*worker.Config), 
 	}
 	if s.mc != nil {
 		p.Locks, p.Cache = s.mc, s.mc
+	}
+	if s.cfg.Cache.InProcess() {
+		a := arraycache.New(nil) // each run a process of its own, as each PHP worker's array
+		p.Locks, p.Cache = a, a
 	}
 	w, err := worker.New(p)
 	if err != nil {
