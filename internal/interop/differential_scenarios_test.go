@@ -64,6 +64,10 @@ var diffScenarios = []diffScenario{
 	{name: "failed-hook-on-fail", steps: []diffStep{
 		dispatchJobs(job("a", "fail").class("ScenarioWithFailedHook")), work(diffWork{phpFinishes: true}),
 	}},
+	// A failed() that throws: PHP reports it, and the job's own failed_jobs row is the only one.
+	{name: "failed-hook-throws", steps: []diffStep{
+		dispatchJobs(job("a", "throw").class("ScenarioWithThrowingFailedHook")), work(diffWork{phpFinishes: true}),
+	}},
 	{name: "release-then-throw", steps: []diffStep{dispatchJobs(job("a", "release-throw:30")), work(diffWork{tries: 3})}},
 	{name: "fail-then-throw", steps: []diffStep{dispatchJobs(job("a", "fail-throw")), work(diffWork{tries: 3})}},
 	{name: "delete", steps: []diffStep{dispatchJobs(job("a", "delete")), work(diffWork{tries: 3})}},

@@ -450,7 +450,7 @@ func (untilProcessingHandler) UniqueUntilProcessing() bool { return true }
 func (s *side) registerScenarios() {
 	h := scenarioHandler{s}
 	const ns = `App\Jobs\Scenario\`
-	for _, c := range []string{"Scenario", "ScenarioSecret", "ScenarioModel", "ScenarioModelDeleteWhenMissing", "ScenarioWithFailedHook"} {
+	for _, c := range []string{"Scenario", "ScenarioSecret", "ScenarioModel", "ScenarioModelDeleteWhenMissing", "ScenarioWithFailedHook", "ScenarioWithThrowingFailedHook"} {
 		s.reg.Register(ns+c, h)
 	}
 	s.reg.Register(ns+"ScenarioUnique", uniqueHandler{h})

@@ -17,9 +17,9 @@ use Throwable;
  *
  * When a Go worker fails a job it writes failed_jobs, releases the unique lock and records the batch
  * failure itself, then queues this job with the failed job's data.command; a PHP worker unserializes
- * (or decrypts) the command as CallQueuedHandler::getCommand does and runs the rest. $maxExceptions = 1
- * keeps the hooks from running again after one throws; $tries = 3 lets an attempt spent by a Go
- * worker killed while it held the row pass.
+ * (or decrypts) the command as CallQueuedHandler::getCommand does and runs the rest. What the hooks
+ * throw is reported, not retried; $maxExceptions = 1 keeps them from running again should anything
+ * else throw; $tries = 3 lets an attempt spent by a Go worker killed while it held the row pass.
  *
  * Copy this class into an application whose jobs Go workers run, and set artisan-go's
  * worker.failed_companion to its name.
@@ -43,16 +43,23 @@ class RunFailedHooks implements ShouldQueue
 
     public function handle(Encrypter $encrypter)
     {
-        $command = Str::startsWith($this->command, 'O:')
-            ? unserialize($this->command)
-            : unserialize($encrypter->decrypt($this->command));
-        $e = $this->exception();
+        // What the hooks throw (a model gone when the command is unserialized again, a failed() that
+        // throws) is reported, as PHP's worker reports what Job::fail throws after it has logged the
+        // failed job; this job does not fail in its turn, which would add a failed_jobs row of its own.
+        try {
+            $command = Str::startsWith($this->command, 'O:')
+                ? unserialize($this->command)
+                : unserialize($encrypter->decrypt($this->command));
+            $e = $this->exception();
 
-        if (method_exists($command, 'invokeChainCatchCallbacks')) {
-            $command->invokeChainCatchCallbacks($e);
-        }
-        if (method_exists($command, 'failed')) {
-            $command->failed($e);
+            if (method_exists($command, 'invokeChainCatchCallbacks')) {
+                $command->invokeChainCatchCallbacks($e);
+            }
+            if (method_exists($command, 'failed')) {
+                $command->failed($e);
+            }
+        } catch (Throwable $thrown) {
+            report($thrown);
         }
     }
 
