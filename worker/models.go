@@ -51,75 +51,126 @@ func (e *ModelTableError) Error() string {
 func (e *ModelTableError) Unwrap() error { return e.Err }
 
 // checkModels does what PHP's SerializesModels does when it unserializes a job: it looks up every model
-// the command holds. A single model whose row is gone is returned as the ModelNotFoundException PHP
-// throws; a collection keeps only the models that still exist, as Eloquent's restoreCollection does, so
-// the handler sees the ids PHP's handle() would. Models on another connection than the worker's
-// database (Config.DBConnection) are not checked (logged once per class).
+// the command holds, its own and those of the objects nested in it (a queued listener's event, a
+// mailable, a notification: each restores its models in its own __unserialize). A single model whose
+// row is gone is returned as the ModelNotFoundException PHP throws; a collection keeps only the models
+// that still exist, as Eloquent's restoreCollection does, so the handler sees the ids PHP's handle()
+// would. Models on another connection than the worker's database (Config.DBConnection) are not checked
+// (logged once per class).
 func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error) {
 	finder, ok := w.conn.(ModelFinder)
 	if !ok {
 		return nil, nil
 	}
-	for i := range r.cmd.Props {
-		id, ok := r.cmd.Props[i].Value.(*payload.Object)
-		if !ok || id.Class != modelIdentifierClass {
-			continue
+	c := modelCheck{w: w, finder: finder, seen: map[*payload.Object]bool{}}
+	return c.object(ctx, r.cmd)
+}
+
+// modelCheck walks a command for checkModels.
+type modelCheck struct {
+	w      *Worker
+	finder ModelFinder
+	seen   map[*payload.Object]bool // objects walked: a back-reference can make a cycle
+}
+
+// object checks the models of o in the order PHP's unserialize restores them: the objects nested in
+// it first (PHP calls their __unserialize before that of the object holding them), then its own, the
+// properties whose value is a ModelIdentifier (SerializesModels writes one for each model or
+// collection property, never inside an array).
+func (c *modelCheck) object(ctx context.Context, o *payload.Object) (*Exception, error) {
+	if c.seen[o] {
+		return nil, nil
+	}
+	c.seen[o] = true
+	for _, p := range o.Props {
+		if e, err := c.nested(ctx, p.Value); e != nil || err != nil {
+			return e, err
 		}
-		class, _ := id.Get("class")
-		className, _ := class.(string)
-		ids, _ := id.Get("id")
-		conn, _ := id.Get("connection")
-		connName, _ := conn.(string)
-		m := w.cfg.Models[className]
-		if connName == "" {
-			connName = m.Connection
-		}
-		if className == "" {
-			continue
-		}
-		if connName != "" && w.cfg.DBConnection != "" && connName != w.cfg.DBConnection {
-			// This worker reaches one database; PHP loads the model from its own connection.
-			if w.modelWarned.add(className) {
-				w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
-					"model", className, "connection", connName, "worker_connection", w.cfg.DBConnection)
+	}
+	for _, p := range o.Props {
+		if id, ok := p.Value.(*payload.Object); ok && id.Class == modelIdentifierClass {
+			if e, err := c.identifier(ctx, id); e != nil || err != nil {
+				return e, err
 			}
-			continue
 		}
-		table := m.Table
-		if table == "" {
-			table = laravel.ModelTable(className)
+	}
+	return nil, nil
+}
+
+// nested checks the objects a value holds, in arrays too.
+func (c *modelCheck) nested(ctx context.Context, v payload.Value) (*Exception, error) {
+	switch x := v.(type) {
+	case *payload.Object:
+		if x.Class != modelIdentifierClass {
+			return c.object(ctx, x)
 		}
-		list, isList := ids.(*payload.Array)
-		var keys []any
-		if isList {
-			for _, e := range list.Entries {
-				keys = append(keys, e.Value)
+	case *payload.Array:
+		for _, e := range x.Entries {
+			if ex, err := c.nested(ctx, e.Value); ex != nil || err != nil {
+				return ex, err
 			}
-		} else if ids != nil {
-			keys = []any{ids}
 		}
-		found, err := finder.ModelKeys(ctx, &laravel.ModelKeysParams{Table: table, Key: m.Key, IDs: keys})
-		if errors.Is(err, laravel.ErrMissingTable) {
-			return nil, &ModelTableError{Model: className, Table: table, Err: err}
+	}
+	return nil, nil
+}
+
+// identifier looks up the model or collection one ModelIdentifier names.
+func (c *modelCheck) identifier(ctx context.Context, id *payload.Object) (*Exception, error) {
+	w := c.w
+	class, _ := id.Get("class")
+	className, _ := class.(string)
+	ids, _ := id.Get("id")
+	conn, _ := id.Get("connection")
+	connName, _ := conn.(string)
+	m := w.cfg.Models[className]
+	if connName == "" {
+		connName = m.Connection
+	}
+	if className == "" {
+		return nil, nil
+	}
+	if connName != "" && w.cfg.DBConnection != "" && connName != w.cfg.DBConnection {
+		// This worker reaches one database; PHP loads the model from its own connection.
+		if w.modelWarned.add(className) {
+			w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
+				"model", className, "connection", connName, "worker_connection", w.cfg.DBConnection)
 		}
-		if err != nil {
-			return nil, err
-		}
-		if !isList {
-			if ids == nil || !found[keyString(ids)] {
-				return newException(ModelNotFoundClass, "No query results for model ["+className+"].", nil), nil
-			}
-			continue
-		}
-		kept := &payload.Array{}
+		return nil, nil
+	}
+	table := m.Table
+	if table == "" {
+		table = laravel.ModelTable(className)
+	}
+	list, isList := ids.(*payload.Array)
+	var keys []any
+	if isList {
 		for _, e := range list.Entries {
-			if found[keyString(e.Value)] {
-				kept.Entries = append(kept.Entries, e)
-			}
+			keys = append(keys, e.Value)
 		}
-		if len(kept.Entries) != len(list.Entries) {
-			id.Set("id", kept)
+	} else if ids != nil {
+		keys = []any{ids}
+	}
+	found, err := c.finder.ModelKeys(ctx, &laravel.ModelKeysParams{Table: table, Key: m.Key, IDs: keys})
+	if errors.Is(err, laravel.ErrMissingTable) {
+		return nil, &ModelTableError{Model: className, Table: table, Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !isList {
+		if ids == nil || !found[keyString(ids)] {
+			return newException(ModelNotFoundClass, "No query results for model ["+className+"].", nil), nil
 		}
+		return nil, nil
+	}
+	kept := &payload.Array{}
+	for _, e := range list.Entries {
+		if found[keyString(e.Value)] {
+			kept.Entries = append(kept.Entries, e)
+		}
+	}
+	if len(kept.Entries) != len(list.Entries) {
+		id.Set("id", kept)
 	}
 	return nil, nil
 }
@@ -137,11 +188,26 @@ func keyString(v any) string {
 
 // deleteWhenMissingModels reports whether the job asks to be deleted when a model is gone: its
 // deleteWhenMissingModels property (PHP reads the class's default, which the serialized command holds
-// when the class declares it) or the payload's key (13.x).
-func deleteWhenMissingModels(r *jobRun) bool {
-	if v, ok := r.cmd.Get("deleteWhenMissingModels"); ok {
-		if b, ok := v.(bool); ok {
-			return b
+// when the class declares it) or the payload's key (13.x). Before 12.0 PHP reads the class the job
+// is displayed as: for a queued mailable or notification the mailable's or the notification's, whose
+// object the wrapper holds; a queued listener's class is not in its payload, so its property is not
+// seen (the job fails). From 12.0 it is the command's class, which for those wrappers has none.
+func (w *Worker) deleteWhenMissingModels(r *jobRun) bool {
+	cmd := r.cmd
+	if wrappers[cmd.Class] && !w.version.AtLeast(12, 0) {
+		cmd = nil
+		for _, p := range r.cmd.Props {
+			if o, ok := p.Value.(*payload.Object); ok && o.Class == r.displayName {
+				cmd = o
+				break
+			}
+		}
+	}
+	if cmd != nil {
+		if v, ok := cmd.Get("deleteWhenMissingModels"); ok {
+			if b, ok := v.(bool); ok {
+				return b
+			}
 		}
 	}
 	return r.env.DeleteWhenMissingModels != nil && *r.env.DeleteWhenMissingModels
@@ -157,7 +223,7 @@ func (w *Worker) modelNotFound(ctx context.Context, r *jobRun, e *Exception) {
 	if _, ok := hiddenContext(r.env, "laravel_unique_job_key"); ok && w.version.AtLeast(11, 39) {
 		w.releaseUniqueLock(ctx, r)
 	}
-	if deleteWhenMissingModels(r) {
+	if w.deleteWhenMissingModels(r) {
 		var batch *laravel.BatchStep
 		if r.env.BatchID != nil && *r.env.BatchID != "" && r.env.UUID != "" && w.version.AtLeast(12, 51) {
 			batch, _ = w.batchSuccess(r)

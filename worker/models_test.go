@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -127,6 +128,99 @@ func TestMissingModelReleasesContextLock(t *testing.T) {
 			}
 			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
 		}
+		f.wantRows(t, 0, 2)
+	})
+}
+
+// wrapperEnvelope is a payload of one of Laravel's wrappers (a queued listener, mailable or
+// notification): commandName the wrapper, displayName the class it runs.
+func wrapperEnvelope(t testing.TB, cmd *payload.Object, displayName string) []byte {
+	t.Helper()
+	ser, err := payload.Serialize(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(map[string]any{"uuid": testUUID(), "displayName": displayName, "job": `Illuminate\Queue\CallQueuedHandler@call`,
+		"data": map[string]any{"commandName": cmd.Class, "command": string(ser)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMissingModelsInWrappers checks the models of the objects a wrapper holds, as PHP's unserialize
+// restores them in the event's, the mailable's and the notification's own __unserialize: a queued
+// listener whose event's model is gone fails unrun, a notification goes to the notifiables that
+// exist, and a mailable's deleteWhenMissingModels deletes it before 12.0 (PHP reads the displayed
+// class) but not from 12.0 (the command's class, SendQueuedMailable, has none).
+func TestMissingModelsInWrappers(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		f.exec(t, "create table people (id integer primary key, name varchar(20))")
+		f.exec(t, "insert into people (id, name) values (1, 'ada')")
+		ran := map[string][]string{}
+		for _, class := range []string{`App\Listeners\RecordShipment`, `App\Mail\ShippedMail`, `App\Notifications\Shipped`} {
+			f.reg.Register(class, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+				n, _ := j.Command.Get("notifiables")
+				ids := ""
+				if id, ok := n.(*payload.Object); ok {
+					v, _ := id.Get("id")
+					ids = string(payload.CanonicalJSON(v))
+				}
+				ran[class] = append(ran[class], ids)
+				return nil
+			}))
+		}
+		person := func(id int64) *payload.Object { return modelID(`App\Models\Person`, id) }
+		listener := func(id int64) []byte {
+			event := payload.NewObject(`App\Events\OrderShipped`).Set("user", person(id))
+			return wrapperEnvelope(t, payload.NewObject(`Illuminate\Events\CallQueuedListener`).Set("class", `App\Listeners\RecordShipment`).
+				Set("method", "handle").Set("data", payload.NewList(event)), `App\Listeners\RecordShipment`)
+		}
+		mail := func(id int64, deleteWhenMissing bool) []byte {
+			m := payload.NewObject(`App\Mail\ShippedMail`).Set("user", person(id))
+			if deleteWhenMissing {
+				m.Set("deleteWhenMissingModels", true)
+			}
+			return wrapperEnvelope(t, payload.NewObject(`Illuminate\Mail\SendQueuedMailable`).Set("mailable", m).Set("tries", nil), `App\Mail\ShippedMail`)
+		}
+		w := f.worker(t, nil)
+
+		f.push(t, "default", listener(2))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+		if got := firstLine(f.onlyFailed(t).Exception); !strings.HasPrefix(got, `Illuminate\Database\Eloquent\ModelNotFoundException: No query results for model [App\Models\Person].`) {
+			t.Errorf("listener: exception %q", got)
+		}
+		f.push(t, "default", listener(1))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+
+		f.push(t, "default", mail(2, true))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+
+		notification := payload.NewObject(`Illuminate\Notifications\SendQueuedNotifications`).
+			Set("notifiables", modelID(`App\Models\Person`, payload.NewList(int64(1), int64(2)))).
+			Set("notification", payload.NewObject(`App\Notifications\Shipped`).Set("message", "shipped")).Set("channels", payload.NewList("mail"))
+		f.push(t, "default", wrapperEnvelope(t, notification, `App\Notifications\Shipped`))
+		runOnce(t, w)
+		f.wantRows(t, 0, 1)
+
+		if got := len(ran[`App\Listeners\RecordShipment`]); got != 1 {
+			t.Errorf("the listener ran %d times, want once (its event's model exists once)", got)
+		}
+		if got := ran[`App\Mail\ShippedMail`]; len(got) != 0 {
+			t.Errorf("the mailable whose model is gone ran %d times", len(got))
+		}
+		if got := ran[`App\Notifications\Shipped`]; len(got) != 1 || got[0] != "[1]" {
+			t.Errorf("the notification ran for %v, want once for [1] (person 2 is gone)", got)
+		}
+
+		w12 := f.worker(t, func(c *Config) { c.LaravelVersion = "12.0" })
+		f.push(t, "default", mail(2, true))
+		runOnce(t, w12)
 		f.wantRows(t, 0, 2)
 	})
 }
