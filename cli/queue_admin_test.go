@@ -309,8 +309,8 @@ func TestQueueRetryManyIsInterruptible(t *testing.T) {
 
 // TestQueueCommandsNewerLaravel runs the commands as a newer laravel_version has them: the options
 // those versions added (queue:failed --json from 13.10, queue:monitor --json from 12.16 with the
-// pending, delayed, reserved and oldest counts from 12.19, queue:pause --all from 13.25) and the
-// components output of 9.21+.
+// pending, delayed, reserved and oldest counts from 12.19, queue:pause --all from 13.25, queue:clear of
+// several queues from 13.22) and the components output of 9.21+.
 func TestQueueCommandsNewerLaravel(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
@@ -368,6 +368,21 @@ func TestQueueCommandsNewerLaravel(t *testing.T) {
 		}
 		if log := work(); strings.Contains(log, "left_for_php=0") {
 			t.Errorf("queue:work did not take the job once the queues were resumed:\n%s", log)
+		}
+		// 13.22 clears each queue of a comma-separated list; from 10.41 a connection that cannot be
+		// cleared is exit status 1.
+		e.failJobs(t, "b", 2, at)
+		if _, _, code = e.run(ctx, "", "queue:retry", "all"); code != 0 {
+			t.Fatalf("queue:retry all: exit %d", code)
+		}
+		if out, _, code = e.run(ctx, "", "queue:clear", "--queue= a, b,a,"); code != 0 || out != "\n   INFO  Cleared 4 jobs from the [a, b] queues.  \n\n" {
+			t.Errorf("queue:clear of two queues: exit %d, %q", code, out)
+		}
+		if jobs, _ := e.counts(t); jobs != 0 {
+			t.Errorf("queue:clear of two queues left %d jobs", jobs)
+		}
+		if out, _, code = e.run(ctx, "", "queue:clear", "sync"); code != 1 || !strings.Contains(out, "Clearing queues is not supported on [SyncQueue]") {
+			t.Errorf("queue:clear sync: exit %d, %q", code, out)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,26 +108,46 @@ func runQueueClear(ctx context.Context, a *adminRun) int {
 		} else {
 			fmt.Fprintln(a.con.out, a.con.paint("error", msg)+" ")
 		}
+		if a.at(10, 41) {
+			return 1 // an exit status from 10.41
+		}
 		return 0
 	}
 	queue := a.option("queue")
 	if queue == "" {
 		queue = a.defaultQueue()
 	}
+	queues := []string{queue}
+	if a.at(13, 22) {
+		// 13.22 clears each of a comma-separated list: trimmed, empty and repeated names dropped.
+		queues = nil
+		for q := range strings.SplitSeq(queue, ",") {
+			if q = strings.TrimSpace(q); q != "" && !slices.Contains(queues, q) {
+				queues = append(queues, q)
+			}
+		}
+	}
 	db, err := a.conn(ctx)
 	if err != nil {
 		return a.failure(err)
 	}
-	n, err := db.JobClear(ctx, &laravel.JobClearParams{Queue: queue})
-	if err != nil {
-		return a.failure(err)
+	var n int64
+	for _, q := range queues {
+		cleared, err := db.JobClear(ctx, &laravel.JobClearParams{Queue: q})
+		if err != nil {
+			return a.failure(err)
+		}
+		n += cleared
 	}
 	if a.con.modern {
-		job := "jobs"
+		job, noun := "jobs", "queue"
 		if n == 1 {
 			job = "job"
 		}
-		a.con.info(fmt.Sprintf("Cleared %d %s from the [%s] queue", n, job, queue))
+		if len(queues) != 1 {
+			noun = "queues"
+		}
+		a.con.info(fmt.Sprintf("Cleared %d %s from the [%s] %s", n, job, strings.Join(queues, ", "), noun))
 	} else {
 		fmt.Fprintln(a.con.out, a.con.paint("info", fmt.Sprintf("Cleared %d jobs from the [%s] queue", n, queue))+" ")
 	}
