@@ -14,6 +14,7 @@ import (
 
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
+	"github.com/artisan-go/artisan-go/laravel/queuetest"
 	"github.com/artisan-go/artisan-go/payload"
 )
 
@@ -406,4 +407,40 @@ func TestQueueRetryRange(t *testing.T) {
 			t.Errorf("after the range: %d jobs, %d failed", jobs, failed)
 		}
 	})
+}
+
+// TestPruneBatchesOptionGiven prunes unfinished and cancelled batches, before Laravel 10.9, only when
+// the option is truthy (PHP's if ($this->option(...))): --cancelled=0 on 10.8 deletes nothing, on
+// 10.9 every cancelled batch created before now.
+func TestPruneBatchesOptionGiven(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		version string
+		left    int
+	}{{"10.8", 2}, {"10.9", 0}} {
+		e := newAdminEnv(t, testenv.SQLite(t), true, "ARTISAN_GO_LARAVEL_VERSION="+tc.version)
+		created := time.Now().Add(-time.Hour).Unix()
+		for i, column := range []string{"cancelled_at", "finished_at"} {
+			// One cancelled batch and one unfinished one, an hour old.
+			q := fmt.Sprintf("insert into job_batches (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, %s, created_at) values (?, '', 1, 1, 0, '[]', 'a:0:{}', ?, ?)", column)
+			at := any(created)
+			if column == "finished_at" {
+				at = nil
+			}
+			if _, err := queuetest.DB(e.conn).ExecContext(ctx, q, fmt.Sprintf("b%d", i), at, created); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out, errOut, code := e.run(ctx, "", "queue:prune-batches", "--cancelled=0", "--unfinished=0"); code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", tc.version, code, out, errOut)
+		}
+		var left int
+		if err := queuetest.DB(e.conn).QueryRowContext(ctx, "select count(*) from job_batches").Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left != tc.left {
+			t.Errorf("%s: --cancelled=0 --unfinished=0 left %d batches, want %d", tc.version, left, tc.left)
+		}
+	}
 }

@@ -296,11 +296,16 @@ func runQueuePruneBatches(ctx context.Context, a *adminRun) int {
 		word string
 	}
 	passes := []pass{{"hours", laravel.BatchFinished, ""}}
-	// Before 10.9 unfinished batches are pruned when --unfinished is truthy; from 10.9 whenever it is given.
-	if v := a.option("unfinished"); a.set["unfinished"] && (v != "" && v != "0" || a.at(10, 9)) {
+	// Before 10.9 unfinished and cancelled batches are pruned when the option is truthy; from 10.9
+	// whenever it is given.
+	given := func(name string) bool {
+		v := a.option(name)
+		return a.set[name] && (v != "" && v != "0" || a.at(10, 9))
+	}
+	if given("unfinished") {
 		passes = append(passes, pass{"unfinished", laravel.BatchUnfinished, "unfinished "})
 	}
-	if a.set["cancelled"] {
+	if given("cancelled") {
 		passes = append(passes, pass{"cancelled", laravel.BatchCancelled, "cancelled "})
 	}
 	cutoffs := make([]int64, len(passes))
