@@ -676,11 +676,11 @@ func (m *rateLimited) after(_ context.Context, _ *Worker, _ *jobRun, herr error,
 // cache store is the job's exception, as it is in PHP.
 //
 // A ShouldBeUniqueUntilProcessing job's lock is released as processing starts: before the middleware
-// up to 12.20; from 12.21 just before the handler, or once the middleware stopped the job without
-// releasing it.
+// up to 11.39; from 11.40 just before the handler, so that a middleware that stops the job leaves the
+// lock until it expires; from 12.21 also once the middleware stopped the job without releasing it.
 func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middleware, invoke func() (error, bool)) (herr error, timedOut bool) {
 	unique := untilProcessing(r.h) && w.releasesUntilProcessing(r)
-	inPipeline := w.version.AtLeast(12, 21)
+	inPipeline := w.version.AtLeast(11, 40)
 	if unique && !inPipeline {
 		w.releaseUniqueLock(ctx, r)
 	}
@@ -704,7 +704,7 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 			w.releaseUniqueLock(ctx, r)
 		}
 		herr, timedOut = invoke()
-	} else if action, _, _ := r.hj.Action(); unique && inPipeline && action != handlers.ActionRelease && !r.rj.isDone() {
+	} else if action, _, _ := r.hj.Action(); unique && w.version.AtLeast(12, 21) && action != handlers.ActionRelease && !r.rj.isDone() {
 		w.releaseUniqueLock(ctx, r)
 	}
 	// Each middleware whose before let the job through runs its after, the innermost first; the

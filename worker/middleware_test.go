@@ -596,3 +596,42 @@ func TestCleanKey(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueUntilProcessingBehindMiddleware: a ShouldBeUniqueUntilProcessing job's lock is released
+// before its middleware up to 11.39; from 11.40 just before the handler, so a middleware that stops
+// the job leaves the lock; from 12.21 also when a middleware stopped it without releasing it.
+func TestUniqueUntilProcessingBehindMiddleware(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		f := newFixture(t, db)
+		var calls atomic.Int32
+		f.reg.Register(guardedClass, untilProcessingHandler{ok(&calls)})
+		f.lockAs(t, `laravel-queue-overlap:App\Jobs\Guarded:k1`, "php") // the overlap middleware stops every job
+		unique := `laravel_unique_job:App\Jobs\Guarded:`                // the key of 11.x and later
+		for _, c := range []struct {
+			version, fixture string
+			released         bool
+		}{
+			{"11.39", "8.83-overlap-dont-release", true},
+			{"11.39", "8.83-overlap", true},
+			{"11.40", "8.83-overlap-dont-release", false},
+			{"12.20", "8.83-overlap-dont-release", false},
+			{"12.21", "8.83-overlap-dont-release", true},
+			{"12.21", "8.83-overlap", false}, // released by the middleware: the lock stays
+		} {
+			f.lockAs(t, unique, "dispatch")
+			f.push(t, "default", middlewareFixture(t, c.fixture))
+			runOnce(t, f.worker(t, func(cfg *Config) { cfg.LaravelVersion = c.version }))
+			if released := f.lockHeld(t, unique) == ""; released != c.released {
+				t.Errorf("%s, %s: unique lock released %v, want %v", c.version, c.fixture, released, c.released)
+			}
+			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+			if err := f.Conn.CacheLockForceRelease(bg, unique); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if calls.Load() != 0 {
+			t.Errorf("the handler ran %d times behind a held overlap lock", calls.Load())
+		}
+	})
+}
