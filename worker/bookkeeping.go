@@ -108,6 +108,7 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 	if w.locks != nil {
 		release = w.locks.ForceRelease
 	}
+	owned := w.mwLocks // the store's locks by owner: the default store's
 	store := w.cfg.UniqueVia[r.class]
 	if s, ok := hiddenContext(r.env, "laravel_unique_job_cache_store"); ok {
 		store = s // 11.39+: the store uniqueVia() returned (or the default), as PHP's worker reads it
@@ -120,8 +121,10 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 		switch s, open := w.uniqueStores[store]; {
 		case store == "database":
 			release = w.conn.CacheLockForceRelease
+			owned, _ = w.conn.(LockStore)
 		case open:
 			release = s.ForceRelease
+			owned, _ = s.(LockStore)
 		default:
 			if w.uniqueWarned.add("via " + store) {
 				w.log.Error("a unique job's lock is in a cache store this worker does not open, so it stays until it expires; name the store under unique_via in the configuration (database, redis, file or memcached)",
@@ -129,10 +132,12 @@ func (w *Worker) releaseUniqueLock(ctx context.Context, r *jobRun) {
 			}
 			return
 		}
-	} else if owner := uniqueLockOwner(r); owner != "" && w.version.AtLeast(13, 24) && w.mwLocks != nil {
-		// 13.24+: the lock is released only by the dispatch that took it (UniqueLock::release).
+	}
+	if owner := uniqueLockOwner(r); owner != "" && w.version.AtLeast(13, 24) && owned != nil {
+		// 13.24+: the lock is released only by the dispatch that took it (UniqueLock::release), in
+		// whichever store uniqueVia() named.
 		release = func(ctx context.Context, key string) error {
-			_, err := w.mwLocks.LockRelease(ctx, key, owner)
+			_, err := owned.LockRelease(ctx, key, owner)
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/arraycache"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
@@ -92,6 +93,24 @@ func TestUniqueLockOwner(t *testing.T) {
 				t.Errorf("%s, lock held by %s: released %v, want %v", c.version, c.holder, released, c.released)
 			}
 			f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().CacheLocks))
+		}
+		// The same in the store the class's uniqueVia() names.
+		for _, c := range []struct {
+			holder   string
+			released bool
+		}{{"Ow9nEr7Tok3nA1b2", true}, {"NewerDispatchOwn", false}} {
+			via := arraycache.New(nil)
+			if ok, err := via.LockAcquire(bg, key, c.holder, 3600); err != nil || !ok {
+				t.Fatalf("take %s: %v, %v", key, ok, err)
+			}
+			f.push(t, "default", versionFixture(t, "13.24-unique-owner"))
+			runOnce(t, f.workerWith(t, func(cfg *Config) {
+				cfg.LaravelVersion = "13.24"
+				cfg.UniqueVia = map[string]string{`App\Jobs\NightlyReport`: "redis"}
+			}, func(p *Params) { p.UniqueStores = map[string]LockReleaser{"redis": via} }))
+			if held, _ := via.LockHeld(bg, key); held == c.released {
+				t.Errorf("uniqueVia store, lock held by %s: released %v, want %v", c.holder, !held, c.released)
+			}
 		}
 	})
 }
