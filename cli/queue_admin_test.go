@@ -444,3 +444,32 @@ func TestPruneBatchesOptionGiven(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueMonitorOldestPending: 12.19–12.52 ask the queue for its oldest pending job through a
+// method no queue has (null in --json, no line); 12.53 reads it, and 12.54 prints its line.
+func TestQueueMonitorOldestPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		version      string
+		known, shown bool
+	}{{"12.52", false, false}, {"12.53", true, false}, {"12.54", true, true}, {"13.0", true, true}} {
+		e := newAdminEnv(t, testenv.SQLite(t), true, "ARTISAN_GO_LARAVEL_VERSION="+c.version)
+		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(`App\Jobs\Noop`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix() - 120
+		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: "a", Payload: p, Now: now, AvailableAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := e.run(ctx, "", "queue:monitor", "a", "--json")
+		if known := !strings.Contains(out, `"oldest_pending":null`); known != c.known {
+			t.Errorf("%s: --json %s; want the oldest pending job known %v", c.version, out, c.known)
+		}
+		out, _, _ = e.run(ctx, "", "queue:monitor", "a")
+		if shown := strings.Contains(out, "Oldest pending job"); shown != c.shown || c.shown && !strings.Contains(out, "2 minutes ago") {
+			t.Errorf("%s: %q; want the oldest pending job's line %v", c.version, out, c.shown)
+		}
+	}
+}

@@ -196,6 +196,12 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 		list = append(list, monitored{connection: conn, queue: name, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
 	}
 	detailed := a.at(12, 19)
+	if !a.at(12, 53) {
+		// 12.19–12.52 look for the oldest pending job through a method no queue has: null, not shown.
+		for _, m := range list {
+			m.sizes.OldestPending = 0
+		}
+	}
 	switch {
 	case a.set["json"]:
 		a.monitorJSON(list, detailed)
@@ -260,11 +266,13 @@ func (a *adminRun) monitorDetails(list []monitored, detailed bool) {
 			a.con.detail("Pending jobs", strconv.FormatInt(m.sizes.Pending, 10))
 			a.con.detail("Delayed jobs", strconv.FormatInt(m.sizes.Delayed, 10))
 			a.con.detail("Reserved jobs", strconv.FormatInt(m.sizes.Reserved, 10))
-			oldest := "N/A"
-			if m.sizes.OldestPending != 0 {
-				oldest = agoForHumans(time.Since(time.Unix(m.sizes.OldestPending, 0)))
+			if a.at(12, 54) {
+				oldest := "N/A"
+				if m.sizes.OldestPending != 0 {
+					oldest = agoForHumans(time.Since(time.Unix(m.sizes.OldestPending, 0)))
+				}
+				a.con.detail("Oldest pending job", oldest)
 			}
-			a.con.detail("Oldest pending job", oldest)
 			fmt.Fprintln(a.con.out)
 		}
 	}
