@@ -473,3 +473,36 @@ func TestQueueMonitorOldestPending(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueFailedJobName: queue:failed names a job by its displayName from 12.61, which the 13.x line
+// took up in 13.12; before, by the command's class.
+func TestQueueFailedJobName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		version string
+		display bool
+	}{{"12.60", false}, {"12.61", true}, {"13.11", false}, {"13.12", true}} {
+		e := newAdminEnv(t, testenv.SQLite(t), true, "ARTISAN_GO_LARAVEL_VERSION="+c.version)
+		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", DisplayName: `App\Listeners\RecordShipment`,
+			Command: payload.NewObject(`Illuminate\Events\CallQueuedListener`).Set("class", `App\Listeners\RecordShipment`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix()
+		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: "a", Payload: p, Now: now, AvailableAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := e.q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "a", Now: now, RetryAfter: 90, Limit: 1})
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
+		}
+		if err := e.q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: "a", Exception: "boom", FailedAt: time.Now().UTC()}); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := e.run(ctx, "", "queue:failed")
+		if display := strings.Contains(out, `App\Listeners\RecordShipment`); display != c.display || !display && !strings.Contains(out, `Illuminate\Events\CallQueuedListener`) {
+			t.Errorf("%s: %q; want the displayName %v", c.version, out, c.display)
+		}
+	}
+}

@@ -161,7 +161,7 @@ func (a *adminRun) failedRow(j *laravel.FailedJob, prov failedProvider, hasUUID 
 
 var firstQuoted = regexp.MustCompile(`"([^"]+)"`)
 
-// jobName is ListFailedCommand::extractJobName: the raw job's `job`, or (12.61+) the displayName, or
+// jobName is ListFailedCommand::extractJobName: the raw job's `job`, or (12.61+, 13.12+) the displayName, or
 // the first quoted string of data.command, or `job`; "" for a payload that is not JSON.
 func (a *adminRun) jobName(raw []byte) string {
 	var p map[string]any
@@ -174,7 +174,7 @@ func (a *adminRun) jobName(raw []byte) string {
 	if !ok {
 		return job
 	}
-	if d, ok := p["displayName"].(string); ok && d != "" && a.at(12, 61) {
+	if d, ok := p["displayName"].(string); ok && d != "" && a.version.Since([2]int{12, 61}, [2]int{13, 12}) {
 		return d
 	}
 	if m := firstQuoted.FindStringSubmatch(cmd); m != nil {

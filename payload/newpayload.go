@@ -48,6 +48,17 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || v.Major == major && v.Minor >= minor
 }
 
+// Since reports whether v has a change that reached each major line at its own minor release: firsts
+// are (major, minor) pairs in rising order of major, and a major later than the last has the change.
+func (v Version) Since(firsts ...[2]int) bool {
+	for _, f := range firsts {
+		if v.Major == f[0] {
+			return v.Minor >= f[1]
+		}
+	}
+	return len(firsts) > 0 && v.Major > firsts[len(firsts)-1][0]
+}
+
 // ExtraKey is a top-level key added to a payload by a Queue::createPayloadUsing hook (for example
 // Laravel 11's `illuminate:log:context`), in the order the hooks add them.
 type ExtraKey struct {
