@@ -87,9 +87,9 @@ func (c *console) detail(first, second string) {
 // task writes the line of $this->components->task for a task that succeeded in d: the description,
 // gray dots (each coloured on its own, as Task writes them) to the width of a non-interactive terminal
 // (80 columns), the run time in gray and DONE.
-func (c *console) task(description string, d time.Duration, humans bool) {
+func (c *console) task(description string, d time.Duration, v payload.Version) {
 	description = c.highlight(description)
-	rt := " " + runTime(d, humans)
+	rt := " " + taskRunTime(d, v)
 	dots := max(80-displayWidth(description)-displayWidth(rt)-10, 0)
 	fmt.Fprintf(c.out, "  %s %s%s %s\n", description, strings.Repeat(c.paint("gray", "."), dots), c.paint("gray", rt), c.paint("green;bold", "DONE"))
 }

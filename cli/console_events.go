@@ -216,6 +216,16 @@ func runTime(d time.Duration, humans bool) string {
 	return groupThousands(hundredths/100) + fmt.Sprintf(".%02dms", hundredths%100)
 }
 
+// taskRunTime is the run time the Task component of Laravel v prints: number_format's two decimals
+// in 9.21, none from 9.22 (whole milliseconds, half up), and from 11.0 the runTimeForHumans of
+// queue:work's lines.
+func taskRunTime(d time.Duration, v payload.Version) string {
+	if v.AtLeast(9, 22) && !v.AtLeast(11, 0) {
+		return groupThousands((d.Nanoseconds()+500_000)/1_000_000) + "ms"
+	}
+	return runTime(d, v.AtLeast(11, 0))
+}
+
 // groupThousands writes n with a comma between groups of three digits, as number_format does.
 func groupThousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

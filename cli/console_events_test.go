@@ -19,6 +19,21 @@ import (
 // forHumans of run times, and Symfony Console's rendering of markup with colours.
 func consoleReference(t *testing.T, ms []float64, tags []string) (numberFormat, forHumans, decorated []string) {
 	t.Helper()
+	r := consoleReferenceAll(t, ms, tags)
+	return r.NumberFormat, r.ForHumans, r.Decorated
+}
+
+// phpConsole is what testdata/console_reference.php prints.
+type phpConsole struct {
+	NumberFormat []string `json:"number_format"`
+	WholeMS      []string `json:"whole_ms"`
+	ForHumans    []string `json:"for_humans"`
+	Decorated    []string `json:"decorated"`
+}
+
+// consoleReferenceAll runs testdata/console_reference.php.
+func consoleReferenceAll(t *testing.T, ms []float64, tags []string) phpConsole {
+	t.Helper()
 	php, err := exec.LookPath("php")
 	if err != nil {
 		testenv.Missing(t, "php is not installed (run .ci/services)")
@@ -33,15 +48,11 @@ func consoleReference(t *testing.T, ms []float64, tags []string) (numberFormat, 
 	if err != nil {
 		t.Fatalf("php: %v", err)
 	}
-	var out struct {
-		NumberFormat []string `json:"number_format"`
-		ForHumans    []string `json:"for_humans"`
-		Decorated    []string `json:"decorated"`
-	}
+	var out phpConsole
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("php printed %s: %v", b, err)
 	}
-	return out.NumberFormat, out.ForHumans, out.Decorated
+	return out
 }
 
 // TestConsoleRunTimeAsPHP prints run times as PHP's number_format (halves rounded up, as PHP rounds
@@ -55,8 +66,15 @@ func TestConsoleRunTimeAsPHP(t *testing.T) {
 	for i, d := range durations {
 		ms[i] = float64(d.Nanoseconds()) / 1e6
 	}
-	numberFormat, forHumans, _ := consoleReference(t, ms, nil)
+	ref := consoleReferenceAll(t, ms, nil)
+	numberFormat, forHumans := ref.NumberFormat, ref.ForHumans
 	for i, d := range durations {
+		// A Task's run time (queue:retry's lines): whole milliseconds from 9.22 to 10.x.
+		for v, want := range map[payload.Version]string{{Major: 9, Minor: 21}: numberFormat[i], {Major: 10, Minor: 48}: ref.WholeMS[i]} {
+			if got := taskRunTime(d, v); got != want {
+				t.Errorf("%v, task of %d.%d: %q, PHP %q", d, v.Major, v.Minor, got, want)
+			}
+		}
 		if got := runTime(d, false); got != numberFormat[i] {
 			t.Errorf("%v before 10.13: %q, PHP %q", d, got, numberFormat[i])
 		}

@@ -172,7 +172,7 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 				continue
 			case bulk:
 			case con.modern:
-				con.task(id, each, r.a.at(10, 13))
+				con.task(id, each, r.a.version)
 			default:
 				con.info(fmt.Sprintf("The failed job [%s] has been pushed back onto the queue!", id))
 			}
