@@ -506,3 +506,25 @@ func TestQueueFailedJobName(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueFailedMessagesByVersion: queue:flush --hours ends its line with "!" before 9.5, and an
+// empty queue:failed is a comment (yellow) from 9.5 until the components style of 9.21.
+func TestQueueFailedMessagesByVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		version, flushed, empty string
+	}{
+		{"9.4", "All jobs that failed more than 1 hours ago have been deleted successfully!", "\x1b[32mNo failed jobs!"},
+		{"9.5", "All jobs that failed more than 1 hours ago have been deleted successfully.", "\x1b[33mNo failed jobs found."},
+		{"9.20", "All jobs that failed more than 1 hours ago have been deleted successfully.", "\x1b[33mNo failed jobs found."},
+	} {
+		e := newAdminEnv(t, testenv.SQLite(t), true, "ARTISAN_GO_LARAVEL_VERSION="+c.version)
+		if out, _, code := e.run(ctx, "", "queue:flush", "--hours=1"); code != 0 || out != c.flushed+"\n" {
+			t.Errorf("%s: queue:flush --hours=1: exit %d, %q", c.version, code, out)
+		}
+		if out, _, code := e.run(ctx, "", "queue:failed", "--ansi"); code != 0 || !strings.HasPrefix(out, c.empty) {
+			t.Errorf("%s: queue:failed --ansi: exit %d, %q, want it to start %q", c.version, code, out, c.empty)
+		}
+	}
+}

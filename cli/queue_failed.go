@@ -112,7 +112,9 @@ func runQueueFailed(ctx context.Context, a *adminRun) int {
 		return 0
 	}
 	if len(rows) == 0 {
-		if a.at(9, 5) {
+		if a.at(9, 5) && !a.at(9, 21) {
+			a.con.comment("No failed jobs found.") // $this->comment() until the components style
+		} else if a.at(9, 5) {
 			a.con.info("No failed jobs found.")
 		} else {
 			a.con.info("No failed jobs!")
@@ -342,8 +344,12 @@ func (a *adminRun) deleteFailed(ctx context.Context, opt string, flush bool) int
 	case !flush:
 		a.con.info(fmt.Sprintf("%d entries deleted!", deleted))
 	case cutoff:
-		// The option as given, as FlushFailedCommand prints it.
-		a.con.info(fmt.Sprintf("All jobs that failed more than %s hours ago have been deleted successfully.", raw))
+		// The option as given, as FlushFailedCommand prints it; "!" until 9.5, as the other lines.
+		end := "."
+		if !a.at(9, 5) {
+			end = "!"
+		}
+		a.con.info(fmt.Sprintf("All jobs that failed more than %s hours ago have been deleted successfully%s", raw, end))
 	case a.at(9, 5):
 		a.con.info("All failed jobs deleted successfully.")
 	default:
