@@ -41,7 +41,7 @@ var workFlags = []struct {
 	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit)", false},
 	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit)", false},
 	{"stop-when-empty", "worker.stop_when_empty", "stop when the queues are empty", true},
-	{"stop-when-empty-for", "worker.stop_when_empty_for", "stop once the queues have been empty this many seconds since the last job finished (0 never; Laravel 11.53+)", false},
+	{"stop-when-empty-for", "worker.stop_when_empty_for", "stop once the queues have been empty this many seconds since the last job finished (0 never; Laravel 11.53+, 12.60+, 13.10+)", false},
 	{"once", "worker.once", "work one job and stop", true},
 	{"rest", "worker.rest", "seconds to rest after each job", false},
 	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check)", false},
