@@ -678,6 +678,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 		wc.RateLimiters[l.Limiter] = append(wc.RateLimiters[l.Limiter], worker.RateLimit{Allow: l.Allow, Per: l.Per, By: l.By})
 	}
 	wc.RunUnknownMiddleware, wc.DontRetry = classSet(w.RunUnknownMiddleware), classSet(w.DontRetry)
+	wc.DeleteWhenMissingModels = classSet(w.DeleteWhenMissingModels)
 	wc.DBConnection = cfg.DB.Driver
 	wc.Models = map[string]worker.Model{}
 	for _, m := range cfg.Models {

@@ -267,6 +267,10 @@ type Worker struct {
 	// dontRetry (Laravel 13.17+): a job whose error names one of them (its PHPClass method) fails at
 	// once instead of being retried. Default none.
 	DontRetry []string `mapstructure:"dont_retry"`
+	// DeleteWhenMissingModels lists the queued listener classes that set $deleteWhenMissingModels:
+	// before Laravel 12 PHP reads it from the listener's class, which the payload does not hold, and
+	// deletes such a job whose event's model is gone instead of failing it. Default none.
+	DeleteWhenMissingModels []string `mapstructure:"delete_when_missing_models"`
 	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
 	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default
 	// storage/framework/down next to the .env file (--env-file, or the working directory's), else in

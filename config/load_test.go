@@ -564,6 +564,7 @@ func TestExampleFile(t *testing.T) {
 	want.Routes, want.Models, want.App.PreviousKeys, want.RateLimiters = cfg.Routes, cfg.Models, cfg.App.PreviousKeys, cfg.RateLimiters
 	want.UniqueVia = cfg.UniqueVia
 	want.Worker.RunUnknownMiddleware, want.Worker.DontRetry = cfg.Worker.RunUnknownMiddleware, cfg.Worker.DontRetry
+	want.Worker.DeleteWhenMissingModels = cfg.Worker.DeleteWhenMissingModels
 	want.Cache.Memcached.Servers = cfg.Cache.Memcached.Servers
 	cfg.sources = nil // where keys were set: TestValidateNamesWhereSet
 	if !reflect.DeepEqual(*cfg, want) {

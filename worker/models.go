@@ -190,11 +190,15 @@ func keyString(v any) string {
 // deleteWhenMissingModels property (PHP reads the class's default, which the serialized command holds
 // when the class declares it) or the payload's key (13.x). Before 12.0 PHP reads the class the job
 // is displayed as: for a queued mailable or notification the mailable's or the notification's, whose
-// object the wrapper holds; a queued listener's class is not in its payload, so its property is not
-// seen (the job fails). From 12.0 it is the command's class, which for those wrappers has none.
+// object the wrapper holds; a queued listener's class is not in its payload, so the configuration
+// names those that set it (Config.DeleteWhenMissingModels). From 12.0 it is the command's class,
+// which for those wrappers has none.
 func (w *Worker) deleteWhenMissingModels(r *jobRun) bool {
 	cmd := r.cmd
 	if wrappers[cmd.Class] && !w.version.AtLeast(12, 0) {
+		if w.cfg.DeleteWhenMissingModels[r.displayName] {
+			return true
+		}
 		cmd = nil
 		for _, p := range r.cmd.Props {
 			if o, ok := p.Value.(*payload.Object); ok && o.Class == r.displayName {

@@ -222,5 +222,20 @@ func TestMissingModelsInWrappers(t *testing.T) {
 		f.push(t, "default", mail(2, true))
 		runOnce(t, w12)
 		f.wantRows(t, 0, 2)
+
+		// A listener's own $deleteWhenMissingModels is named in the configuration: it deletes the job
+		// before 12.0, and from 12.0 PHP no longer reads the listener's class.
+		listed := func(c *Config) {
+			c.DeleteWhenMissingModels = map[string]bool{`App\Listeners\RecordShipment`: true}
+		}
+		f.push(t, "default", listener(2))
+		runOnce(t, f.worker(t, listed))
+		f.wantRows(t, 0, 2)
+		f.push(t, "default", listener(2))
+		runOnce(t, f.worker(t, func(c *Config) { listed(c); c.LaravelVersion = "12.0" }))
+		f.wantRows(t, 0, 3)
+		if got := len(ran[`App\Listeners\RecordShipment`]); got != 1 {
+			t.Errorf("the listener ran %d times, want once", got)
+		}
 	})
 }
