@@ -158,6 +158,20 @@ func Load(p LoadParams) (*Config, error) {
 		}
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
+	if cache == nil {
+		// Without a cached configuration PHP reads config/app.php: its literal timezone and cipher
+		// (Laravel 5–10) win over the environment's variables, its env() defaults lie below them.
+		lookup := func(name string) (string, bool) {
+			if v, ok := environ[name]; ok {
+				return v, true
+			}
+			v, ok := dotenv[name]
+			return v, ok
+		}
+		literal, defaults, covered := appPHPSettings(appDir, lookup)
+		cacheSet = literal
+		dotenvSet, procSet = append(defaults, withoutLaravel(dotenvSet, covered)...), withoutLaravel(procSet, covered)
+	}
 	layers := [][]setting{dotenvSet, cacheSet, yamlSet, procSet, overrides}
 	typed := make([][]setting, len(layers))
 	winner := map[string]setting{}
