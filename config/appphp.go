@@ -3,73 +3,68 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 )
 
-// appPHPKeys are the settings config/app.php writes as literals up to Laravel 10 ('timezone' =>
-// 'UTC', 'cipher' => 'AES-256-CBC'), which PHP then reads whatever the environment says, and
-// Laravel 11 as env('APP_TIMEZONE', 'UTC'), with a default of the application's own; appPHPVars
-// are the variables the configuration reads for them (keys.go).
-var (
-	appPHPKeys = map[string]string{"timezone": "app.timezone", "cipher": "app.cipher"}
-	appPHPVars = map[string]string{"app.timezone": "APP_TIMEZONE", "app.cipher": "APP_CIPHER"}
-)
-
-// appPHPEntry matches one `'key' => value,` line of config/app.php's array.
-var appPHPEntry = regexp.MustCompile(`(?m)^\s*['"](timezone|cipher)['"]\s*=>\s*(.+?)\s*,?\s*(?://.*)?$`)
-
-// appPHPLiteral and appPHPEnv read the value: a quoted string, or env('NAME', 'default').
-var (
-	appPHPLiteral = regexp.MustCompile(`^(?:'([^'\\]*)'|"([^"\\$]*)")$`)
-	appPHPEnv     = regexp.MustCompile(`^env\(\s*['"](\w+)['"]\s*,\s*(?:'([^'\\]*)'|"([^"\\$]*)")\s*\)$`)
-)
-
-// appPHPSettings reads config/app.php under appDir, when there is one, for the values of appPHPKeys.
-// A literal is what PHP uses: it comes back in literal, and covered names its key, so that the
-// environment's Laravel variable (APP_TIMEZONE) does not override it. env('NAME', 'default') comes
-// back as the default in defaults, below every other layer, or as the value of NAME when that is
-// another variable than the one the key is read from (lookup reads the .env file and the environment).
-func appPHPSettings(appDir string, lookup func(string) (string, bool)) (literal, defaults []setting, covered map[string]bool) {
+// sourceSettings reads what PHP reads from the application's config/app.php and config/queue.php
+// (under appDir) when no configuration is cached: the app's timezone and cipher (strings in the file
+// up to Laravel 10, which PHP reads whatever APP_TIMEZONE says), and the queue connection's table,
+// queue and retry_after, the failed jobs' driver and table and the batches' table (retry_after is 90
+// written in the file up to Laravel 10: an application that raised it there has PHP workers that
+// wait that long before taking a reserved job again, and so must this one). Each value the files give
+// as a string, a number, a boolean or env('NAME', default) (and its casts) comes back as a setting that
+// covers the key: the environment's Laravel variable for it no longer counts, as in PHP. A value the
+// reader cannot evaluate leaves the key to the other layers. connection is the queue connection the
+// worker uses ("" for the application's default); lookup reads a variable as env() does.
+func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool) {
 	if appDir == "" {
-		return nil, nil, nil
-	}
-	path := filepath.Join(appDir, "config", "app.php")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, nil
+		return nil, nil
 	}
 	covered = map[string]bool{}
-	seen := map[string]bool{}
-	for _, m := range appPHPEntry.FindAllSubmatch(b, -1) {
-		name, expr := string(m[1]), string(m[2])
-		if seen[name] {
-			continue // the first: the top-level entry comes before any nested array's
+	read := func(name string) (*phpArray, string) {
+		path := filepath.Join(appDir, "config", name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, path
 		}
-		seen[name] = true
-		key := appPHPKeys[name]
-		source := "'" + name + "' in " + path
-		if l := appPHPLiteral.FindStringSubmatch(expr); l != nil {
-			literal = append(literal, setting{path: key, value: l[1] + l[2], source: source})
-			covered[key] = true
-			continue
+		a := readPHPConfigSource(string(b))
+		if a != nil {
+			evalEnv(a, lookup)
 		}
-		e := appPHPEnv.FindStringSubmatch(expr)
-		if e == nil {
-			continue // a constant or a call: not read
-		}
-		def := e[2] + e[3]
-		if appPHPVars[key] != e[1] {
-			// Another variable than ours: its value, else the default, is what PHP reads.
-			if v, ok := lookup(e[1]); ok {
-				if v, defined := laravelEnvValue(v); defined {
-					def = v
-				}
-			}
-			literal = append(literal, setting{path: key, value: def, source: e[1] + " through " + source})
-			covered[key] = true
-			continue
-		}
-		defaults = append(defaults, setting{path: key, value: def, source: "the default of " + source})
+		return a, path
 	}
-	return literal, defaults, covered
+	from := func(path string, a *phpArray, where string, keys ...string) {
+		v, ok := a.get(keys...)
+		if _, unknown := v.(phpUnknown); !ok || unknown {
+			return
+		}
+		if s, isText := exportString(v); isText {
+			out = append(out, setting{path: path, value: s, source: "in " + where, dir: appDir})
+			covered[path] = true
+		}
+	}
+	if app, where := read("app.php"); app != nil {
+		from("app.timezone", app, where, "timezone")
+		from("app.cipher", app, where, "cipher")
+	}
+	if queue, where := read("queue.php"); queue != nil {
+		if connection == "" {
+			if d, ok := queue.get("default"); ok {
+				connection, _ = d.(string)
+			}
+		}
+		if driver, _ := queue.get("connections", connection, "driver"); driver == "database" {
+			from("tables.jobs", queue, where, "connections", connection, "table")
+			from("worker.queues", queue, where, "connections", connection, "queue")
+			from("worker.retry_after", queue, where, "connections", connection, "retry_after")
+		}
+		if v, ok := queue.get("failed", "driver"); ok && v == nil {
+			out = append(out, setting{path: "failed.driver", value: "null", source: "in " + where})
+			covered["failed.driver"] = true
+		} else {
+			from("failed.driver", queue, where, "failed", "driver")
+		}
+		from("tables.failed_jobs", queue, where, "failed", "table")
+		from("tables.job_batches", queue, where, "batching", "table")
+	}
+	return out, covered
 }

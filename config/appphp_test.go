@@ -3,7 +3,9 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestLoadAppPHP reads config/app.php as PHP does without a cached configuration: a literal timezone
@@ -40,6 +42,52 @@ func TestLoadAppPHP(t *testing.T) {
 		}
 		if cfg.App.Timezone != tc.timezone || cfg.App.Cipher != tc.cipher {
 			t.Errorf("%s: timezone %q cipher %q, want %q %q", tc.name, cfg.App.Timezone, cfg.App.Cipher, tc.timezone, tc.cipher)
+		}
+	}
+}
+
+// TestLoadQueuePHP reads the queue connection's table, queue and retry_after and the failed jobs'
+// table from config/queue.php as PHP does: written there (Laravel 5–10: retry_after 90, often raised),
+// or through env() (Laravel 11), for the connection QUEUE_CONNECTION names.
+func TestLoadQueuePHP(t *testing.T) {
+	t.Parallel()
+	queuePHP := `<?php
+return [
+    'default' => env('QUEUE_CONNECTION', 'sync'),
+    'connections' => [
+        'database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 300],
+        'reports' => ['driver' => 'database', 'table' => 'report_jobs', 'queue' => env('REPORTS_QUEUE', 'reports'), 'retry_after' => (int) env('REPORTS_RETRY_AFTER', 900)],
+        'redis' => ['driver' => 'redis', 'queue' => 'r', 'retry_after' => 5],
+    ],
+    'failed' => ['driver' => env('QUEUE_FAILED_DRIVER', 'database-uuids'), 'database' => env('DB_CONNECTION', 'mysql'), 'table' => 'dead_jobs'],
+];
+`
+	for _, tc := range []struct {
+		name, dotenv string
+		environ      []string
+		retryAfter   time.Duration
+		table        string
+		queues       []string
+	}{
+		{"literal", "QUEUE_CONNECTION=database\nDB_QUEUE_RETRY_AFTER=60\n", nil, 300 * time.Second, "jobs", []string{"default"}},
+		{"another connection", "QUEUE_CONNECTION=reports\n", []string{"REPORTS_RETRY_AFTER=1200"}, 1200 * time.Second, "report_jobs", []string{"reports"}},
+		{"ours wins", "QUEUE_CONNECTION=database\n", []string{"ARTISAN_GO_WORKER_RETRY_AFTER=45"}, 45 * time.Second, "jobs", []string{"default"}},
+		{"not a database connection", "QUEUE_CONNECTION=redis\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(queuePHP), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv), Environ: tc.environ})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if cfg.Worker.RetryAfter != tc.retryAfter || cfg.Tables.Jobs != tc.table || !slices.Equal(cfg.Worker.Queues, tc.queues) || cfg.Tables.FailedJobs != "dead_jobs" {
+			t.Errorf("%s: retry_after %v, table %q, queues %v, failed table %q; want %v, %q, %v, dead_jobs",
+				tc.name, cfg.Worker.RetryAfter, cfg.Tables.Jobs, cfg.Worker.Queues, cfg.Tables.FailedJobs, tc.retryAfter, tc.table, tc.queues)
 		}
 	}
 }

@@ -159,8 +159,9 @@ func Load(p LoadParams) (*Config, error) {
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
 	if cache == nil {
-		// Without a cached configuration PHP reads config/app.php: its literal timezone and cipher
-		// (Laravel 5–10) win over the environment's variables, its env() defaults lie below them.
+		// Without a cached configuration PHP reads config/app.php and config/queue.php, whose values
+		// written there (the timezone, retry_after up to Laravel 10) win over the environment's
+		// variables; env() in them reads the process environment first, then .env, as PHP does.
 		lookup := func(name string) (string, bool) {
 			if v, ok := environ[name]; ok {
 				return v, true
@@ -168,9 +169,19 @@ func Load(p LoadParams) (*Config, error) {
 			v, ok := dotenv[name]
 			return v, ok
 		}
-		literal, defaults, covered := appPHPSettings(appDir, lookup)
-		cacheSet = literal
-		dotenvSet, procSet = append(defaults, withoutLaravel(dotenvSet, covered)...), withoutLaravel(procSet, covered)
+		connection := ""
+		if c, ok := p.Overrides["connection"]; ok {
+			connection = fmt.Sprint(c)
+		} else {
+			for _, name := range []string{"QUEUE_CONNECTION", "QUEUE_DRIVER"} {
+				if v, ok := lookup(name); ok && connection == "" {
+					connection, _ = laravelEnvValue(v)
+				}
+			}
+		}
+		var covered map[string]bool
+		cacheSet, covered = sourceSettings(appDir, connection, lookup)
+		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
 	layers := [][]setting{dotenvSet, cacheSet, yamlSet, procSet, overrides}
 	typed := make([][]setting, len(layers))

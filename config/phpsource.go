@@ -1,0 +1,385 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// This file reads an application's config/*.php as PHP evaluates it when no configuration is cached,
+// for the simple values the worker needs: the array the file returns, with strings, numbers, booleans,
+// null, nested arrays ([...] and array(...)), env('NAME', default) and the casts (int), (bool),
+// (string) and (float) of those. Anything else (a function call, a constant, a concatenation) is
+// unknown: phpUnknown, so that the caller falls back to what it reads otherwise.
+
+// phpUnknown is a value the reader does not evaluate.
+type phpUnknown struct{}
+
+// phpEnvRef is env('NAME', default) as written, before it is evaluated.
+type phpEnvRef struct {
+	name string
+	def  any    // the default as written (phpUnknown when it is an expression)
+	cast string // "int", "bool", "string", "float" or ""
+}
+
+// phpToken is one token of PHP source: kind is 's' (a quoted string, its value in text), 'n' (a
+// number), 'i' (a name), 'x' (a double-quoted string with interpolation), '>' for =>, 'a' for ->, 'c'
+// for < and >, or the punctuation itself ('[', ']', '(', ')', ',', ';', '.', '?' and any other byte).
+type phpToken struct {
+	kind byte
+	text string
+}
+
+// phpTokens splits PHP source after its opening tag into tokens, without comments.
+func phpTokens(src string) []phpToken {
+	if i := strings.Index(src, "<?php"); i >= 0 {
+		src = src[i+5:]
+	}
+	var out []phpToken
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '#' || c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += end + 4
+		case c == '\'':
+			var b strings.Builder
+			j := i + 1
+			for ; j < len(src) && src[j] != '\''; j++ {
+				if src[j] == '\\' && j+1 < len(src) && (src[j+1] == '\'' || src[j+1] == '\\') {
+					j++
+				}
+				b.WriteByte(src[j])
+			}
+			out = append(out, phpToken{'s', b.String()})
+			i = j + 1
+		case c == '"':
+			j := i + 1
+			plain := true
+			for ; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' || src[j] == '$' {
+					plain = false
+					if src[j] == '\\' {
+						j++
+					}
+				}
+			}
+			kind := byte('s')
+			if !plain {
+				kind = 'x'
+			}
+			out = append(out, phpToken{kind, src[min(i+1, len(src)):min(j, len(src))]})
+			i = j + 1
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' || src[j] == '_') {
+				j++
+			}
+			out = append(out, phpToken{'n', strings.ReplaceAll(src[i:j], "_", "")})
+			i = j
+		case c == '\\' || c == '_' || unicode.IsLetter(rune(c)):
+			j := i
+			for j < len(src) && (src[j] == '\\' || src[j] == '_' || src[j] == ':' || unicode.IsLetter(rune(src[j])) || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			out = append(out, phpToken{'i', src[i:j]})
+			i = j
+		case c == '=' && i+1 < len(src) && src[i+1] == '>':
+			out = append(out, phpToken{'>', "=>"})
+			i += 2
+		case c == '-' && i+1 < len(src) && src[i+1] == '>':
+			out = append(out, phpToken{'a', "->"}) // a method call, never a key's arrow
+			i += 2
+		case c == '>' || c == '<':
+			out = append(out, phpToken{'c', string(c)}) // a comparison, never a key's arrow
+			i++
+		default:
+			out = append(out, phpToken{c, string(c)})
+			i++
+		}
+	}
+	return out
+}
+
+// phpSourceReader reads the value a config file returns.
+type phpSourceReader struct {
+	toks []phpToken
+	pos  int
+}
+
+// readPHPConfigSource returns the array a config file's `return` gives, or nil when it has none the
+// reader understands.
+func readPHPConfigSource(src string) *phpArray {
+	r := &phpSourceReader{toks: phpTokens(src)}
+	for r.pos < len(r.toks) {
+		t := r.toks[r.pos]
+		r.pos++
+		if t.kind == 'i' && strings.EqualFold(t.text, "return") {
+			if a, ok := r.value().(*phpArray); ok {
+				return a
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *phpSourceReader) peek() phpToken {
+	if r.pos < len(r.toks) {
+		return r.toks[r.pos]
+	}
+	return phpToken{kind: 0}
+}
+
+// value reads one expression: a value it knows, or phpUnknown after skipping the expression to the
+// next ',' ']' ')' ';' or '=>' at its own depth.
+func (r *phpSourceReader) value() any {
+	start := r.pos
+	v := r.term()
+	if _, unknown := v.(phpUnknown); !unknown && r.ends() {
+		return v
+	}
+	r.pos = start
+	r.skip()
+	return phpUnknown{}
+}
+
+// ends reports whether the expression ends at the next token.
+func (r *phpSourceReader) ends() bool {
+	switch r.peek().kind {
+	case ',', ']', ')', ';', '>', 0:
+		return true
+	}
+	return false
+}
+
+// skip passes over an expression up to the next ',' ']' ')' ';' or '=>' at its depth.
+func (r *phpSourceReader) skip() {
+	depth := 0
+	for r.pos < len(r.toks) {
+		switch r.toks[r.pos].kind {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			if depth == 0 {
+				return
+			}
+			depth--
+		case ',', ';', '>':
+			if depth == 0 {
+				return
+			}
+		}
+		r.pos++
+	}
+}
+
+// term reads a simple value.
+func (r *phpSourceReader) term() any {
+	t := r.peek()
+	r.pos++
+	switch t.kind {
+	case 's':
+		return t.text
+	case 'n':
+		if n, err := strconv.ParseInt(t.text, 10, 64); err == nil {
+			return n
+		}
+		if f, err := strconv.ParseFloat(t.text, 64); err == nil {
+			return f
+		}
+	case '[':
+		return r.array(']')
+	case '(':
+		// A cast: (int) env(...).
+		if c := r.peek(); c.kind == 'i' && r.pos+1 < len(r.toks) && r.toks[r.pos+1].kind == ')' {
+			r.pos += 2
+			v := r.term()
+			if e, ok := v.(phpEnvRef); ok && e.cast == "" {
+				e.cast = strings.ToLower(c.text)
+				return e
+			}
+			return castPHP(strings.ToLower(c.text), v)
+		}
+	case 'i':
+		switch strings.ToLower(t.text) {
+		case "true":
+			return true
+		case "false":
+			return false
+		case "null":
+			return nil
+		case "array":
+			if r.peek().kind == '(' {
+				r.pos++
+				return r.array(')')
+			}
+		case "env":
+			if r.peek().kind == '(' {
+				return r.env()
+			}
+		}
+	}
+	return phpUnknown{}
+}
+
+// env reads the arguments of env('NAME'[, default]).
+func (r *phpSourceReader) env() any {
+	r.pos++ // (
+	name := r.peek()
+	if name.kind != 's' {
+		return phpUnknown{}
+	}
+	r.pos++
+	e := phpEnvRef{name: name.text}
+	if r.peek().kind == ',' {
+		r.pos++
+		e.def = r.value()
+	}
+	if r.peek().kind != ')' {
+		return phpUnknown{}
+	}
+	r.pos++
+	return e
+}
+
+// array reads entries up to close: `key => value` or `value` (an integer key after the last one).
+func (r *phpSourceReader) array(close byte) any {
+	a := &phpArray{values: map[string]any{}}
+	next := int64(0)
+	for {
+		if r.peek().kind == close {
+			r.pos++
+			return a
+		}
+		if r.peek().kind == 0 {
+			return phpUnknown{}
+		}
+		start := r.pos
+		k := r.value()
+		if r.peek().kind == '>' {
+			r.pos++
+			v := r.value()
+			switch key := k.(type) {
+			case string:
+				if n, err := strconv.ParseInt(key, 10, 64); err == nil && strconv.FormatInt(n, 10) == key {
+					next = max(next, n+1)
+				}
+				a.set(key, v)
+			case int64:
+				a.set(strconv.FormatInt(key, 10), v)
+				next = max(next, key+1)
+			}
+			// A key the reader does not know (a constant): the entry is left out.
+		} else if r.pos > start {
+			a.set(strconv.FormatInt(next, 10), k)
+			next++
+		}
+		switch r.peek().kind {
+		case ',':
+			r.pos++
+		case close:
+		default:
+			r.skip()
+			if r.peek().kind == ',' {
+				r.pos++
+			} else if r.peek().kind != close {
+				return phpUnknown{}
+			}
+		}
+	}
+}
+
+// set adds or replaces an entry, keeping the first position.
+func (a *phpArray) set(key string, v any) {
+	if _, ok := a.values[key]; !ok {
+		a.keys = append(a.keys, key)
+	}
+	a.values[key] = v
+}
+
+// castPHP applies a cast to a known value; others stay unknown.
+func castPHP(cast string, v any) any {
+	switch cast {
+	case "int", "integer":
+		switch x := v.(type) {
+		case string:
+			return int64(phpIntCast(x))
+		case int64:
+			return x
+		case bool:
+			if x {
+				return int64(1)
+			}
+			return int64(0)
+		case nil:
+			return int64(0)
+		}
+	case "string":
+		switch x := v.(type) {
+		case string:
+			return x
+		case int64:
+			return strconv.FormatInt(x, 10)
+		}
+	case "bool", "boolean":
+		switch x := v.(type) {
+		case string:
+			return x != "" && x != "0"
+		case int64:
+			return x != 0
+		case bool:
+			return x
+		case nil:
+			return false
+		}
+	}
+	return phpUnknown{}
+}
+
+// evalEnv evaluates env() references as Laravel's env() helper does, with lookup reading the
+// variable (the process environment first, then the .env file, as phpdotenv's immutable loading
+// does): "true", "false", "null", "empty" (and their parenthesized forms) become their values, and an
+// unset variable gives the default. Arrays are evaluated in place.
+func evalEnv(v any, lookup func(string) (string, bool)) any {
+	switch x := v.(type) {
+	case *phpArray:
+		for _, k := range x.keys {
+			x.values[k] = evalEnv(x.values[k], lookup)
+		}
+		return x
+	case phpEnvRef:
+		var out any = evalEnv(x.def, lookup)
+		if raw, ok := lookup(x.name); ok {
+			switch strings.ToLower(raw) {
+			case "true", "(true)":
+				out = true
+			case "false", "(false)":
+				out = false
+			case "null", "(null)":
+				out = nil
+			case "empty", "(empty)":
+				out = ""
+			default:
+				out = raw
+				if n := len(raw); n >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[n-1] == raw[0] {
+					out = raw[1 : n-1] // Env::get strips one pair of quotes
+				}
+			}
+		}
+		if x.cast != "" {
+			return castPHP(x.cast, out)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,78 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestReadPHPConfigSource reads the values of a config file written as Laravel's skeletons write
+// them: strings, numbers, booleans, null, nested arrays of both syntaxes, env() with a default and a
+// cast, and leaves what it does not evaluate (calls, constants, concatenations, method chains) unknown
+// without losing the entries after it.
+func TestReadPHPConfigSource(t *testing.T) {
+	t.Parallel()
+	src := `<?php
+
+use Illuminate\Support\Str;
+
+return [
+    /*
+    | A comment with 'quotes' => and [brackets].
+    */
+    'default' => env('QUEUE_CONNECTION', 'sync'), // a comment
+    # another comment
+    'connections' => [
+        'database' => [
+            'driver' => 'database',
+            'table' => env('DB_QUEUE_TABLE', 'jobs'),
+            'queue' => 'default',
+            'retry_after' => (int) env('DB_QUEUE_RETRY_AFTER', 90),
+            'after_commit' => false,
+        ],
+        'redis' => array('driver' => "redis", 'block_for' => null, 'url' => 'http://a/b'),
+        'mysql' => [
+            'options' => extension_loaded('pdo_mysql') ? array_filter([
+                PDO::MYSQL_ATTR_SSL_CA => env('MYSQL_ATTR_SSL_CA'),
+            ]) : [],
+            'prefix' => Str::slug(env('APP_NAME', 'laravel'), '_').'_cache',
+            'providers' => ServiceProvider::defaultProviders()->merge([App\Providers\A::class])->toArray(),
+            'strict' => true,
+        ],
+    ],
+    'list' => ['a', 'b', 7 => 'c', 'd'],
+    'ratio' => 0.5,
+    'escaped' => 'it\'s',
+];
+`
+	a := readPHPConfigSource(src)
+	if a == nil {
+		t.Fatal("no array")
+	}
+	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database"}
+	evalEnv(a, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	for _, c := range []struct {
+		path []string
+		want any
+	}{
+		{[]string{"default"}, "database"},
+		{[]string{"connections", "database", "table"}, "jobs"},
+		{[]string{"connections", "database", "retry_after"}, int64(300)},
+		{[]string{"connections", "database", "after_commit"}, false},
+		{[]string{"connections", "redis", "driver"}, "redis"},
+		{[]string{"connections", "redis", "block_for"}, nil},
+		{[]string{"connections", "redis", "url"}, "http://a/b"},
+		{[]string{"connections", "mysql", "options"}, phpUnknown{}},
+		{[]string{"connections", "mysql", "prefix"}, phpUnknown{}},
+		{[]string{"connections", "mysql", "providers"}, phpUnknown{}},
+		{[]string{"connections", "mysql", "strict"}, true},
+		{[]string{"list", "1"}, "b"},
+		{[]string{"list", "7"}, "c"},
+		{[]string{"list", "8"}, "d"},
+		{[]string{"ratio"}, 0.5},
+		{[]string{"escaped"}, "it's"},
+	} {
+		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%v = %#v (%v), want %#v", c.path, got, ok, c.want)
+		}
+	}
+}
