@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // sourceSettings reads what PHP reads from the application's config/app.php and config/queue.php
@@ -15,9 +17,11 @@ import (
 // covers the key: the environment's Laravel variable for it no longer counts, as in PHP. A value the
 // reader cannot evaluate leaves the key to the other layers. connection is the queue connection the
 // worker uses ("" for the application's default); lookup reads a variable as env() does.
-func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool) {
+//
+// A retry_after or timezone the reader cannot evaluate is named in notes, with the setting to give.
+func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string) {
 	if appDir == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	covered = map[string]bool{}
 	read := func(name string) (*phpArray, string) {
@@ -34,6 +38,9 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 	}
 	from := func(path string, a *phpArray, where string, keys ...string) {
 		v, ok := a.get(keys...)
+		if _, unknown := v.(phpUnknown); ok && unknown && (path == "worker.retry_after" || path == "app.timezone") {
+			notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
+		}
 		if _, unknown := v.(phpUnknown); !ok || unknown {
 			return
 		}
@@ -66,5 +73,5 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		from("tables.failed_jobs", queue, where, "failed", "table")
 		from("tables.job_batches", queue, where, "batching", "table")
 	}
-	return out, covered
+	return out, covered, notes
 }

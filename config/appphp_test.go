@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,6 +59,8 @@ return [
         'database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 300],
         'reports' => ['driver' => 'database', 'table' => 'report_jobs', 'queue' => env('REPORTS_QUEUE', 'reports'), 'retry_after' => (int) env('REPORTS_RETRY_AFTER', 900)],
         'redis' => ['driver' => 'redis', 'queue' => 'r', 'retry_after' => 5],
+        'computed' => ['driver' => 'database', 'retry_after' => 60 * 10],
+        'code' => ['driver' => 'database', 'retry_after' => config('x.y')],
     ],
     'failed' => ['driver' => env('QUEUE_FAILED_DRIVER', 'database-uuids'), 'database' => env('DB_CONNECTION', 'mysql'), 'table' => 'dead_jobs'],
 ];
@@ -73,6 +76,8 @@ return [
 		{"another connection", "QUEUE_CONNECTION=reports\n", []string{"REPORTS_RETRY_AFTER=1200"}, 1200 * time.Second, "report_jobs", []string{"reports"}},
 		{"ours wins", "QUEUE_CONNECTION=database\n", []string{"ARTISAN_GO_WORKER_RETRY_AFTER=45"}, 45 * time.Second, "jobs", []string{"default"}},
 		{"not a database connection", "QUEUE_CONNECTION=redis\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+		{"an expression", "QUEUE_CONNECTION=computed\n", nil, 600 * time.Second, "jobs", []string{"default"}},
+		{"code", "QUEUE_CONNECTION=code\n", nil, 90 * time.Second, "jobs", []string{"default"}},
 	} {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -84,6 +89,9 @@ return [
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv), Environ: tc.environ})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "connections.code.retry_after written there is PHP code"); noted != (tc.name == "code") {
+			t.Errorf("%s: warnings %q", tc.name, cfg.Warnings())
 		}
 		if cfg.Worker.RetryAfter != tc.retryAfter || cfg.Tables.Jobs != tc.table || !slices.Equal(cfg.Worker.Queues, tc.queues) || cfg.Tables.FailedJobs != "dead_jobs" {
 			t.Errorf("%s: retry_after %v, table %q, queues %v, failed table %q; want %v, %q, %v, dead_jobs",

@@ -180,7 +180,9 @@ func Load(p LoadParams) (*Config, error) {
 			}
 		}
 		var covered map[string]bool
-		cacheSet, covered = sourceSettings(appDir, connection, lookup)
+		var n []string
+		cacheSet, covered, n = sourceSettings(appDir, connection, lookup)
+		notes = append(notes, n...)
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
 	layers := [][]setting{dotenvSet, cacheSet, yamlSet, procSet, overrides}

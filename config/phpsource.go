@@ -144,13 +144,88 @@ func (r *phpSourceReader) peek() phpToken {
 // next ',' ']' ')' ';' or '=>' at its own depth.
 func (r *phpSourceReader) value() any {
 	start := r.pos
-	v := r.term()
+	v := r.sum()
 	if _, unknown := v.(phpUnknown); !unknown && r.ends() {
 		return v
 	}
 	r.pos = start
 	r.skip()
 	return phpUnknown{}
+}
+
+// sum reads terms joined by + and -, and product terms joined by * and /, of numbers written in the
+// file ('retry_after' => 60 * 5): PHP's arithmetic on integers, a float once one is or a division
+// does not come out whole.
+func (r *phpSourceReader) sum() any {
+	v := r.product()
+	for {
+		op := r.peek().kind
+		if op != '+' && op != '-' {
+			return v
+		}
+		r.pos++
+		v = arith(op, v, r.product())
+	}
+}
+
+// product reads terms joined by * and /.
+func (r *phpSourceReader) product() any {
+	v := r.term()
+	for {
+		op := r.peek().kind
+		if op != '*' && op != '/' {
+			return v
+		}
+		r.pos++
+		v = arith(op, v, r.term())
+	}
+}
+
+// arith applies one operator to two numbers; anything else is unknown.
+func arith(op byte, a, b any) any {
+	ai, aInt := a.(int64)
+	bi, bInt := b.(int64)
+	if aInt && bInt && op != '/' {
+		switch op {
+		case '+':
+			return ai + bi
+		case '-':
+			return ai - bi
+		case '*':
+			return ai * bi
+		}
+	}
+	if aInt && bInt && bi != 0 && ai%bi == 0 {
+		return ai / bi
+	}
+	af, aok := toFloat(a)
+	bf, bok := toFloat(b)
+	if !aok || !bok {
+		return phpUnknown{}
+	}
+	switch op {
+	case '+':
+		return af + bf
+	case '-':
+		return af - bf
+	case '*':
+		return af * bf
+	}
+	if bf == 0 {
+		return phpUnknown{}
+	}
+	return af / bf
+}
+
+// toFloat reads a number written in the file.
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
 }
 
 // ends reports whether the expression ends at the next token.

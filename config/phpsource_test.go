@@ -41,6 +41,10 @@ return [
     ],
     'list' => ['a', 'b', 7 => 'c', 'd'],
     'ratio' => 0.5,
+    'five_minutes' => 60 * 5,
+    'sum' => 1 + 2 * 3 - 4 / 2,
+    'half' => 3 / 2,
+    'env_times' => env('X', 1) * 60,
     'escaped' => 'it\'s',
 ];
 `
@@ -69,6 +73,10 @@ return [
 		{[]string{"list", "7"}, "c"},
 		{[]string{"list", "8"}, "d"},
 		{[]string{"ratio"}, 0.5},
+		{[]string{"five_minutes"}, int64(300)},
+		{[]string{"sum"}, int64(5)},
+		{[]string{"half"}, 1.5},
+		{[]string{"env_times"}, phpUnknown{}},
 		{[]string{"escaped"}, "it's"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
