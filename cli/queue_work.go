@@ -367,7 +367,12 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	defer closeStores()
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, uniqueStores, op.observer(), events)
+	maintenance, closeMaintenance, err := openMaintenanceStore(ctx, cfg, conn, log)
+	if err != nil {
+		return 1, err
+	}
+	defer closeMaintenance()
+	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, uniqueStores, maintenance, op.observer(), events)
 	if err != nil {
 		return 1, err
 	}
@@ -453,7 +458,7 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
 // the cache store when it is Redis, files or memcached (cs, nil for the database store). queueFlag
 // says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, uniqueStores map[string]worker.LockReleaser, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, uniqueStores map[string]worker.LockReleaser, maintenance worker.CacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
 	if err != nil {
 		return nil, nil, err
@@ -489,7 +494,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if len(reg.Classes()) == 0 {
 		log.Warn("no handlers are registered and no routes are configured: every job is left for PHP workers; add routes to the configuration, or build a binary that registers Go handlers")
 	}
-	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, KeyringErr: krErr, Config: wc, Logger: log, Observer: obs, Events: events, UniqueStores: uniqueStores}
+	p := worker.Params{Queue: q, Conn: conn, Registry: reg, Keyring: kr, KeyringErr: krErr, Config: wc, Logger: log, Observer: obs, Events: events, UniqueStores: uniqueStores, MaintenanceStore: maintenance}
 	switch {
 	case cs != nil:
 		p.Locks, p.Cache = cs.locks, cs.values
@@ -585,6 +590,29 @@ func openUniqueStores(ctx context.Context, cfg *config.Config) (map[string]worke
 	return stores, closeAll, nil
 }
 
+// openMaintenanceStore opens the cache store the cache maintenance driver (Laravel 9+) keeps
+// illuminate:foundation:down in, when it is another than the default store; nil otherwise. A store
+// the worker does not reach is logged: php artisan down is then not seen.
+func openMaintenanceStore(ctx context.Context, cfg *config.Config, conn *laravel.Conn, log *slog.Logger) (worker.CacheStore, func(), error) {
+	store := cfg.App.MaintenanceStore
+	if cfg.App.MaintenanceDriver != "cache" || store == "" || store == cfg.Cache.Store {
+		return nil, func() {}, nil
+	}
+	if store == "database" {
+		return conn, func() {}, nil
+	}
+	cs, err := openCacheDriver(ctx, cfg, store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app.maintenance_store: the %s cache store: %w", store, err)
+	}
+	if cs == nil {
+		log.Warn("the maintenance mode's cache store is not one artisan-go reads: php artisan down is not seen by this worker; use the database, redis, file or memcached store",
+			"maintenance_store", store)
+		return nil, func() {}, nil
+	}
+	return cs.values, cs.close, nil
+}
+
 // openCacheDriver opens the cache store of the driver with the configuration's settings for it (nil
 // for the database and the drivers artisan-go does not read).
 func openCacheDriver(ctx context.Context, cfg *config.Config, driver string) (*cacheStore, error) {
@@ -663,6 +691,7 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.StopWhenEmptyFor = w.StopWhenEmptyFor
 	wc.Rest, wc.MemoryMB, wc.Concurrency, wc.RetryAfter = w.Rest, w.MemoryMB, w.Concurrency, w.RetryAfter
 	wc.ShutdownGrace, wc.Force, wc.MaintenanceFile = w.ShutdownGrace, w.Force, w.MaintenanceFile
+	wc.MaintenanceDriver = cfg.App.MaintenanceDriver
 	wc.BatchCompanion, wc.FailedCompanion = w.BatchCompanion, w.FailedCompanion
 	wc.Unhandled = cfg.Unhandled
 	wc.FailedDriver = cfg.Failed.Driver

@@ -52,6 +52,8 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 	if app, where := read("app.php"); app != nil {
 		from("app.timezone", app, where, "timezone")
 		from("app.cipher", app, where, "cipher")
+		from("app.maintenance_driver", app, where, "maintenance", "driver")
+		from("app.maintenance_store", app, where, "maintenance", "store")
 	}
 	if queue, where := read("queue.php"); queue != nil {
 		if connection == "" {

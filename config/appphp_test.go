@@ -99,3 +99,31 @@ return [
 		}
 	}
 }
+
+// TestLoadMaintenanceDriver reads config/app.php's maintenance driver and store (Laravel 9+), written
+// there, or through APP_MAINTENANCE_DRIVER / APP_MAINTENANCE_STORE (11+).
+func TestLoadMaintenanceDriver(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		appPHP, dotenv, driver, store string
+	}{
+		{"'maintenance' => [\n        'driver' => 'cache',\n        // 'store' => 'redis',\n    ],", "", "cache", ""},
+		{"'maintenance' => ['driver' => env('APP_MAINTENANCE_DRIVER', 'file'), 'store' => env('APP_MAINTENANCE_STORE', 'database')],", "APP_MAINTENANCE_DRIVER=cache\nAPP_MAINTENANCE_STORE=redis\n", "cache", "redis"},
+		{"'name' => 'Laravel',", "", "", ""},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config", "app.php"), []byte("<?php\nreturn [\n    "+tc.appPHP+"\n];\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.App.MaintenanceDriver != tc.driver || cfg.App.MaintenanceStore != tc.store {
+			t.Errorf("%s: driver %q store %q, want %q %q", tc.appPHP, cfg.App.MaintenanceDriver, cfg.App.MaintenanceStore, tc.driver, tc.store)
+		}
+	}
+}

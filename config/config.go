@@ -293,6 +293,14 @@ type App struct {
 	// Env is APP_ENV; in "production" queue:clear asks before deleting, as Laravel's confirmable
 	// commands do. Default "production", as config/app.php has it.
 	Env string `mapstructure:"env"`
+	// MaintenanceDriver is config/app.php's maintenance.driver (Laravel 9+): "file", where php artisan
+	// down writes storage/framework/down, or "cache", where it writes illuminate:foundation:down in
+	// MaintenanceStore. APP_MAINTENANCE_DRIVER from 11. Default "": not known, and both are looked at
+	// (the cache key in the default store).
+	MaintenanceDriver string `mapstructure:"maintenance_driver"`
+	// MaintenanceStore is maintenance.store, the cache store the cache driver uses ("" is the default
+	// store). APP_MAINTENANCE_STORE from 11. Default "".
+	MaintenanceStore string `mapstructure:"maintenance_store"`
 }
 
 // Cache is Laravel's default cache store.

@@ -138,6 +138,8 @@ func laravelNames(v version) map[string][]string {
 		m["app.previous_keys"] = []string{"APP_PREVIOUS_KEYS"} // Laravel 11's key rotation
 		m["cache.store"] = []string{"CACHE_STORE"}
 		m["db.url"] = []string{"DB_URL"}
+		m["app.maintenance_driver"] = []string{"APP_MAINTENANCE_DRIVER"}
+		m["app.maintenance_store"] = []string{"APP_MAINTENANCE_STORE"}
 	}
 	if !v.atLeast(5, 7) {
 		m["cache.redis.db"] = []string{"REDIS_DB"}

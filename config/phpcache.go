@@ -347,6 +347,10 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	for _, k := range []string{"name", "key", "cipher", "timezone", "env"} {
 		from("app."+k, arr, "app", k)
 	}
+	if v, ok := arr.get("app", "maintenance", "driver"); ok {
+		put("app.maintenance_driver", v, ok)
+		from("app.maintenance_store", arr, "app", "maintenance", "store")
+	}
 	if keys, ok := arr.get("app", "previous_keys"); ok {
 		put("app.previous_keys", joinList(keys), true)
 	}

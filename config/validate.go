@@ -343,6 +343,10 @@ func (c *Config) validateCacheAndFailed(v *validator) {
 		v.add("failed.driver", fmt.Sprintf("unknown failed-job driver %q", c.Failed.Driver),
 			`use "database-uuids" (Laravel 8+), "database" or "null", as config/queue.php's failed.driver says`)
 	}
+	if d := c.App.MaintenanceDriver; d != "" && d != "file" && d != "cache" {
+		v.add("app.maintenance_driver", fmt.Sprintf("unknown maintenance driver %q", d),
+			`use "file" or "cache", as config/app.php's maintenance.driver says, or "" to look at both`)
+	}
 }
 
 func (c *Config) validateModels(v *validator) {

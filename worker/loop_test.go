@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artisan-go/artisan-go/arraycache"
 	"github.com/artisan-go/artisan-go/handlers"
 	"github.com/artisan-go/artisan-go/internal/testenv"
 	"github.com/artisan-go/artisan-go/laravel"
@@ -834,4 +837,73 @@ func TestOnceAndMaxJobsSkipPHPJobs(t *testing.T) {
 			t.Fatalf("--max-jobs=2: %d run in all, stats %+v (%v); want two more", calls.Load(), w.Stats(), err)
 		}
 	})
+}
+
+// TestMaintenanceDriver follows the application's maintenance driver (Laravel 9+): with "file" the
+// cache key is not looked at, with "cache" the file is not, and the key is read from the driver's
+// store when it is not the default one.
+func TestMaintenanceDriver(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	downFile := filepath.Join(t.TempDir(), "down")
+	other := arraycache.New(nil)
+	for i, c := range []struct {
+		driver            string
+		fileDown, keyDown bool // the maintenance file exists; the key is in the default store
+		otherDown         bool // the key is in the driver's own store
+		runs              bool
+	}{
+		{"", false, true, false, false},
+		{"", true, false, false, false},
+		{"file", false, true, false, true},
+		{"file", true, false, false, false},
+		{"cache", true, false, false, true},
+		{"cache", false, false, true, false},
+		{"cache", false, true, false, true}, // the driver's store is another one
+	} {
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+		if err := os.Remove(downFile); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if c.fileDown {
+			if err := os.WriteFile(downFile, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Conn.CacheForget(bg, maintenanceKey); err != nil {
+			t.Fatal(err)
+		}
+		if c.keyDown {
+			if err := f.Conn.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := other.CacheForget(bg, maintenanceKey); err != nil {
+			t.Fatal(err)
+		}
+		if c.otherDown {
+			if err := other.CacheForever(bg, maintenanceKey, `a:0:{}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := calls.Load()
+		w := f.workerWith(t, func(cfg *Config) {
+			cfg.LaravelVersion = "11.0"
+			cfg.StopWhenEmpty, cfg.Sleep = true, 10*time.Millisecond
+			cfg.MaintenanceFile, cfg.MaintenanceDriver = downFile, c.driver
+		}, func(p *Params) {
+			if c.driver == "cache" && i >= 5 {
+				p.MaintenanceStore = other
+			}
+		})
+		if _, err := w.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+		if runs := calls.Load() > before; runs != c.runs {
+			t.Errorf("driver %q, file %v, key %v, own store %v: ran %v, want %v", c.driver, c.fileDown, c.keyDown, c.otherDown, runs, c.runs)
+		}
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+	}
 }

@@ -74,6 +74,10 @@ type Config struct {
 	// MaintenanceFile is where `php artisan down` (the file driver) writes: while it exists the worker
 	// claims nothing unless Force; "" does not look.
 	MaintenanceFile string
+	// MaintenanceDriver is the application's maintenance driver (Laravel 9+): "file" looks only at
+	// MaintenanceFile, "cache" only at the illuminate:foundation:down key of Params.MaintenanceStore
+	// (the cache store when nil), "" at both.
+	MaintenanceDriver string
 	// BatchCallbacks says what to do with a job whose batch has then/catch/finally callbacks, or whose
 	// chain has catch callbacks (PHP closures), when no companion class runs them: "php" (default)
 	// leaves it to PHP workers so the callbacks run; "run" runs it here and the callbacks are skipped.
@@ -174,6 +178,9 @@ type Params struct {
 	Cache CacheStore
 	// Observer is told about claims and jobs (metrics, traces, Pulse); nil observes nothing.
 	Observer Observer
+	// MaintenanceStore is the cache store the cache maintenance driver keeps its key in when it is not
+	// the default one (Config.MaintenanceDriver); nil is the cache store.
+	MaintenanceStore CacheStore
 }
 
 // Bookkeeping is what a worker records beside the jobs table, as Laravel's worker does: batch
@@ -241,15 +248,16 @@ type Worker struct {
 	keyring  *payload.Keyring
 	keyErr   error // Params.KeyringErr
 	// uniqueStores are Params.UniqueStores.
-	uniqueStores map[string]LockReleaser
-	locks        LockReleaser
-	cache        CacheStore
-	obs          Observer
-	cfg          Config
-	version      Version
-	log          *slog.Logger
-	clock        func() time.Time
-	events       func(RunEvent)
+	uniqueStores     map[string]LockReleaser
+	locks            LockReleaser
+	cache            CacheStore
+	maintenanceStore CacheStore // the cache maintenance driver's store when not the cache store (nil)
+	obs              Observer
+	cfg              Config
+	version          Version
+	log              *slog.Logger
+	clock            func() time.Time
+	events           func(RunEvent)
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
 	excluded    *idRing
@@ -412,7 +420,7 @@ func New(p Params) (*Worker, error) {
 		cache = p.Conn
 	}
 	w := &Worker{
-		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, uniqueStores: p.UniqueStores, cache: cache, obs: p.Observer, cfg: cfg, version: v,
+		queue: p.Queue, conn: p.Conn, registry: p.Registry, keyring: p.Keyring, keyErr: p.KeyringErr, locks: p.Locks, uniqueStores: p.UniqueStores, cache: cache, maintenanceStore: p.MaintenanceStore, obs: p.Observer, cfg: cfg, version: v,
 		log: logger(p.Logger), clock: clock, events: p.Events, renewTicker: realTicker, excluded: newIDRing(cfg.ExcludeLimit), leftBefore: newIDSet(idSetMaxChunks), leftPage: leftAheadPage, claims: newClaimLimiter(maxParallelClaims),
 		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), idle: make(chan jobStart),
 		running: map[*runningJob]struct{}{}, epoch: time.Now(), now: make(chan struct{}),
@@ -829,20 +837,28 @@ func (w *Worker) readSignals(ctx context.Context, st *stopState) {
 		return
 	}
 	st.signalsRead = w.clock()
-	if w.cfg.MaintenanceFile != "" && !w.cfg.Force {
+	driver := w.cfg.MaintenanceDriver
+	if !w.version.AtLeast(9, 0) {
+		driver = "file" // the only driver before 9
+	}
+	if w.cfg.MaintenanceFile != "" && !w.cfg.Force && driver != "cache" {
 		_, err := os.Stat(w.cfg.MaintenanceFile)
 		w.setDown(st, err == nil)
+	}
+	store := w.maintenanceStore
+	if store == nil && w.cfg.CacheEnabled {
+		store = w.cache
+	}
+	if !w.cfg.Force && driver != "file" && store != nil {
+		if _, down, err := store.CacheGet(ctx, maintenanceKey); err == nil {
+			w.setDown(st, down || driver == "" && st.down && w.cfg.MaintenanceFile != "")
+		}
 	}
 	if !w.cfg.CacheEnabled {
 		return
 	}
 	if cur := w.restartSignal(ctx, st.lastRestart); cur != st.lastRestart {
 		st.restart = true
-	}
-	if !w.cfg.Force && w.version.AtLeast(9, 0) {
-		if _, down, err := w.cache.CacheGet(ctx, maintenanceKey); err == nil {
-			w.setDown(st, down || st.down && w.cfg.MaintenanceFile != "")
-		}
 	}
 	if w.version.AtLeast(12, 40) {
 		all := false
