@@ -84,3 +84,17 @@ return [
 		}
 	}
 }
+
+// FuzzReadPHPConfigSource: any text is read without a panic or an endless loop, and env() is
+// evaluated on whatever array comes back.
+func FuzzReadPHPConfigSource(f *testing.F) {
+	f.Add(`<?php return ['a' => env('X', 60 * 5), 'b' => [1, 2, 'c' => (int) '7'], 'd' => f()->g(), PDO::X => 1];`)
+	f.Add(`<?php return array('x' => "y", 'z' => array(null, true, false, 0.5, -1)) ;`)
+	f.Add(`<?php /* ' */ return [ 'a' => 'it\'s', # c
+ 'b' => "q$x" ] ;`)
+	f.Fuzz(func(t *testing.T, src string) {
+		if a := readPHPConfigSource(src); a != nil {
+			evalEnv(a, func(string) (string, bool) { return "3", true })
+		}
+	})
+}
