@@ -8,22 +8,25 @@ import (
 )
 
 // sourceSettings reads what PHP reads from the application's config/app.php and config/queue.php
-// (under appDir) when no configuration is cached: the app's timezone and cipher (strings in the file
-// up to Laravel 10, which PHP reads whatever APP_TIMEZONE says), and the queue connection's table,
-// queue and retry_after, the failed jobs' driver and table and the batches' table (retry_after is 90
-// written in the file up to Laravel 10: an application that raised it there has PHP workers that
-// wait that long before taking a reserved job again, and so must this one). Each value the files give
-// as a string, a number, a boolean or env('NAME', default) (and its casts) comes back as a setting that
-// covers the key: the environment's Laravel variable for it no longer counts, as in PHP. A value the
-// reader cannot evaluate leaves the key to the other layers. connection is the queue connection the
-// worker uses ("" for the application's default); lookup reads a variable as env() does.
+// (under appDir) when no configuration is cached: the app's timezone, cipher and maintenance driver
+// and store (strings in the file up to Laravel 10, which PHP reads whatever APP_TIMEZONE says), and
+// the queue connection's table, queue and retry_after, the failed jobs' driver and table and the
+// batches' table (retry_after is 90 written in the file up to Laravel 10: an application that raised
+// it there has PHP workers that wait that long before taking a reserved job again, and so must this
+// one). connection is the queue connection the worker uses ("" for the application's default);
+// lookup reads a variable as env() does.
 //
-// A retry_after or timezone the reader cannot evaluate is named in notes, with the setting to give.
-func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string) {
+// Each key the files hold comes back as a setting that covers it: the environment's Laravel variable
+// for it no longer counts, as in PHP. A value the reader cannot evaluate (PHP code other than strings,
+// numbers, booleans, null, arithmetic, concatenation, env() and casts) is named in notes, with the
+// setting to give, and leaves the key at its default. A retry_after the connection does not give, or
+// gives as null, is DatabaseConnector's 60. files maps the keys read to their values, for a warning
+// when a setting of ours overrides one.
+func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string) {
 	if appDir == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	covered = map[string]bool{}
+	covered, files = map[string]bool{}, map[string]string{}
 	read := func(name string) (*phpArray, string) {
 		path := filepath.Join(appDir, "config", name)
 		b, err := os.ReadFile(path)
@@ -31,22 +34,33 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 			return nil, path
 		}
 		a := readPHPConfigSource(string(b))
-		if a != nil {
-			evalEnv(a, lookup)
+		if a == nil {
+			notes = append(notes, fmt.Sprintf("%s: the array it returns cannot be read (PHP code artisan-go does not evaluate before it); what it sets is read from .env instead, so check %s", path, strings.Join(fileKeys[name], ", ")))
+			return nil, path
 		}
+		evalEnv(a, lookup)
 		return a, path
+	}
+	set := func(path, value, where string) {
+		out = append(out, setting{path: path, value: value, source: "in " + where, dir: appDir})
+		covered[path] = true
+		files[path] = value
 	}
 	from := func(path string, a *phpArray, where string, keys ...string) {
 		v, ok := a.get(keys...)
-		if _, unknown := v.(phpUnknown); ok && unknown && (path == "worker.retry_after" || path == "app.timezone") {
-			notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
-		}
-		if _, unknown := v.(phpUnknown); !ok || unknown {
+		if !ok {
 			return
 		}
+		if _, unknown := v.(phpUnknown); unknown {
+			notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
+			covered[path] = true // PHP does not read the Laravel variable either, unless that code does
+			return
+		}
+		if b, isBool := v.(bool); isBool && path == "worker.retry_after" {
+			v = map[bool]int64{false: 0, true: 1}[b] // an int to PHP's arithmetic
+		}
 		if s, isText := exportString(v); isText {
-			out = append(out, setting{path: path, value: s, source: "in " + where, dir: appDir})
-			covered[path] = true
+			set(path, s, where)
 		}
 	}
 	if app, where := read("app.php"); app != nil {
@@ -64,16 +78,25 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		if driver, _ := queue.get("connections", connection, "driver"); driver == "database" {
 			from("tables.jobs", queue, where, "connections", connection, "table")
 			from("worker.queues", queue, where, "connections", connection, "queue")
-			from("worker.retry_after", queue, where, "connections", connection, "retry_after")
+			if v, ok := queue.get("connections", connection, "retry_after"); !ok || v == nil {
+				set("worker.retry_after", "60", where) // DatabaseConnector: $config['retry_after'] ?? 60
+			} else {
+				from("worker.retry_after", queue, where, "connections", connection, "retry_after")
+			}
 		}
 		if v, ok := queue.get("failed", "driver"); ok && v == nil {
-			out = append(out, setting{path: "failed.driver", value: "null", source: "in " + where})
-			covered["failed.driver"] = true
+			set("failed.driver", "null", where)
 		} else {
 			from("failed.driver", queue, where, "failed", "driver")
 		}
 		from("tables.failed_jobs", queue, where, "failed", "table")
 		from("tables.job_batches", queue, where, "batching", "table")
 	}
-	return out, covered, notes
+	return out, covered, notes, files
+}
+
+// fileKeys are the settings each config file gives, for the note on a file that cannot be read.
+var fileKeys = map[string][]string{
+	"app.php":   {"app.timezone", "app.cipher", "app.maintenance_driver"},
+	"queue.php": {"worker.retry_after", "tables.jobs", "worker.queues", "failed.driver", "tables.failed_jobs"},
 }

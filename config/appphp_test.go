@@ -12,7 +12,7 @@ import (
 // TestLoadAppPHP reads config/app.php as PHP does without a cached configuration: a literal timezone
 // or cipher (Laravel 5–10) wins over APP_TIMEZONE / APP_CIPHER, ours (ARTISAN_GO_) over it; an
 // env() of another variable reads that variable, and the default of env('APP_TIMEZONE', ...) is
-// used when the variable is not set.
+// used when the variable is not set; PHP code it does not evaluate leaves the default.
 func TestLoadAppPHP(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -26,7 +26,9 @@ func TestLoadAppPHP(t *testing.T) {
 		{"another variable set", "'timezone' => env('APP_TZ', 'America/New_York'),", "APP_TZ=Asia/Tokyo\n", nil, "Asia/Tokyo", "AES-256-CBC"},
 		{"default", "'timezone' => env('APP_TIMEZONE', 'Europe/Berlin'),", "", nil, "Europe/Berlin", "AES-256-CBC"},
 		{"variable over default", "'timezone' => env('APP_TIMEZONE', 'Europe/Berlin'),", "", []string{"APP_TIMEZONE=Asia/Tokyo"}, "Asia/Tokyo", "AES-256-CBC"},
-		{"not a literal", "'timezone' => date_default_timezone_get(),", "APP_TIMEZONE=Asia/Tokyo\n", nil, "Asia/Tokyo", "AES-256-CBC"},
+		// PHP code: PHP does not read APP_TIMEZONE either (PHP 8.83 wrote failed_at in UTC here).
+		{"not a literal", "'timezone' => date_default_timezone_get(),", "APP_TIMEZONE=Asia/Tokyo\n", nil, "UTC", "AES-256-CBC"},
+		{"closures around it", "'resolver' => fn () => 'x',\n    'timezone' => 'Asia/Tokyo',\n    'other' => fn ($a): string => $a,", "", nil, "Asia/Tokyo", "AES-256-CBC"},
 	} {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -53,6 +55,7 @@ func TestLoadAppPHP(t *testing.T) {
 func TestLoadQueuePHP(t *testing.T) {
 	t.Parallel()
 	queuePHP := `<?php
+$helper = function () { return ['not' => 'this']; };
 return [
     'default' => env('QUEUE_CONNECTION', 'sync'),
     'connections' => [
@@ -61,6 +64,10 @@ return [
         'redis' => ['driver' => 'redis', 'queue' => 'r', 'retry_after' => 5],
         'computed' => ['driver' => 'database', 'retry_after' => 60 * 10],
         'code' => ['driver' => 'database', 'retry_after' => config('x.y')],
+        'nothing' => ['driver' => 'database', 'table' => 'jobs', 'retry_after' => null],
+        'missing' => ['driver' => 'database', 'table' => 'my_' . 'jobs', 'cb' => fn () => null, 'also' => function () { return 1; }],
+        'octal' => ['driver' => 'database', 'retry_after' => 0454, 'queue' => "a" . 1 . 'b'],
+        'parens' => ['driver' => 'database', 'retry_after' => -(-(60 * 5)) % 1000 + 2 ** 3 - 8],
     ],
     'failed' => ['driver' => env('QUEUE_FAILED_DRIVER', 'database-uuids'), 'database' => env('DB_CONNECTION', 'mysql'), 'table' => 'dead_jobs'],
 ];
@@ -77,7 +84,11 @@ return [
 		{"ours wins", "QUEUE_CONNECTION=database\n", []string{"ARTISAN_GO_WORKER_RETRY_AFTER=45"}, 45 * time.Second, "jobs", []string{"default"}},
 		{"not a database connection", "QUEUE_CONNECTION=redis\n", nil, 90 * time.Second, "jobs", []string{"default"}},
 		{"an expression", "QUEUE_CONNECTION=computed\n", nil, 600 * time.Second, "jobs", []string{"default"}},
-		{"code", "QUEUE_CONNECTION=code\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+		{"code", "QUEUE_CONNECTION=code\nDB_QUEUE_RETRY_AFTER=30\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+		{"null", "QUEUE_CONNECTION=nothing\n", nil, 60 * time.Second, "jobs", []string{"default"}},
+		{"missing, and closures", "QUEUE_CONNECTION=missing\n", nil, 60 * time.Second, "my_jobs", []string{"default"}},
+		{"octal", "QUEUE_CONNECTION=octal\n", nil, 300 * time.Second, "jobs", []string{"a1b"}},
+		{"parentheses", "QUEUE_CONNECTION=parens\n", nil, 300 * time.Second, "jobs", []string{"default"}},
 	} {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -92,6 +103,9 @@ return [
 		}
 		if noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "connections.code.retry_after written there is PHP code"); noted != (tc.name == "code") {
 			t.Errorf("%s: warnings %q", tc.name, cfg.Warnings())
+		}
+		if differs := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "is not config/queue.php's 5m0s"); differs != (tc.name == "ours wins") {
+			t.Errorf("%s: a warning that retry_after differs from the file's: %v; warnings %q", tc.name, differs, cfg.Warnings())
 		}
 		if cfg.Worker.RetryAfter != tc.retryAfter || cfg.Tables.Jobs != tc.table || !slices.Equal(cfg.Worker.Queues, tc.queues) || cfg.Tables.FailedJobs != "dead_jobs" {
 			t.Errorf("%s: retry_after %v, table %q, queues %v, failed table %q; want %v, %q, %v, dead_jobs",

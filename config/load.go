@@ -158,6 +158,7 @@ func Load(p LoadParams) (*Config, error) {
 		}
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
+	var fromFiles map[string]string // what config/*.php give, without a cached configuration
 	if cache == nil {
 		// Without a cached configuration PHP reads config/app.php and config/queue.php, whose values
 		// written there (the timezone, retry_after up to Laravel 10) win over the environment's
@@ -181,7 +182,7 @@ func Load(p LoadParams) (*Config, error) {
 		}
 		var covered map[string]bool
 		var n []string
-		cacheSet, covered, n = sourceSettings(appDir, connection, lookup)
+		cacheSet, covered, n, fromFiles = sourceSettings(appDir, connection, lookup)
 		notes = append(notes, n...)
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
@@ -252,6 +253,14 @@ func Load(p LoadParams) (*Config, error) {
 			cfg.defaultQueue = q // the connection's queue, as PHP's dispatch() uses it
 		}
 	}
+	if v, ok := fromFiles["worker.retry_after"]; ok {
+		if s := winner["worker.retry_after"]; s.source != "" && !strings.Contains(s.source, "config/queue.php") {
+			if file, err := convert(keyByPath["worker.retry_after"].typ, v); err == nil && file != any(cfg.Worker.RetryAfter) {
+				notes = append(notes, fmt.Sprintf("worker.retry_after %v (%s) is not config/queue.php's %v, which PHP's workers use: a job one side holds longer than the shorter of the two is taken again by the other", cfg.Worker.RetryAfter, s.source, file))
+			}
+		}
+	}
+	cfg.notes = notes
 	deriveDefaults(cfg, winner, appDir)
 	if cache == nil {
 		if err := checkQueueDatabase(cfg, ver, dotenv, environ); err != nil {

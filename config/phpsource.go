@@ -79,12 +79,14 @@ func phpTokens(src string) []phpToken {
 			}
 			out = append(out, phpToken{kind, src[min(i+1, len(src)):min(j, len(src))]})
 			i = j + 1
-		case c >= '0' && c <= '9':
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			// Decimal, 0x/0o/0b and leading-zero octal integers, and floats with an exponent.
 			j := i
-			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' || src[j] == '_') {
+			for j < len(src) && (isAlnum(src[j]) || src[j] == '.' || src[j] == '_' ||
+				(src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E') && !strings.ContainsAny(src[i:j], "xX")) {
 				j++
 			}
-			out = append(out, phpToken{'n', strings.ReplaceAll(src[i:j], "_", "")})
+			out = append(out, phpToken{'n', src[i:j]})
 			i = j
 		case c == '\\' || c == '_' || unicode.IsLetter(rune(c)):
 			j := i
@@ -102,12 +104,50 @@ func phpTokens(src string) []phpToken {
 		case c == '>' || c == '<':
 			out = append(out, phpToken{'c', string(c)}) // a comparison, never a key's arrow
 			i++
+		case c == '*' && i+1 < len(src) && src[i+1] == '*':
+			out = append(out, phpToken{'p', "**"})
+			i += 2
 		default:
 			out = append(out, phpToken{c, string(c)})
 			i++
 		}
 	}
+	markArrowFunctions(out)
 	return out
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// markArrowFunctions gives the => of each arrow function, fn (...) => expr, its own kind 'F', so that
+// it is not read as an array key's arrow.
+func markArrowFunctions(toks []phpToken) {
+	for i := range toks {
+		if toks[i].kind != 'i' || !strings.EqualFold(toks[i].text, "fn") || i+1 >= len(toks) || toks[i+1].kind != '(' {
+			continue
+		}
+		depth := 0
+		for j := i + 1; j < len(toks); j++ {
+			switch toks[j].kind {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if depth == 0 {
+				// fn (...): type => the arrow follows the parameters, after an optional return type.
+				for k := j + 1; k < len(toks) && k <= j+4; k++ {
+					if toks[k].kind == '>' {
+						toks[k].kind = 'F'
+						break
+					}
+				}
+				break
+			}
+		}
+	}
 }
 
 // phpSourceReader reads the value a config file returns.
@@ -120,10 +160,17 @@ type phpSourceReader struct {
 // reader understands.
 func readPHPConfigSource(src string) *phpArray {
 	r := &phpSourceReader{toks: phpTokens(src)}
+	depth := 0 // braces: a return inside a function declared before the file's own is not it
 	for r.pos < len(r.toks) {
 		t := r.toks[r.pos]
 		r.pos++
-		if t.kind == 'i' && strings.EqualFold(t.text, "return") {
+		switch t.kind {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		}
+		if t.kind == 'i' && strings.EqualFold(t.text, "return") && depth == 0 {
 			if a, ok := r.value().(*phpArray); ok {
 				return a
 			}
@@ -160,31 +207,87 @@ func (r *phpSourceReader) sum() any {
 	v := r.product()
 	for {
 		op := r.peek().kind
-		if op != '+' && op != '-' {
+		if op != '+' && op != '-' && op != '.' {
 			return v
 		}
 		r.pos++
-		v = arith(op, v, r.product())
+		w := r.product()
+		if op == '.' {
+			v = concat(v, w)
+			continue
+		}
+		v = arith(op, v, w)
 	}
 }
 
-// product reads terms joined by * and /.
+// product reads terms joined by *, / and %.
 func (r *phpSourceReader) product() any {
-	v := r.term()
+	v := r.power()
 	for {
 		op := r.peek().kind
-		if op != '*' && op != '/' {
+		if op != '*' && op != '/' && op != '%' {
 			return v
 		}
 		r.pos++
-		v = arith(op, v, r.term())
+		v = arith(op, v, r.power())
 	}
 }
 
-// arith applies one operator to two numbers; anything else is unknown.
+// power reads a unary term, raised by ** (right-associative, above the unary minus as in PHP).
+func (r *phpSourceReader) power() any {
+	switch r.peek().kind {
+	case '-', '+':
+		op := r.peek().kind
+		r.pos++
+		v := r.power()
+		if op == '-' {
+			return arith('-', int64(0), v)
+		}
+		return arith('+', int64(0), v)
+	}
+	v := r.term()
+	if r.peek().kind == 'p' {
+		r.pos++
+		return arith('p', v, r.power())
+	}
+	return v
+}
+
+// concat is PHP's . of two strings or numbers.
+func concat(a, b any) any {
+	as, aok := exportString(a)
+	bs, bok := exportString(b)
+	if _, isBool := a.(bool); isBool || !aok || !bok {
+		return phpUnknown{}
+	}
+	if _, isBool := b.(bool); isBool {
+		return phpUnknown{}
+	}
+	return as + bs
+}
+
+// arith applies one operator (+ - * / % and p for **) to two numbers, numeric strings read as PHP
+// reads them; anything else is unknown.
 func arith(op byte, a, b any) any {
+	a, b = numeric(a), numeric(b)
 	ai, aInt := a.(int64)
 	bi, bInt := b.(int64)
+	if op == '%' {
+		if !aInt || !bInt || bi == 0 {
+			return phpUnknown{}
+		}
+		return ai % bi
+	}
+	if op == 'p' {
+		if aInt && bInt && bi >= 0 && bi < 63 {
+			n := int64(1)
+			for range bi {
+				n *= ai
+			}
+			return n
+		}
+		return phpUnknown{}
+	}
 	if aInt && bInt && op != '/' {
 		switch op {
 		case '+':
@@ -217,6 +320,22 @@ func arith(op byte, a, b any) any {
 	return af / bf
 }
 
+// numeric reads a numeric string as the number PHP's arithmetic takes from it; other values stay.
+func numeric(v any) any {
+	str, ok := v.(string)
+	if !ok {
+		return v
+	}
+	t := strings.TrimSpace(str)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		return f
+	}
+	return phpUnknown{}
+}
+
 // toFloat reads a number written in the file.
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {
@@ -242,9 +361,9 @@ func (r *phpSourceReader) skip() {
 	depth := 0
 	for r.pos < len(r.toks) {
 		switch r.toks[r.pos].kind {
-		case '[', '(':
+		case '[', '(', '{':
 			depth++
-		case ']', ')':
+		case ']', ')', '}':
 			if depth == 0 {
 				return
 			}
@@ -266,24 +385,25 @@ func (r *phpSourceReader) term() any {
 	case 's':
 		return t.text
 	case 'n':
-		if n, err := strconv.ParseInt(t.text, 10, 64); err == nil {
-			return n
-		}
-		if f, err := strconv.ParseFloat(t.text, 64); err == nil {
-			return f
-		}
+		return phpNumber(t.text)
 	case '[':
 		return r.array(']')
 	case '(':
 		// A cast: (int) env(...).
 		if c := r.peek(); c.kind == 'i' && r.pos+1 < len(r.toks) && r.toks[r.pos+1].kind == ')' {
 			r.pos += 2
-			v := r.term()
+			v := r.power()
 			if e, ok := v.(phpEnvRef); ok && e.cast == "" {
 				e.cast = strings.ToLower(c.text)
 				return e
 			}
 			return castPHP(strings.ToLower(c.text), v)
+		}
+		// A parenthesized expression: (60 * 5).
+		v := r.sum()
+		if r.peek().kind == ')' {
+			r.pos++
+			return v
 		}
 	case 'i':
 		switch strings.ToLower(t.text) {
@@ -382,6 +502,22 @@ func (a *phpArray) set(key string, v any) {
 	a.values[key] = v
 }
 
+// phpNumber reads a number as PHP writes it: decimal, 0x, 0o, 0b or a leading-zero octal integer
+// (underscores between digits), or a float.
+func phpNumber(text string) any {
+	t := strings.ReplaceAll(text, "_", "")
+	if len(t) > 1 && t[0] == '0' && t[1] >= '0' && t[1] <= '9' {
+		t = "0o" + t[1:] // PHP's 0454 is octal
+	}
+	if n, err := strconv.ParseInt(t, 0, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(strings.ReplaceAll(text, "_", ""), 64); err == nil {
+		return f
+	}
+	return phpUnknown{}
+}
+
 // castPHP applies a cast to a known value; others stay unknown.
 func castPHP(cast string, v any) any {
 	switch cast {
@@ -405,6 +541,13 @@ func castPHP(cast string, v any) any {
 			return x
 		case int64:
 			return strconv.FormatInt(x, 10)
+		}
+	case "float", "double":
+		switch x := numeric(v).(type) {
+		case int64:
+			return float64(x)
+		case float64:
+			return x
 		}
 	case "bool", "boolean":
 		switch x := v.(type) {

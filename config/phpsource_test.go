@@ -45,6 +45,11 @@ return [
     'sum' => 1 + 2 * 3 - 4 / 2,
     'half' => 3 / 2,
     'env_times' => env('X', 1) * 60,
+    'octal' => 0454, 'hex' => 0x12C, 'bin' => 0b100101100, 'exp' => 3e2, 'sep' => 3_00,
+    'grouped' => (60 * 5), 'negated' => -(-300), 'pow' => 2 ** 8 + 44, 'mod' => 1300 % 1000,
+    'joined' => 'my_' . 'jobs' . 2, 'fcast' => (float) '300',
+    'arrow' => fn ($x): int => $x * 2, 'after_arrow' => 'kept',
+    'closure' => function () { return ['x' => 1]; }, 'after_closure' => 'kept too',
     'escaped' => 'it\'s',
 ];
 `
@@ -77,6 +82,12 @@ return [
 		{[]string{"sum"}, int64(5)},
 		{[]string{"half"}, 1.5},
 		{[]string{"env_times"}, phpUnknown{}},
+		{[]string{"octal"}, int64(300)}, {[]string{"hex"}, int64(300)}, {[]string{"bin"}, int64(300)},
+		{[]string{"exp"}, 300.0}, {[]string{"sep"}, int64(300)}, {[]string{"grouped"}, int64(300)},
+		{[]string{"negated"}, int64(300)}, {[]string{"pow"}, int64(300)}, {[]string{"mod"}, int64(300)},
+		{[]string{"joined"}, "my_jobs2"}, {[]string{"fcast"}, 300.0},
+		{[]string{"arrow"}, phpUnknown{}}, {[]string{"after_arrow"}, "kept"},
+		{[]string{"closure"}, phpUnknown{}}, {[]string{"after_closure"}, "kept too"},
 		{[]string{"escaped"}, "it's"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
