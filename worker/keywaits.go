@@ -3,6 +3,7 @@ package worker
 import (
 	"cmp"
 	"context"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,27 @@ func (k *keyWaits) leave(key string) {
 type keyLimits struct {
 	mu   sync.Mutex
 	keys map[string]*keyLimit
+	// ended counts the jobs that ended, by a hash of their key (keyLimitsEnded buckets): a limit read
+	// before one of them ended may not count what that job did (its exception), so enter refuses it.
+	ended [keyLimitsEnded]uint64
+}
+
+// keyLimitsEnded is how many buckets keyLimits.ended has; keys sharing one only look again more often.
+const keyLimitsEnded = 64
+
+// bucket is key's place in ended.
+func (k *keyLimits) bucket(key string) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % keyLimitsEnded)
+}
+
+// endedSoFar returns the count of jobs ended under key (and the keys sharing its bucket), to read before
+// the limit and give to enter.
+func (k *keyLimits) endedSoFar(key string) uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.ended[k.bucket(key)]
 }
 
 type keyLimit struct {
@@ -98,9 +120,13 @@ type keyLimit struct {
 // enter counts one more job running under key when fewer than limit do and no job claimed before it
 // waits, and returns the function that ends it; otherwise the job waits in line, and enter returns a
 // channel closed when that may have changed (call enter again, or giveUp).
-func (k *keyLimits) enter(key string, limit int64, ticket uint64) (leave func(), changed <-chan struct{}) {
+func (k *keyLimits) enter(key string, limit int64, ticket uint64, ended uint64) (leave func(), changed <-chan struct{}) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.ended[k.bucket(key)] != ended {
+		// A job of the key ended after the limit was read: read it again.
+		return nil, closedChan
+	}
 	if k.keys == nil {
 		k.keys = map[string]*keyLimit{}
 	}
@@ -148,12 +174,16 @@ func (k *keyLimits) giveUp(key string, ticket uint64) {
 func (k *keyLimits) leave(key string, kl *keyLimit) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.ended[k.bucket(key)]++
 	kl.running--
 	kl.wake()
 	if kl.running == 0 && len(kl.waiting) == 0 {
 		delete(k.keys, key)
 	}
 }
+
+// closedChan is a channel that is always closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // wake tells the jobs waiting under the key to look again.
 func (kl *keyLimit) wake() {

@@ -445,6 +445,7 @@ func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (f
 	for {
 		var left int64
 		var err error
+		ended := w.throttleRuns.endedSoFar(m.key) // before the limit is read (see keyLimits.enter)
 		if m.durations != nil {
 			var win redislock.DurationWindow
 			win, err = m.durations.DurationTooMany(ctx, m.key, m.maxAttempts, m.decay, w.clock())
@@ -457,7 +458,7 @@ func (m *throttlesExceptions) gate(ctx context.Context, w *Worker, r *jobRun) (f
 			w.passedPreGate(r.rj)
 			return noGates, true // before reports the error, or releases the throttled job
 		}
-		leave, changed := w.throttleRuns.enter(m.key, left, r.rj.ticket)
+		leave, changed := w.throttleRuns.enter(m.key, left, r.rj.ticket, ended)
 		w.passedPreGate(r.rj) // running, or in line
 		if leave != nil {
 			if waited && w.stoppedMeanwhile(ctx, r.rj) {
