@@ -46,8 +46,16 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		covered[path] = true
 		files[path] = value
 	}
+	unknownNote := func(path, where string, keys []string) {
+		notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
+		covered[path] = true // PHP does not read the Laravel variable either, unless that code does
+	}
 	from := func(path string, a *phpArray, where string, keys ...string) {
-		v, ok := a.get(keys...)
+		v, ok, unknown := sourceGet(a, keys...)
+		if unknown {
+			unknownNote(path, where, keys)
+			return
+		}
 		if !ok {
 			return
 		}
@@ -75,16 +83,22 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 				connection, _ = d.(string)
 			}
 		}
-		if driver, _ := queue.get("connections", connection, "driver"); driver == "database" {
+		driver, _, unknown := sourceGet(queue, "connections", connection, "driver")
+		if _, isCode := driver.(phpUnknown); isCode || unknown {
+			for _, k := range []string{"table", "queue", "retry_after"} {
+				unknownNote(map[string]string{"table": "tables.jobs", "queue": "worker.queues", "retry_after": "worker.retry_after"}[k], where, []string{"connections", connection, k})
+			}
+		}
+		if driver == "database" {
 			from("tables.jobs", queue, where, "connections", connection, "table")
 			from("worker.queues", queue, where, "connections", connection, "queue")
-			if v, ok := queue.get("connections", connection, "retry_after"); !ok || v == nil {
+			if v, ok, unknown := sourceGet(queue, "connections", connection, "retry_after"); !unknown && (!ok || v == nil) {
 				set("worker.retry_after", "60", where) // DatabaseConnector: $config['retry_after'] ?? 60
 			} else {
 				from("worker.retry_after", queue, where, "connections", connection, "retry_after")
 			}
 		}
-		if v, ok := queue.get("failed", "driver"); ok && v == nil {
+		if v, ok, unknown := sourceGet(queue, "failed", "driver"); !unknown && ok && v == nil {
 			set("failed.driver", "null", where)
 		} else {
 			from("failed.driver", queue, where, "failed", "driver")
@@ -93,6 +107,29 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		from("tables.job_batches", queue, where, "batching", "table")
 	}
 	return out, covered, notes, files
+}
+
+// sourceGet follows keys through a config file's arrays: the value and whether it is there, or
+// unknown when an array on the way holds entries whose keys the reader could not tell (a spread, a
+// constant key) or is itself code it does not evaluate.
+func sourceGet(a *phpArray, keys ...string) (v any, ok, unknown bool) {
+	v = a
+	for _, k := range keys {
+		switch arr := v.(type) {
+		case *phpArray:
+			if arr.spread {
+				return nil, false, true
+			}
+			if v, ok = arr.values[k]; !ok {
+				return nil, false, false
+			}
+		case phpUnknown:
+			return nil, false, true
+		default:
+			return nil, false, false
+		}
+	}
+	return v, true, false
 }
 
 // fileKeys are the settings each config file gives, for the note on a file that cannot be read.

@@ -68,6 +68,11 @@ return [
         'missing' => ['driver' => 'database', 'table' => 'my_' . 'jobs', 'cb' => fn () => null, 'also' => function () { return 1; }],
         'octal' => ['driver' => 'database', 'retry_after' => 0454, 'queue' => "a" . 1 . 'b'],
         'parens' => ['driver' => 'database', 'retry_after' => -(-(60 * 5)) % 1000 + 2 ** 3 - 8],
+        'heredoc' => ['driver' => 'database', 'retry_after' => 300, 'note' => <<<EOT
+            ] }
+            EOT, 'table' => 'my_jobs'],
+        'spread' => [...$base, 'driver' => 'database', 'retry_after' => 300],
+        'unknown_driver' => ['driver' => strtolower('DATABASE'), 'retry_after' => 300],
     ],
     'failed' => ['driver' => env('QUEUE_FAILED_DRIVER', 'database-uuids'), 'database' => env('DB_CONNECTION', 'mysql'), 'table' => 'dead_jobs'],
 ];
@@ -89,6 +94,9 @@ return [
 		{"missing, and closures", "QUEUE_CONNECTION=missing\n", nil, 60 * time.Second, "my_jobs", []string{"default"}},
 		{"octal", "QUEUE_CONNECTION=octal\n", nil, 300 * time.Second, "jobs", []string{"a1b"}},
 		{"parentheses", "QUEUE_CONNECTION=parens\n", nil, 300 * time.Second, "jobs", []string{"default"}},
+		{"heredoc", "QUEUE_CONNECTION=heredoc\n", nil, 300 * time.Second, "my_jobs", []string{"default"}},
+		{"spread", "QUEUE_CONNECTION=spread\nDB_QUEUE_RETRY_AFTER=30\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+		{"unknown driver", "QUEUE_CONNECTION=unknown_driver\nDB_QUEUE_RETRY_AFTER=30\n", nil, 90 * time.Second, "jobs", []string{"default"}},
 	} {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -101,7 +109,7 @@ return [
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "connections.code.retry_after written there is PHP code"); noted != (tc.name == "code") {
+		if noted := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "retry_after written there is PHP code"); noted != (tc.name == "code" || tc.name == "spread" || tc.name == "unknown driver") {
 			t.Errorf("%s: warnings %q", tc.name, cfg.Warnings())
 		}
 		if differs := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "is not config/queue.php's 5m0s"); differs != (tc.name == "ours wins") {

@@ -14,6 +14,9 @@ import (
 type phpArray struct {
 	keys   []string
 	values map[string]any
+	// spread says the array, read from a config file's source, has entries the reader could not
+	// tell the keys of (...$other, a constant as key): any key may hold another value than read.
+	spread bool
 }
 
 // get follows a path of keys ("queue", "connections", "database") through nested arrays.

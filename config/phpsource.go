@@ -41,6 +41,89 @@ func phpTokens(src string) []phpToken {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
+		case c == '#' && i+1 < len(src) && src[i+1] == '[':
+			// An attribute, #[Name(args)]: passed over to its closing bracket (strings in it kept whole).
+			depth := 0
+			for i < len(src) {
+				switch src[i] {
+				case '[':
+					depth++
+				case ']':
+					depth--
+				case '\'', '"':
+					q := src[i]
+					for i++; i < len(src) && src[i] != q; i++ {
+						if src[i] == '\\' {
+							i++
+						}
+					}
+				}
+				i++
+				if depth == 0 {
+					break
+				}
+			}
+		case c == '<' && strings.HasPrefix(src[i:], "<<<"):
+			// A heredoc or nowdoc: <<<ID or <<<'ID' (or "ID") to a line that starts, after blanks,
+			// with ID. A nowdoc's text, and a heredoc's without $ or escapes, is a string.
+			j := i + 3
+			for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+				j++
+			}
+			quote := byte(0)
+			if j < len(src) && (src[j] == '\'' || src[j] == '"') {
+				quote = src[j]
+				j++
+			}
+			k := j
+			for k < len(src) && (isAlnum(src[k]) || src[k] == '_') {
+				k++
+			}
+			id := src[j:k]
+			if quote != 0 && k < len(src) && src[k] == quote {
+				k++
+			}
+			nl := strings.IndexByte(src[k:], '\n')
+			if id == "" || nl < 0 {
+				out = append(out, phpToken{'x', ""})
+				i = len(src)
+				continue
+			}
+			body, rest := src[k+nl+1:], len(src)
+			var lines []string
+			end, indent := -1, 0
+			for off := 0; off <= len(body); {
+				line := body[off:]
+				if n := strings.IndexByte(line, '\n'); n >= 0 {
+					line = line[:n]
+				}
+				trimmed := strings.TrimLeft(line, " \t")
+				if strings.HasPrefix(trimmed, id) && (len(trimmed) == len(id) || !isAlnum(trimmed[len(id)]) && trimmed[len(id)] != '_') {
+					indent = len(line) - len(trimmed)
+					end = k + nl + 1 + off + indent + len(id)
+					break
+				}
+				lines = append(lines, line)
+				off += len(line) + 1
+			}
+			if end < 0 {
+				out = append(out, phpToken{'x', ""})
+				i = rest
+				continue
+			}
+			for n, l := range lines {
+				lines[n] = l[min(indent, len(l)-len(strings.TrimLeft(l, " \t"))):] // PHP 7.3+ strips the closing line's indentation
+			}
+			text := strings.Join(lines, "\n")
+			kind := byte('s')
+			if quote != '\'' && strings.ContainsAny(text, "$\\") {
+				kind = 'x'
+			}
+			out = append(out, phpToken{kind, text})
+			i = end
+		case c == '.' && strings.HasPrefix(src[i:], "..."):
+			out = append(out, phpToken{'e', "..."}) // a spread: what it adds is not known
+			i += 3
 		case c == '#' || c == '/' && i+1 < len(src) && src[i+1] == '/':
 			for i < len(src) && src[i] != '\n' {
 				i++
@@ -160,17 +243,32 @@ type phpSourceReader struct {
 // reader understands.
 func readPHPConfigSource(src string) *phpArray {
 	r := &phpSourceReader{toks: phpTokens(src)}
-	depth := 0 // braces: a return inside a function declared before the file's own is not it
+	// Braces: a return in a function's body is not the file's; one in another block (an if) may be
+	// the one PHP runs, so the file is not read.
+	var blocks []bool // true for a function's body
+	inFunction, function := 0, false
 	for r.pos < len(r.toks) {
 		t := r.toks[r.pos]
 		r.pos++
-		switch t.kind {
-		case '{':
-			depth++
-		case '}':
-			depth--
+		switch {
+		case t.kind == 'i' && strings.EqualFold(t.text, "function"):
+			function = true
+		case t.kind == '{':
+			blocks = append(blocks, function)
+			if function {
+				inFunction++
+			}
+			function = false
+		case t.kind == '}' && len(blocks) > 0:
+			if blocks[len(blocks)-1] {
+				inFunction--
+			}
+			blocks = blocks[:len(blocks)-1]
 		}
-		if t.kind == 'i' && strings.EqualFold(t.text, "return") && depth == 0 {
+		if t.kind == 'i' && strings.EqualFold(t.text, "return") && len(blocks) > 0 && inFunction == 0 {
+			return nil // return [...] inside an if: which one PHP runs is not known
+		}
+		if t.kind == 'i' && strings.EqualFold(t.text, "return") && len(blocks) == 0 {
 			if a, ok := r.value().(*phpArray); ok {
 				return a
 			}
@@ -459,25 +557,13 @@ func (r *phpSourceReader) array(close byte) any {
 		if r.peek().kind == 0 {
 			return phpUnknown{}
 		}
-		start := r.pos
-		k := r.value()
-		if r.peek().kind == '>' {
+		if r.peek().kind == 'e' {
+			// ...$other: keys it adds or replaces are not known.
 			r.pos++
-			v := r.value()
-			switch key := k.(type) {
-			case string:
-				if n, err := strconv.ParseInt(key, 10, 64); err == nil && strconv.FormatInt(n, 10) == key {
-					next = max(next, n+1)
-				}
-				a.set(key, v)
-			case int64:
-				a.set(strconv.FormatInt(key, 10), v)
-				next = max(next, key+1)
-			}
-			// A key the reader does not know (a constant): the entry is left out.
-		} else if r.pos > start {
-			a.set(strconv.FormatInt(next, 10), k)
-			next++
+			r.value()
+			a.spread = true
+		} else if start := r.pos; true {
+			r.element(a, start, &next)
 		}
 		switch r.peek().kind {
 		case ',':
@@ -490,6 +576,33 @@ func (r *phpSourceReader) array(close byte) any {
 			} else if r.peek().kind != close {
 				return phpUnknown{}
 			}
+		}
+	}
+}
+
+// element reads one `key => value` or `value` entry of an array.
+func (r *phpSourceReader) element(a *phpArray, start int, next *int64) {
+	{
+		k := r.value()
+		if r.peek().kind == '>' {
+			r.pos++
+			v := r.value()
+			switch key := k.(type) {
+			case string:
+				if n, err := strconv.ParseInt(key, 10, 64); err == nil && strconv.FormatInt(n, 10) == key {
+					*next = max(*next, n+1)
+				}
+				a.set(key, v)
+			case int64:
+				a.set(strconv.FormatInt(key, 10), v)
+				*next = max(*next, key+1)
+			default:
+				// A key the reader does not know (a constant): it may be any of the others.
+				a.spread = true
+			}
+		} else if r.pos > start {
+			a.set(strconv.FormatInt(*next, 10), k)
+			*next++
 		}
 	}
 }

@@ -50,6 +50,18 @@ return [
     'joined' => 'my_' . 'jobs' . 2, 'fcast' => (float) '300',
     'arrow' => fn ($x): int => $x * 2, 'after_arrow' => 'kept',
     'closure' => function () { return ['x' => 1]; }, 'after_closure' => 'kept too',
+    'nowdoc' => <<<'EOT'
+        my_jobs ] }
+        EOT,
+    'heredoc' => <<<EOT
+    plain
+    EOT . '!',
+    'interpolated' => <<<EOT
+    a $b
+    EOT,
+    'attributed' => #[\JetBrains\PhpStorm\Pure(['a' => ']'])] fn () => 1, 'after_attribute' => 'kept',
+    'spread' => [...$base, 'table' => 'x'],
+    'constant_key' => [PDO::X => 1, 'table' => 'y'],
     'escaped' => 'it\'s',
 ];
 `
@@ -59,6 +71,11 @@ return [
 	}
 	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database"}
 	evalEnv(a, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	for _, path := range [][]string{{"spread", "table"}, {"constant_key", "table"}} {
+		if _, _, unknown := sourceGet(a, path...); !unknown {
+			t.Errorf("%v: not unknown, though its array has entries of keys not known", path)
+		}
+	}
 	for _, c := range []struct {
 		path []string
 		want any
@@ -88,6 +105,8 @@ return [
 		{[]string{"joined"}, "my_jobs2"}, {[]string{"fcast"}, 300.0},
 		{[]string{"arrow"}, phpUnknown{}}, {[]string{"after_arrow"}, "kept"},
 		{[]string{"closure"}, phpUnknown{}}, {[]string{"after_closure"}, "kept too"},
+		{[]string{"nowdoc"}, "my_jobs ] }"}, {[]string{"heredoc"}, "plain!"}, {[]string{"interpolated"}, phpUnknown{}},
+		{[]string{"attributed"}, phpUnknown{}}, {[]string{"after_attribute"}, "kept"},
 		{[]string{"escaped"}, "it's"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
@@ -101,6 +120,7 @@ return [
 func FuzzReadPHPConfigSource(f *testing.F) {
 	f.Add(`<?php return ['a' => env('X', 60 * 5), 'b' => [1, 2, 'c' => (int) '7'], 'd' => f()->g(), PDO::X => 1];`)
 	f.Add(`<?php return array('x' => "y", 'z' => array(null, true, false, 0.5, -1)) ;`)
+	f.Add("<?php if (x()) { return ['a' => 1]; } return ['b' => <<<'E'\n  q\n  E, #[A(']')] 'c' => [...$d]];")
 	f.Add(`<?php /* ' */ return [ 'a' => 'it\'s', # c
  'b' => "q$x" ] ;`)
 	f.Fuzz(func(t *testing.T, src string) {
@@ -108,4 +128,17 @@ func FuzzReadPHPConfigSource(f *testing.F) {
 			evalEnv(a, func(string) (string, bool) { return "3", true })
 		}
 	})
+}
+
+// TestReadPHPConfigSourceReturns: the file's array is the one its top-level return gives; a return
+// in a function's body is not it, and one in another block (an if) leaves the file unread, since which
+// one PHP runs is not known.
+func TestReadPHPConfigSourceReturns(t *testing.T) {
+	t.Parallel()
+	if a := readPHPConfigSource(`<?php $f = function () { if (true) { return ['a' => 1]; } }; return ['b' => 2];`); a == nil || a.values["b"] != int64(2) {
+		t.Errorf("a return in a function's body was taken for the file's: %+v", a)
+	}
+	if a := readPHPConfigSource(`<?php if (!env('X')) { return ['a' => 1]; } return ['b' => 2];`); a != nil {
+		t.Errorf("a file with a return in an if was read: %+v", a)
+	}
 }
