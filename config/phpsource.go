@@ -44,7 +44,7 @@ func phpTokens(src string) []phpToken {
 		case c == '#' && i+1 < len(src) && src[i+1] == '[':
 			// An attribute, #[Name(args)]: passed over to its closing bracket (strings in it kept whole).
 			depth := 0
-			for i < len(src) {
+			for i++; i < len(src); {
 				switch src[i] {
 				case '[':
 					depth++

@@ -142,3 +142,12 @@ func TestReadPHPConfigSourceReturns(t *testing.T) {
 		t.Errorf("a file with a return in an if was read: %+v", a)
 	}
 }
+
+// TestPHPTokensAttribute passes over an attribute whole, brackets and quotes inside it included.
+func TestPHPTokensAttribute(t *testing.T) {
+	t.Parallel()
+	toks := phpTokens(`<?php #[\A\B(['a' => ']'], "x]")] 'k' => 1`)
+	if len(toks) != 3 || toks[0] != (phpToken{'s', "k"}) || toks[1].kind != '>' || toks[2] != (phpToken{'n', "1"}) {
+		t.Fatalf("tokens %+v, want 'k' => 1", toks)
+	}
+}
