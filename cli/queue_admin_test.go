@@ -65,7 +65,6 @@ func (e *adminEnv) run(ctx context.Context, stdin string, args ...string) (strin
 // failJobs pushes n jobs onto queue and fails them, failed at the given time; it returns their uuids.
 func (e *adminEnv) failJobs(t *testing.T, queue string, n int, at time.Time) []string {
 	t.Helper()
-	ctx := context.Background()
 	var uuids []string
 	for i := 0; i < n; i++ {
 		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83",
@@ -75,19 +74,32 @@ func (e *adminEnv) failJobs(t *testing.T, queue string, n int, at time.Time) []s
 		}
 		env, _ := payload.ParseEnvelope(p)
 		uuids = append(uuids, env.UUID)
-		now := time.Now().Unix()
-		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: queue, Payload: p, Now: now, AvailableAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		jobs, err := e.q.JobClaim(ctx, &laravel.JobClaimParams{Queue: queue, Now: now, RetryAfter: 90, Limit: 1})
-		if err != nil || len(jobs) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
-		}
-		if err := e.q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: queue, Exception: "boom", FailedAt: at}); err != nil {
-			t.Fatal(err)
-		}
+		e.failPayload(t, queue, p, at)
 	}
 	return uuids
+}
+
+// pushPayload pushes a payload onto queue, available from now (Unix seconds).
+func (e *adminEnv) pushPayload(t *testing.T, queue string, p []byte, now int64) {
+	t.Helper()
+	if _, err := e.q.JobPush(context.Background(), &laravel.JobPushParams{Queue: queue, Payload: p, Now: now, AvailableAt: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failPayload pushes a payload onto queue, claims it and fails it, failed at the given time.
+func (e *adminEnv) failPayload(t *testing.T, queue string, p []byte, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().Unix()
+	e.pushPayload(t, queue, p, now)
+	jobs, err := e.q.JobClaim(ctx, &laravel.JobClaimParams{Queue: queue, Now: now, RetryAfter: 90, Limit: 1})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %v, %d jobs", err, len(jobs))
+	}
+	if err := e.q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: queue, Exception: "boom", FailedAt: at}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *adminEnv) counts(t *testing.T) (jobs, failed int) {
@@ -459,10 +471,7 @@ func TestQueueMonitorOldestPending(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().Unix() - 120
-		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: "a", Payload: p, Now: now, AvailableAt: now}); err != nil {
-			t.Fatal(err)
-		}
+		e.pushPayload(t, "a", p, time.Now().Unix()-120)
 		out, _, _ := e.run(ctx, "", "queue:monitor", "a", "--json")
 		if known := !strings.Contains(out, `"oldest_pending":null`); known != c.known {
 			t.Errorf("%s: --json %s; want the oldest pending job known %v", c.version, out, c.known)
@@ -489,17 +498,7 @@ func TestQueueFailedJobName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().Unix()
-		if _, err := e.q.JobPush(ctx, &laravel.JobPushParams{Queue: "a", Payload: p, Now: now, AvailableAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		jobs, err := e.q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "a", Now: now, RetryAfter: 90, Limit: 1})
-		if err != nil || len(jobs) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
-		}
-		if err := e.q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: "a", Exception: "boom", FailedAt: time.Now().UTC()}); err != nil {
-			t.Fatal(err)
-		}
+		e.failPayload(t, "a", p, time.Now().UTC())
 		out, _, _ := e.run(ctx, "", "queue:failed")
 		if display := strings.Contains(out, `App\Listeners\RecordShipment`); display != c.display || !display && !strings.Contains(out, `Illuminate\Events\CallQueuedListener`) {
 			t.Errorf("%s: %q; want the displayName %v", c.version, out, c.display)
