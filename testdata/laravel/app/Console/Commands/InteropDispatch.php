@@ -16,6 +16,7 @@ use Illuminate\Queue\Middleware\RateLimitedWithRedis;
 use Illuminate\Queue\Middleware\ThrottlesExceptions;
 use Illuminate\Queue\Middleware\ThrottlesExceptionsWithRedis;
 use Illuminate\Queue\Middleware\WithoutOverlapping;
+use Illuminate\Queue\Queue as BaseQueue;
 use Illuminate\Support\Facades\Bus;
 use Illuminate\Support\Facades\DB;
 use Illuminate\Support\Facades\Event;
@@ -62,10 +63,28 @@ class InteropDispatch extends Command
     /** @var array<int, int|string> ids of the rows queued during this command */
     private $queued = [];
 
+    /** @var array<int|string, array> what each queued row's payload said, by row id */
+    private $pushed = [];
+
+    /** @var array|null the payload created last, pushed next */
+    private $lastPayload;
+
     public function handle()
     {
+        // A worker that runs while this command does may have taken a row (and deleted it) before
+        // the rows are read back: keep what each payload said when it was pushed.
+        BaseQueue::createPayloadUsing(function ($connection, $queue, array $payload) {
+            $this->lastPayload = [
+                'uuid' => $payload['uuid'] ?? null,
+                'queue' => $queue,
+                'displayName' => $payload['displayName'] ?? null,
+            ];
+
+            return [];
+        });
         Event::listen(JobQueued::class, function (JobQueued $event) {
             $this->queued[] = $event->id;
+            $this->pushed[$event->id] = $this->lastPayload;
         });
 
         $kind = $this->argument('kind');
@@ -291,18 +310,33 @@ class InteropDispatch extends Command
         if (! $this->queued) {
             return [];
         }
-        $rows = DB::table($this->jobsTable())->whereIn('id', $this->queued)->orderBy('id')->get();
-
-        return $rows->map(function ($row) {
+        $rows = DB::table($this->jobsTable())->whereIn('id', $this->queued)->get()->keyBy('id');
+        $out = [];
+        foreach ($this->queued as $id) {
+            $row = $rows[$id] ?? null;
+            if ($row === null) {
+                // Run and deleted already by a worker: what its payload said when pushed.
+                $pushed = $this->pushed[$id] ?? [];
+                $out[(int) $id] = [
+                    'id' => (int) $id,
+                    'uuid' => $pushed['uuid'] ?? null,
+                    'queue' => $pushed['queue'] ?? config('queue.connections.'.config('queue.default').'.queue', 'default'),
+                    'displayName' => $pushed['displayName'] ?? null,
+                    'availableAt' => 0,
+                ];
+                continue;
+            }
             $payload = json_decode($row->payload, true);
-
-            return [
+            $out[(int) $id] = [
                 'id' => (int) $row->id,
                 'uuid' => $payload['uuid'] ?? null,
                 'queue' => $row->queue,
                 'displayName' => $payload['displayName'] ?? null,
                 'availableAt' => (int) $row->available_at,
             ];
-        })->all();
+        }
+        ksort($out);
+
+        return array_values($out);
     }
 }
