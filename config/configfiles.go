@@ -33,12 +33,11 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		if err != nil {
 			return nil, path
 		}
-		a := readPHPConfigSource(string(b))
+		a := readPHPConfigSource(string(b), lookup)
 		if a == nil {
 			notes = append(notes, fmt.Sprintf("%s: the array it returns cannot be read (PHP code artisan-go does not evaluate before it); what it sets is read from .env instead, so check %s", path, strings.Join(fileKeys[name], ", ")))
 			return nil, path
 		}
-		evalEnv(a, lookup)
 		return a, path
 	}
 	set := func(path, value, where string) {

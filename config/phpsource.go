@@ -8,19 +8,12 @@ import (
 
 // This file reads an application's config/*.php as PHP evaluates it when no configuration is cached,
 // for the simple values the worker needs: the array the file returns, with strings, numbers, booleans,
-// null, nested arrays ([...] and array(...)), env('NAME', default) and the casts (int), (bool),
-// (string) and (float) of those. Anything else (a function call, a constant, a concatenation) is
-// unknown: phpUnknown, so that the caller falls back to what it reads otherwise.
+// null, nested arrays ([...] and array(...)), arithmetic and concatenation, env('NAME', default),
+// Str::slug and the casts (int), (bool), (string) and (float). Anything else (another function call,
+// a constant) is unknown: phpUnknown, so that the caller falls back to what it reads otherwise.
 
 // phpUnknown is a value the reader does not evaluate.
 type phpUnknown struct{}
-
-// phpEnvRef is env('NAME', default) as written, before it is evaluated.
-type phpEnvRef struct {
-	name string
-	def  any    // the default as written (phpUnknown when it is an expression)
-	cast string // "int", "bool", "string", "float" or ""
-}
 
 // phpToken is one token of PHP source: kind is 's' (a quoted string, its value in text), 'n' (a
 // number), 'i' (a name), 'x' (a double-quoted string with interpolation), '>' for =>, 'a' for ->, 'c'
@@ -235,14 +228,15 @@ func markArrowFunctions(toks []phpToken) {
 
 // phpSourceReader reads the value a config file returns.
 type phpSourceReader struct {
-	toks []phpToken
-	pos  int
+	toks   []phpToken
+	pos    int
+	lookup func(string) (string, bool) // env(): the process environment first, then .env
 }
 
 // readPHPConfigSource returns the array a config file's `return` gives, or nil when it has none the
-// reader understands.
-func readPHPConfigSource(src string) *phpArray {
-	r := &phpSourceReader{toks: phpTokens(src)}
+// reader understands; lookup reads a variable for env() as the helper does.
+func readPHPConfigSource(src string, lookup func(string) (string, bool)) *phpArray {
+	r := &phpSourceReader{toks: phpTokens(src), lookup: lookup}
 	// Braces: a return in a function's body is not the file's; one in another block (an if) may be
 	// the one PHP runs, so the file is not read.
 	var blocks []bool // true for a function's body
@@ -490,12 +484,7 @@ func (r *phpSourceReader) term() any {
 		// A cast: (int) env(...).
 		if c := r.peek(); c.kind == 'i' && r.pos+1 < len(r.toks) && r.toks[r.pos+1].kind == ')' {
 			r.pos += 2
-			v := r.power()
-			if e, ok := v.(phpEnvRef); ok && e.cast == "" {
-				e.cast = strings.ToLower(c.text)
-				return e
-			}
-			return castPHP(strings.ToLower(c.text), v)
+			return castPHP(strings.ToLower(c.text), r.power())
 		}
 		// A parenthesized expression: (60 * 5).
 		v := r.sum()
@@ -520,12 +509,16 @@ func (r *phpSourceReader) term() any {
 			if r.peek().kind == '(' {
 				return r.env()
 			}
+		case "str::slug", `illuminate\support\str::slug`, `\illuminate\support\str::slug`:
+			if r.peek().kind == '(' {
+				return r.slug()
+			}
 		}
 	}
 	return phpUnknown{}
 }
 
-// env reads the arguments of env('NAME'[, default]).
+// env reads env('NAME'[, default]) and gives its value.
 func (r *phpSourceReader) env() any {
 	r.pos++ // (
 	name := r.peek()
@@ -533,16 +526,46 @@ func (r *phpSourceReader) env() any {
 		return phpUnknown{}
 	}
 	r.pos++
-	e := phpEnvRef{name: name.text}
+	var def any
 	if r.peek().kind == ',' {
 		r.pos++
-		e.def = r.value()
+		def = r.value()
 	}
 	if r.peek().kind != ')' {
 		return phpUnknown{}
 	}
 	r.pos++
-	return e
+	return envValue(name.text, def, r.lookup)
+}
+
+// slug reads Str::slug($title[, $separator]) and gives what Laravel makes of a title, or unknown for
+// one with letters it transliterates with tables of its own, or other arguments.
+func (r *phpSourceReader) slug() any {
+	r.pos++ // (
+	args := []any{r.value()}
+	for r.peek().kind == ',' {
+		r.pos++
+		args = append(args, r.value())
+	}
+	if r.peek().kind != ')' {
+		return phpUnknown{}
+	}
+	r.pos++
+	title, ok := exportString(args[0])
+	if _, isBool := args[0].(bool); isBool || !ok || len(args) > 2 {
+		return phpUnknown{}
+	}
+	sep := "-"
+	if len(args) == 2 {
+		if sep, ok = args[1].(string); !ok || len([]rune(sep)) != 1 {
+			return phpUnknown{}
+		}
+	}
+	s, exact := slugExact(title, []rune(sep)[0])
+	if !exact {
+		return phpUnknown{}
+	}
+	return s
 }
 
 // array reads entries up to close: `key => value` or `value` (an integer key after the last one).
@@ -677,40 +700,30 @@ func castPHP(cast string, v any) any {
 	return phpUnknown{}
 }
 
-// evalEnv evaluates env() references as Laravel's env() helper does, with lookup reading the
-// variable (the process environment first, then the .env file, as phpdotenv's immutable loading
-// does): "true", "false", "null", "empty" (and their parenthesized forms) become their values, and an
-// unset variable gives the default. Arrays are evaluated in place.
-func evalEnv(v any, lookup func(string) (string, bool)) any {
-	switch x := v.(type) {
-	case *phpArray:
-		for _, k := range x.keys {
-			x.values[k] = evalEnv(x.values[k], lookup)
-		}
-		return x
-	case phpEnvRef:
-		var out any = evalEnv(x.def, lookup)
-		if raw, ok := lookup(x.name); ok {
-			switch strings.ToLower(raw) {
-			case "true", "(true)":
-				out = true
-			case "false", "(false)":
-				out = false
-			case "null", "(null)":
-				out = nil
-			case "empty", "(empty)":
-				out = ""
-			default:
-				out = raw
-				if n := len(raw); n >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[n-1] == raw[0] {
-					out = raw[1 : n-1] // Env::get strips one pair of quotes
-				}
-			}
-		}
-		if x.cast != "" {
-			return castPHP(x.cast, out)
-		}
-		return out
+// envValue is env(name, def) as Laravel's helper gives it, with lookup reading the variable (the
+// process environment first, then the .env file, as phpdotenv's immutable loading does): "true",
+// "false", "null", "empty" (and their parenthesized forms) become their values, and an unset variable
+// gives the default.
+func envValue(name string, def any, lookup func(string) (string, bool)) any {
+	if lookup == nil {
+		return def
 	}
-	return v
+	raw, ok := lookup(name)
+	if !ok {
+		return def
+	}
+	switch strings.ToLower(raw) {
+	case "true", "(true)":
+		return true
+	case "false", "(false)":
+		return false
+	case "null", "(null)":
+		return nil
+	case "empty", "(empty)":
+		return ""
+	}
+	if n := len(raw); n >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[n-1] == raw[0] {
+		return raw[1 : n-1] // Env::get strips one pair of quotes
+	}
+	return raw
 }

@@ -7,8 +7,8 @@ import (
 
 // TestReadPHPConfigSource reads the values of a config file written as Laravel's skeletons write
 // them: strings, numbers, booleans, null, nested arrays of both syntaxes, env() with a default and a
-// cast, and leaves what it does not evaluate (calls, constants, concatenations, method chains) unknown
-// without losing the entries after it.
+// cast, arithmetic and concatenation on them, Str::slug, and leaves what it does not evaluate (other
+// calls, constants, method chains) unknown without losing the entries after it.
 func TestReadPHPConfigSource(t *testing.T) {
 	t.Parallel()
 	src := `<?php
@@ -63,14 +63,16 @@ return [
     'spread' => [...$base, 'table' => 'x'],
     'constant_key' => [PDO::X => 1, 'table' => 'y'],
     'escaped' => 'it\'s',
+    'hyphens' => Str::slug((string) env('APP_NAME', 'laravel')).'-cache-',
+    'qualified' => \Illuminate\Support\Str::slug('Été @ Home', '_'),
+    'greek' => Str::slug('Αθήνα'),
 ];
 `
-	a := readPHPConfigSource(src)
+	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database", "APP_NAME": "My App", "X": "2"}
+	a := readPHPConfigSource(src, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if a == nil {
 		t.Fatal("no array")
 	}
-	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database"}
-	evalEnv(a, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	for _, path := range [][]string{{"spread", "table"}, {"constant_key", "table"}} {
 		if _, _, unknown := sourceGet(a, path...); !unknown {
 			t.Errorf("%v: not unknown, though its array has entries of keys not known", path)
@@ -88,7 +90,7 @@ return [
 		{[]string{"connections", "redis", "block_for"}, nil},
 		{[]string{"connections", "redis", "url"}, "http://a/b"},
 		{[]string{"connections", "mysql", "options"}, phpUnknown{}},
-		{[]string{"connections", "mysql", "prefix"}, phpUnknown{}},
+		{[]string{"connections", "mysql", "prefix"}, "my_app_cache"},
 		{[]string{"connections", "mysql", "providers"}, phpUnknown{}},
 		{[]string{"connections", "mysql", "strict"}, true},
 		{[]string{"list", "1"}, "b"},
@@ -98,7 +100,7 @@ return [
 		{[]string{"five_minutes"}, int64(300)},
 		{[]string{"sum"}, int64(5)},
 		{[]string{"half"}, 1.5},
-		{[]string{"env_times"}, phpUnknown{}},
+		{[]string{"env_times"}, int64(120)},
 		{[]string{"octal"}, int64(300)}, {[]string{"hex"}, int64(300)}, {[]string{"bin"}, int64(300)},
 		{[]string{"exp"}, 300.0}, {[]string{"sep"}, int64(300)}, {[]string{"grouped"}, int64(300)},
 		{[]string{"negated"}, int64(300)}, {[]string{"pow"}, int64(300)}, {[]string{"mod"}, int64(300)},
@@ -108,6 +110,7 @@ return [
 		{[]string{"nowdoc"}, "my_jobs ] }"}, {[]string{"heredoc"}, "plain!"}, {[]string{"interpolated"}, phpUnknown{}},
 		{[]string{"attributed"}, phpUnknown{}}, {[]string{"after_attribute"}, "kept"},
 		{[]string{"escaped"}, "it's"},
+		{[]string{"hyphens"}, "my-app-cache-"}, {[]string{"qualified"}, "ete_at_home"}, {[]string{"greek"}, phpUnknown{}},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%v = %#v (%v), want %#v", c.path, got, ok, c.want)
@@ -124,9 +127,7 @@ func FuzzReadPHPConfigSource(f *testing.F) {
 	f.Add(`<?php /* ' */ return [ 'a' => 'it\'s', # c
  'b' => "q$x" ] ;`)
 	f.Fuzz(func(t *testing.T, src string) {
-		if a := readPHPConfigSource(src); a != nil {
-			evalEnv(a, func(string) (string, bool) { return "3", true })
-		}
+		readPHPConfigSource(src, func(string) (string, bool) { return "3", true })
 	})
 }
 
@@ -135,10 +136,10 @@ func FuzzReadPHPConfigSource(f *testing.F) {
 // one PHP runs is not known.
 func TestReadPHPConfigSourceReturns(t *testing.T) {
 	t.Parallel()
-	if a := readPHPConfigSource(`<?php $f = function () { if (true) { return ['a' => 1]; } }; return ['b' => 2];`); a == nil || a.values["b"] != int64(2) {
+	if a := readPHPConfigSource(`<?php $f = function () { if (true) { return ['a' => 1]; } }; return ['b' => 2];`, nil); a == nil || a.values["b"] != int64(2) {
 		t.Errorf("a return in a function's body was taken for the file's: %+v", a)
 	}
-	if a := readPHPConfigSource(`<?php if (!env('X')) { return ['a' => 1]; } return ['b' => 2];`); a != nil {
+	if a := readPHPConfigSource(`<?php if (!env('X')) { return ['a' => 1]; } return ['b' => 2];`, nil); a != nil {
 		t.Errorf("a file with a return in an if was read: %+v", a)
 	}
 }
