@@ -13,7 +13,9 @@ import (
 // the queue connection's table, queue and retry_after, the failed jobs' driver and table and the
 // batches' table (retry_after is 90 written in the file up to Laravel 10: an application that raised
 // it there has PHP workers that wait that long before taking a reserved job again, and so must this
-// one). connection is the queue connection the worker uses ("" for the application's default);
+// one); and from config/database.php, config/cache.php and config/logging.php the database
+// connection the queue uses, the cache store, its prefix and tables, the Redis connections the cache
+// uses and the log channel (a prefix or a host written in the file instead of read from .env). connection is the queue connection the worker uses ("" for the application's default);
 // lookup reads a variable as env() does.
 //
 // Each key the files hold comes back as a setting that covers it: the environment's Laravel variable
@@ -22,9 +24,9 @@ import (
 // setting to give, and leaves the key at its default. A retry_after the connection does not give, or
 // gives as null, is DatabaseConnector's 60. files maps the keys read to their values, for a warning
 // when a setting of ours overrides one.
-func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string) {
+func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string, facts sourceFacts) {
 	if appDir == "" {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, facts
 	}
 	covered, files = map[string]bool{}, map[string]string{}
 	read := func(name string) (*phpArray, string) {
@@ -76,7 +78,9 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		from("app.maintenance_driver", app, where, "maintenance", "driver")
 		from("app.maintenance_store", app, where, "maintenance", "store")
 	}
-	if queue, where := read("queue.php"); queue != nil {
+	queue, queueWhere := read("queue.php")
+	if queue != nil {
+		where := queueWhere
 		if connection == "" {
 			if d, ok := queue.get("default"); ok {
 				connection, _ = d.(string)
@@ -105,7 +109,66 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		from("tables.failed_jobs", queue, where, "failed", "table")
 		from("tables.job_batches", queue, where, "batching", "table")
 	}
-	return out, covered, notes, files
+	// The database connection the queue uses, the cache store and the log channel, from
+	// config/database.php, config/cache.php and config/logging.php: only what they give as values
+	// the reader evaluates; the rest is read as without them.
+	root, rootFiles := &phpArray{values: map[string]any{}}, map[string]string{}
+	for _, name := range []string{"database", "cache", "logging"} {
+		if a, where := read(name + ".php"); a != nil {
+			root.set(name, a)
+			rootFiles[name] = where
+		}
+	}
+	if len(rootFiles) == 0 {
+		return out, covered, notes, files, facts
+	}
+	if queue != nil {
+		root.set("queue", queue)
+		rootFiles["queue"] = queueWhere
+	}
+	sink := &settingSink{covered: covered, dir: appDir, files: rootFiles, root: root}
+	if dbName, ok := knownString(root, "database", "default"); ok {
+		if queue != nil {
+			if c, set, unknown := sourceGet(queue, "connections", connection, "connection"); unknown || isUnknown(c) {
+				ok = false
+			} else if name, _ := exportString(c); set && name != "" && arrString(queue, "connections", connection, "driver") == "database" {
+				dbName = name // Redis' is a Redis connection
+			}
+		}
+		if ok {
+			sink.where = rootFiles["database"]
+			if sink.database(root, dbName) {
+				facts.queueDatabase = true
+				if _, cache := rootFiles["cache"]; cache {
+					facts.cacheDatabase = true
+					facts.problems = otherDatabases(root, dbName, filepath.Join(appDir, "config"), "")
+				}
+			}
+		}
+	}
+	sink.cache(root)
+	for _, st := range sink.out {
+		out = append(out, st)
+		files[st.path] = st.value.(string)
+	}
+	return out, covered, notes, files, facts
+}
+
+// sourceFacts is what the config files say beyond settings.
+type sourceFacts struct {
+	// queueDatabase says the queue's database connection was read from config/database.php, and
+	// cacheDatabase that the database cache store's were checked against it there too.
+	queueDatabase, cacheDatabase bool
+	problems                     []error // tables PHP keeps on another database
+}
+
+// knownString is the string (or number) at keys of a, when the file gives one the reader evaluates.
+func knownString(a *phpArray, keys ...string) (string, bool) {
+	v, ok, unknown := sourceGet(a, keys...)
+	if !ok || unknown {
+		return "", false
+	}
+	return exportString(v)
 }
 
 // sourceGet follows keys through a config file's arrays: the value and whether it is there, or
@@ -133,6 +196,9 @@ func sourceGet(a *phpArray, keys ...string) (v any, ok, unknown bool) {
 
 // fileKeys are the settings each config file gives, for the note on a file that cannot be read.
 var fileKeys = map[string][]string{
-	"app.php":   {"app.timezone", "app.cipher", "app.maintenance_driver"},
-	"queue.php": {"worker.retry_after", "tables.jobs", "worker.queues", "failed.driver", "tables.failed_jobs"},
+	"app.php":      {"app.timezone", "app.cipher", "app.maintenance_driver"},
+	"queue.php":    {"worker.retry_after", "tables.jobs", "worker.queues", "failed.driver", "tables.failed_jobs"},
+	"database.php": {"db.driver", "db.host", "db.database", "db.prefix", "cache.redis.prefix"},
+	"cache.php":    {"cache.store", "cache.prefix", "tables.cache"},
+	"logging.php":  {"log.channel"},
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,5 +148,147 @@ func TestLoadMaintenanceDriver(t *testing.T) {
 		if cfg.App.MaintenanceDriver != tc.driver || cfg.App.MaintenanceStore != tc.store {
 			t.Errorf("%s: driver %q store %q, want %q %q", tc.appPHP, cfg.App.MaintenanceDriver, cfg.App.MaintenanceStore, tc.driver, tc.store)
 		}
+	}
+}
+
+// TestLoadDatabaseAndCachePHP reads the queue's database connection, the cache store and prefix and
+// the log channel from config/database.php, config/cache.php and config/logging.php as PHP does
+// without a cached configuration: values written there win over the variables PHP would otherwise
+// read (a table prefix, a host), env() defaults count when the variable is unset, Str::slug gives
+// the skeleton's prefixes, the queue connection's own database connection is followed, and what the
+// reader does not evaluate (storage_path(), a ternary) is read as without the files.
+func TestLoadDatabaseAndCachePHP(t *testing.T) {
+	t.Parallel()
+	databasePHP := `<?php
+
+use Illuminate\Support\Str;
+
+return [
+    'default' => env('DB_CONNECTION', 'mysql'),
+    'connections' => [
+        'sqlite' => [
+            'driver' => 'sqlite',
+            'database' => env('DB_DATABASE', database_path('database.sqlite')),
+            'prefix' => '',
+        ],
+        'mysql' => [
+            'driver' => 'mysql',
+            'host' => env('DB_HOST', '10.0.0.5'),
+            'port' => env('DB_PORT', '3306'),
+            'database' => env('DB_DATABASE', 'shop'),
+            'username' => env('DB_USERNAME', 'forge'),
+            'prefix' => 'shop_',
+            'options' => extension_loaded('pdo_mysql') ? array_filter([
+                PDO::MYSQL_ATTR_SSL_CA => env('MYSQL_ATTR_SSL_CA'),
+            ]) : [],
+        ],
+        'reports' => ['driver' => 'pgsql', 'host' => 'reports.internal', 'port' => 6432, 'database' => 'reports', 'search_path' => 'queue'],
+    ],
+    'redis' => [
+        'options' => ['prefix' => env('REDIS_PREFIX', Str::slug((string) env('APP_NAME', 'laravel')).'-database-')],
+        'cache' => ['host' => env('REDIS_HOST', '127.0.0.1'), 'port' => env('REDIS_PORT', '6379'), 'database' => env('REDIS_CACHE_DB', '1')],
+    ],
+];
+`
+	cachePHP := `<?php
+
+use Illuminate\Support\Str;
+
+return [
+    'default' => env('CACHE_STORE', 'redis'),
+    'stores' => [
+        'database' => ['driver' => 'database', 'table' => 'shop_cache', 'lock_table' => env('DB_CACHE_LOCK_TABLE')],
+        'file' => ['driver' => 'file', 'path' => storage_path('framework/cache/data')],
+        'redis' => ['driver' => 'redis', 'connection' => env('REDIS_CACHE_CONNECTION', 'cache')],
+    ],
+    'prefix' => env('CACHE_PREFIX', Str::slug((string) env('APP_NAME', 'laravel')).'-cache-'),
+];
+`
+	queuePHP := `<?php
+return [
+    'default' => env('QUEUE_CONNECTION', 'database'),
+    'connections' => [
+        'database' => ['driver' => 'database', 'connection' => env('DB_QUEUE_CONNECTION'), 'table' => 'jobs', 'retry_after' => 90],
+        'reports' => ['driver' => 'database', 'connection' => 'reports', 'table' => 'jobs', 'retry_after' => 90],
+    ],
+];
+`
+	for _, tc := range []struct {
+		name, dotenv string
+		environ      []string
+		check        func(*Config) string
+	}{
+		{"written in the files", "APP_NAME='My Shop'\nDB_HOST=db.internal\nDB_PREFIX=other_\nLOG_CHANNEL=stderr\n", nil, func(c *Config) string {
+			if c.DB.Driver != "mysql" || c.DB.Host != "db.internal" || c.DB.Port != 3306 || c.DB.Database != "shop" || c.DB.Username != "forge" || c.DB.Prefix != "shop_" {
+				return fmt.Sprintf("db %+v", c.DB)
+			}
+			if c.Cache.Store != "redis" || c.Cache.Prefix != "my-shop-cache-" || c.Cache.Redis.Prefix != "my-shop-database-" || c.Cache.Redis.DB != 1 || c.Tables.Cache != "shop_cache" {
+				return fmt.Sprintf("cache %+v, cache table %q", c.Cache, c.Tables.Cache)
+			}
+			if c.Log.Channel != "stderr" {
+				return fmt.Sprintf("log channel %q", c.Log.Channel)
+			}
+			if slices.ContainsFunc(c.Warnings(), func(w string) bool { return strings.Contains(w, "Laravel 12 skeleton") }) {
+				return fmt.Sprintf("a note on the prefix the file gives: %q", c.Warnings())
+			}
+			return ""
+		}},
+		{"variables over env() defaults", "CACHE_STORE=database\nCACHE_PREFIX=mine\n", []string{"DB_HOST=10.1.1.1", "DB_PORT=3307"}, func(c *Config) string {
+			if c.DB.Host != "10.1.1.1" || c.DB.Port != 3307 || c.Cache.Store != "database" || c.Cache.Prefix != "mine" || c.Cache.Redis.Prefix != "laravel-database-" {
+				return fmt.Sprintf("db %+v cache %+v", c.DB, c.Cache)
+			}
+			return ""
+		}},
+		{"the queue connection's database", "QUEUE_CONNECTION=reports\n", nil, func(c *Config) string {
+			if c.DB.Driver != "pgsql" || c.DB.Host != "reports.internal" || c.DB.Port != 6432 || c.DB.Database != "reports" || c.DB.Schema != "queue" || c.DB.Prefix != "" {
+				return fmt.Sprintf("db %+v", c.DB)
+			}
+			return ""
+		}},
+		{"DB_QUEUE_CONNECTION", "DB_QUEUE_CONNECTION=reports\nARTISAN_GO_LARAVEL_VERSION=11.0\n", nil, func(c *Config) string {
+			if c.DB.Driver != "pgsql" || c.DB.Host != "reports.internal" || c.DB.Database != "reports" {
+				return fmt.Sprintf("db %+v", c.DB)
+			}
+			return ""
+		}},
+		{"not evaluated", "DB_CONNECTION=sqlite\nMYSQL_ATTR_SSL_CA=/ca.pem\n", nil, func(c *Config) string {
+			if c.DB.Driver != "sqlite" || filepath.Base(c.DB.Database) != "database.sqlite" || c.Cache.File.Path == "" {
+				return fmt.Sprintf("db %+v, file store %+v", c.DB, c.Cache.File)
+			}
+			return ""
+		}},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, src := range map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": queuePHP,
+			"logging.php": "<?php\nreturn ['default' => env('LOG_CHANNEL', 'stack')];\n"} {
+			if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv), Environ: tc.environ})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if problem := tc.check(cfg); problem != "" {
+			t.Errorf("%s: %s", tc.name, problem)
+		}
+	}
+
+	// Failed jobs on another database than the queue's: refused, as with a cached configuration.
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	failedElsewhere := strings.Replace(queuePHP, "    ],\n];", "    ],\n    'failed' => ['driver' => 'database-uuids', 'database' => 'reports', 'table' => 'failed_jobs'],\n];", 1)
+	for name, src := range map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": failedElsewhere} {
+		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "")}); err == nil || !strings.Contains(err.Error(), "queue.failed.database") || strings.Contains(err.Error(), "config:cache") {
+		t.Errorf("failed jobs on [reports], the queue on [mysql]: %v; want the two named, without config:cache", err)
 	}
 }

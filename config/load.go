@@ -159,6 +159,7 @@ func Load(p LoadParams) (*Config, error) {
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
 	var fromFiles map[string]string // what config/*.php give, without a cached configuration
+	var srcFacts sourceFacts
 	if cache == nil {
 		// Without a cached configuration PHP reads config/app.php and config/queue.php, whose values
 		// written there (the timezone, retry_after up to Laravel 10) win over the environment's
@@ -182,7 +183,10 @@ func Load(p LoadParams) (*Config, error) {
 		}
 		var covered map[string]bool
 		var n []string
-		cacheSet, covered, n, fromFiles = sourceSettings(appDir, connection, lookup)
+		cacheSet, covered, n, fromFiles, srcFacts = sourceSettings(appDir, connection, lookup)
+		if len(srcFacts.problems) > 0 {
+			return nil, errors.Join(srcFacts.problems...)
+		}
 		notes = append(notes, n...)
 		dotenvSet, procSet = withoutLaravel(dotenvSet, covered), withoutLaravel(procSet, covered)
 	}
@@ -263,7 +267,7 @@ func Load(p LoadParams) (*Config, error) {
 	cfg.notes = notes
 	deriveDefaults(cfg, winner, appDir)
 	if cache == nil {
-		if err := checkQueueDatabase(cfg, ver, dotenv, environ); err != nil {
+		if err := checkQueueDatabase(cfg, ver, dotenv, environ, srcFacts); err != nil {
 			return nil, err
 		}
 	}
@@ -277,11 +281,12 @@ func Load(p LoadParams) (*Config, error) {
 
 // checkQueueDatabase checks DB_QUEUE_CONNECTION, which names the database connection of the queue
 // in config/queue.php from Laravel 11 on, and DB_CACHE_CONNECTION and DB_CACHE_LOCK_CONNECTION, those
-// of the database cache store, when no cached configuration says what they are. A connection of the
-// skeleton reads the same DB_* variables as DB_CONNECTION's: the same database when both are MySQL or
-// MariaDB, or both the same driver. Any other is refused: its settings are in config/database.php,
-// which only the cached configuration exposes, and the worker reaches one database.
-func checkQueueDatabase(c *Config, ver version, dotenv, environ map[string]string) error {
+// of the database cache store, when no cached configuration says what they are and the config files
+// did not (an application that does not publish config/database.php). A connection of the skeleton
+// reads the same DB_* variables as DB_CONNECTION's: the same database when both are MySQL or MariaDB,
+// or both the same driver. Any other is refused: its settings are in the framework's
+// config/database.php, and the worker reaches one database.
+func checkQueueDatabase(c *Config, ver version, dotenv, environ map[string]string, files sourceFacts) error {
 	lookup := func(name string) string {
 		value := ""
 		for _, vars := range []map[string]string{dotenv, environ} { // the environment wins, as phpdotenv leaves it
@@ -318,10 +323,12 @@ func checkQueueDatabase(c *Config, ver version, dotenv, environ map[string]strin
 		}
 		return nil
 	}
-	if err := check("DB_QUEUE_CONNECTION", "the jobs"); err != nil {
-		return err
+	if !files.queueDatabase {
+		if err := check("DB_QUEUE_CONNECTION", "the jobs"); err != nil {
+			return err
+		}
 	}
-	if c.Cache.Store != "database" {
+	if c.Cache.Store != "database" || files.cacheDatabase {
 		return nil
 	}
 	if err := check("DB_CACHE_CONNECTION", "the database cache store"); err != nil {

@@ -280,113 +280,176 @@ func (p *exportParser) number() (any, error) {
 // the log channel. covered lists every key it stands for, set or null, whose .env and environment
 // values PHP does not read.
 func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting, covered map[string]bool, c cachedFacts) {
-	covered = map[string]bool{}
+	s := &settingSink{covered: map[string]bool{}, where: where, dir: dir}
 	c.connections = map[string]string{}
-	put := func(path string, v any, ok bool) {
-		covered[path] = true
-		if s, isText := exportString(v); ok && isText {
-			out = append(out, setting{path: path, value: s, source: "in " + where, dir: dir})
-		}
-	}
-	from := func(path string, a *phpArray, keys ...string) {
-		v, ok := a.get(keys...)
-		put(path, v, ok)
-	}
-	str := func(a *phpArray, keys ...string) string {
-		v, _ := a.get(keys...)
-		s, _ := exportString(v)
-		return s
-	}
-	sub := func(a *phpArray, keys ...string) *phpArray {
-		v, _ := a.get(keys...)
-		s, _ := v.(*phpArray)
-		return s
-	}
-	from("connection", arr, "queue", "default")
+	s.from("connection", arr, "queue", "default")
 	if connection == "" {
-		connection = str(arr, "queue", "default")
+		connection = arrString(arr, "queue", "default")
 	}
-	if qs := sub(arr, "queue", "connections"); qs != nil {
+	if qs := arrSub(arr, "queue", "connections"); qs != nil {
 		for _, name := range qs.keys {
-			c.connections[name] = str(qs, name, "driver")
+			c.connections[name] = arrString(qs, name, "driver")
 		}
 	}
-	dbName := str(arr, "database", "default")
-	if q := sub(arr, "queue", "connections", connection); q != nil {
-		from("tables.jobs", q, "table")
-		from("worker.queues", q, "queue")
-		from("worker.retry_after", q, "retry_after")
-		if c := str(q, "connection"); c != "" && str(q, "driver") == "database" { // Redis' is a Redis connection
+	dbName := arrString(arr, "database", "default")
+	if q := arrSub(arr, "queue", "connections", connection); q != nil {
+		s.from("tables.jobs", q, "table")
+		s.from("worker.queues", q, "queue")
+		s.from("worker.retry_after", q, "retry_after")
+		if c := arrString(q, "connection"); c != "" && arrString(q, "driver") == "database" { // Redis' is a Redis connection
 			dbName = c
 		}
 	}
-	if d := sub(arr, "database", "connections", dbName); d != nil {
-		d = writeConfig(d)
-		for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
-			"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
-			"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes", "sslmode": "db.sslmode", "sslrootcert": "db.sslrootcert",
-			"sslcert": "db.sslcert", "sslkey": "db.sslkey"} {
-			from(path, d, key)
-		}
-		from("db.ssl_ca", d, "options", "1009") // PDO::MYSQL_ATTR_SSL_CA
-		schema := "schema"                      // Laravel 9+ names it search_path; a list of schemas is an array
-		if _, ok := d.get("search_path"); ok {
-			schema = "search_path"
-		}
-		v, ok := d.get(schema)
-		put("db.schema", joinList(v), ok)
-	} else if sub(arr, "database", "connections") != nil {
+	if !s.database(arr, dbName) && arrSub(arr, "database", "connections") != nil {
 		c.problems = append(c.problems, fmt.Errorf("%w: the queue connection [%s] uses the database connection [%s], which %s does not configure (PHP stops with \"Database connection [%s] not configured.\"); name a connection of config/database.php and run php artisan config:cache again",
 			ErrInvalid, connection, dbName, where, dbName))
 	}
-	c.problems = append(c.problems, otherDatabases(arr, dbName, where)...)
+	c.problems = append(c.problems, otherDatabases(arr, dbName, where, " and run php artisan config:cache again")...)
 	if v, ok := arr.get("queue", "failed", "driver"); ok && v == nil {
-		put("failed.driver", "null", true) // Laravel's Null provider
+		s.put("failed.driver", "null", true) // Laravel's Null provider
 	} else {
-		put("failed.driver", v, ok)
+		s.put("failed.driver", v, ok)
 	}
-	from("tables.failed_jobs", arr, "queue", "failed", "table")
-	from("tables.job_batches", arr, "queue", "batching", "table")
+	s.from("tables.failed_jobs", arr, "queue", "failed", "table")
+	s.from("tables.job_batches", arr, "queue", "batching", "table")
 	for _, k := range []string{"name", "key", "cipher", "timezone", "env"} {
-		from("app."+k, arr, "app", k)
+		s.from("app."+k, arr, "app", k)
 	}
 	if v, ok := arr.get("app", "maintenance", "driver"); ok {
-		put("app.maintenance_driver", v, ok)
-		from("app.maintenance_store", arr, "app", "maintenance", "store")
+		s.put("app.maintenance_driver", v, ok)
+		s.from("app.maintenance_store", arr, "app", "maintenance", "store")
 	}
 	if keys, ok := arr.get("app", "previous_keys"); ok {
-		put("app.previous_keys", joinList(keys), true)
+		s.put("app.previous_keys", joinList(keys), true)
 	}
-	from("cache.store", arr, "cache", "default")
-	from("cache.prefix", arr, "cache", "prefix")
-	from("tables.cache", arr, "cache", "stores", "database", "table")
-	from("tables.cache_locks", arr, "cache", "stores", "database", "lock_table")
-	from("cache.file.path", arr, "cache", "stores", "file", "path")
-	from("cache.file.lock_path", arr, "cache", "stores", "file", "lock_path")
-	if servers := sub(arr, "cache", "stores", "memcached", "servers"); servers != nil {
+	s.cache(arr)
+	return s.out, s.covered, c
+}
+
+// settingSink gathers the settings a configuration array gives (the cached one, or one read from
+// config/*.php), and the keys it covers. A value read from a file that the reader could not evaluate
+// (phpUnknown, or a key of an array with entries of keys not known) gives nothing and covers nothing.
+type settingSink struct {
+	out     []setting
+	covered map[string]bool
+	where   string // the file the values come from
+	dir     string
+	// files, for an array read from config/*.php (root), names the file of each of its top-level
+	// keys. A key the files do not hold then covers nothing, as the framework's own config files
+	// (merged under the application's from Laravel 11 on) and the worker's defaults for each
+	// version stand for it.
+	files map[string]string
+	root  *phpArray
+}
+
+// put sets path to v when ok (covering it, set or null).
+func (s *settingSink) put(path string, v any, ok bool) {
+	if _, unknown := v.(phpUnknown); unknown || !ok && s.files != nil {
+		return
+	}
+	s.covered[path] = true
+	if text, isText := exportString(v); ok && isText {
+		s.out = append(s.out, setting{path: path, value: text, source: "in " + s.where, dir: s.dir})
+	}
+}
+
+// from puts the value at keys of a into path.
+func (s *settingSink) from(path string, a *phpArray, keys ...string) {
+	if _, _, unknown := sourceGet(a, keys...); unknown {
+		return
+	}
+	if f, ok := s.files[keys[0]]; ok && a == s.root {
+		defer func(where string) { s.where = where }(s.where)
+		s.where = f
+	}
+	v, ok := a.get(keys...)
+	s.put(path, v, ok)
+}
+
+// database puts the settings of the database connection dbName, as Laravel's ConnectionFactory makes
+// its write connection; false when arr does not configure it.
+func (s *settingSink) database(arr *phpArray, dbName string) bool {
+	d := arrSub(arr, "database", "connections", dbName)
+	if d == nil {
+		return false
+	}
+	d = writeConfig(d)
+	for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
+		"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
+		"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes", "sslmode": "db.sslmode", "sslrootcert": "db.sslrootcert",
+		"sslcert": "db.sslcert", "sslkey": "db.sslkey"} {
+		s.from(path, d, key)
+	}
+	s.from("db.ssl_ca", d, "options", "1009") // PDO::MYSQL_ATTR_SSL_CA
+	schema := "schema"                        // Laravel 9+ names it search_path; a list of schemas is an array
+	if _, ok := d.get("search_path"); ok {
+		schema = "search_path"
+	}
+	if v, ok := d.get(schema); !isUnknown(v) {
+		s.put("db.schema", joinList(v), ok)
+	}
+	return true
+}
+
+// cache puts the cache store and prefix, the database store's tables, the file store's paths,
+// memcached's servers, the Redis connections the cache uses and the log channel.
+func (s *settingSink) cache(arr *phpArray) {
+	s.from("cache.store", arr, "cache", "default")
+	s.from("cache.prefix", arr, "cache", "prefix")
+	s.from("tables.cache", arr, "cache", "stores", "database", "table")
+	s.from("tables.cache_locks", arr, "cache", "stores", "database", "lock_table")
+	s.from("cache.file.path", arr, "cache", "stores", "file", "path")
+	s.from("cache.file.lock_path", arr, "cache", "stores", "file", "lock_path")
+	if servers := arrSub(arr, "cache", "stores", "memcached", "servers"); servers != nil {
 		var list []string
+		known := true
 		for _, k := range servers.keys {
-			if s, _ := servers.values[k].(*phpArray); s != nil {
-				list = append(list, str(s, "host")+":"+str(s, "port")+":"+str(s, "weight"))
+			if srv, _ := servers.values[k].(*phpArray); srv != nil {
+				for _, f := range []string{"host", "port", "weight"} {
+					v, _ := srv.get(f)
+					known = known && !isUnknown(v)
+				}
+				list = append(list, arrString(srv, "host")+":"+arrString(srv, "port")+":"+arrString(srv, "weight"))
 			}
 		}
-		put("cache.memcached.servers", strings.Join(list, ","), len(list) > 0)
-	}
-	from("cache.redis.prefix", arr, "database", "redis", "options", "prefix")
-	if c := sub(arr, "database", "redis", str(arr, "cache", "stores", "redis", "connection")); c != nil {
-		for key, path := range map[string]string{"host": "cache.redis.host", "port": "cache.redis.port", "password": "cache.redis.password",
-			"username": "cache.redis.username", "database": "cache.redis.db", "url": "cache.redis.url"} {
-			from(path, c, key)
+		if known {
+			s.put("cache.memcached.servers", strings.Join(list, ","), len(list) > 0)
 		}
 	}
-	lockConn := str(arr, "cache", "stores", "redis", "lock_connection")
+	s.from("cache.redis.prefix", arr, "database", "redis", "options", "prefix")
+	if c := arrSub(arr, "database", "redis", arrString(arr, "cache", "stores", "redis", "connection")); c != nil {
+		for key, path := range map[string]string{"host": "cache.redis.host", "port": "cache.redis.port", "password": "cache.redis.password",
+			"username": "cache.redis.username", "database": "cache.redis.db", "url": "cache.redis.url"} {
+			s.from(path, c, key)
+		}
+	}
+	lockConn := arrString(arr, "cache", "stores", "redis", "lock_connection")
 	if lockConn == "" {
 		lockConn = "default"
 	}
-	from("cache.redis.lock_db", arr, "database", "redis", lockConn, "database")
-	from("log.channel", arr, "logging", "default")
-	from("log.output_timezone", arr, "queue", "output_timezone")
-	return out, covered, c
+	s.from("cache.redis.lock_db", arr, "database", "redis", lockConn, "database")
+	s.from("log.channel", arr, "logging", "default")
+	s.from("log.output_timezone", arr, "queue", "output_timezone")
+}
+
+// arrString is the value at keys as a .env line would give it ("" for null, arrays and unknowns).
+func arrString(a *phpArray, keys ...string) string {
+	v, _ := a.get(keys...)
+	s, _ := exportString(v)
+	return s
+}
+
+// arrSub is the array at keys, or nil.
+func arrSub(a *phpArray, keys ...string) *phpArray {
+	v, _ := a.get(keys...)
+	s, _ := v.(*phpArray)
+	return s
+}
+
+// isUnknown reports a value read from a config file that the reader could not evaluate.
+func isUnknown(v any) bool {
+	_, unknown := v.(phpUnknown)
+	return unknown
 }
 
 // writeConfig is a database connection's configuration as Laravel's ConnectionFactory makes its write
@@ -433,7 +496,7 @@ type cachedFacts struct {
 // writing them there would hide failed jobs from PHP's queue:failed, leave batches unfinished and miss
 // queue:restart and unique locks. Connections configured alike (driver, host, port, database, socket,
 // url, prefix, schema) count as the same.
-func otherDatabases(arr *phpArray, dbName, where string) []error {
+func otherDatabases(arr *phpArray, dbName, where, then string) []error {
 	def, _ := arr.get("database", "default")
 	defName, _ := exportString(def)
 	resolve := func(v any, ok bool) string {
@@ -470,7 +533,7 @@ func otherDatabases(arr *phpArray, dbName, where string) []error {
 	check := func(key string, name string) {
 		if !same(name, dbName) {
 			out = append(out, fmt.Errorf("%w: %s in %s is the database connection [%s], but the queue's jobs table is on [%s]: artisan-go reaches only the queue's database, and would write these rows where PHP does not read them; "+
-				"put them on [%s] (or the queue on [%s]) in config/queue.php or config/cache.php and run php artisan config:cache again", ErrInvalid, key, where, name, dbName, dbName, name))
+				"put them on [%s] (or the queue on [%s]) in config/queue.php or config/cache.php%s", ErrInvalid, key, where, name, dbName, dbName, name, then))
 		}
 	}
 	driver, hasDriver := arr.get("queue", "failed", "driver")

@@ -3,6 +3,7 @@ package interop
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,5 +68,37 @@ func TestTablePrefixFromCachedConfig(t *testing.T) {
 		if printed, err := app.Work(ctx, "--sleep=0"); err != nil || !strings.Contains(printed, `App\Jobs\Failing`) {
 			t.Errorf("PHP's worker did not run the retried job (%v):\n%s", err, printed)
 		}
+	})
+}
+
+// TestConfigFilesWrittenByHand runs artisan-go on an application without a cached configuration
+// whose config/database.php writes its table prefix and whose config/cache.php writes its cache prefix
+// instead of reading DB_PREFIX and CACHE_PREFIX, as PHP then does whatever .env says: artisan-go runs
+// the jobs PHP dispatched onto shop_jobs, and stops on PHP's queue:restart, which PHP writes under
+// the file's cache prefix in shop_cache.
+func TestConfigFilesWrittenByHand(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, db testenv.Database) {
+		ctx := testContext(t)
+		app := phpapp.New(t, db, phpapp.WithConfigFiles(map[string]func(string) string{
+			"database.php": func(s string) string { return strings.ReplaceAll(s, "env('DB_PREFIX', '')", "'shop_'") },
+			"cache.php": func(s string) string {
+				return regexp.MustCompile(`'prefix' => env\('CACHE_PREFIX'.*`).ReplaceAllString(s, "'prefix' => 'shop_cache',")
+			},
+		}))
+		routes := filepath.Join(t.TempDir(), "artisan-go.yaml")
+		if err := os.WriteFile(routes, []byte("routes:\n  - class: App\\Jobs\\Noop\n    builtin: noop\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		app.MustDispatch(ctx, "noop", phpapp.Count(3))
+		var out, errOut strings.Builder
+		if code := cli.Do(ctx, []string{"queue:work", "--env-file", app.EnvFile(), "--config", routes, "--stop-when-empty", "--sleep=0"}, nil, &out, &errOut); code != 0 {
+			t.Fatalf("artisan-go queue:work exited with %d\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
+		}
+		if got := strings.Count(out.String(), "Processed:"); got != 3 {
+			t.Errorf("artisan-go processed %d jobs, want the 3 Noop jobs on shop_jobs\n%s", got, &out)
+		}
+
+		phpRestartStopsGoWorker(t, ctx, app, "--config", routes)
 	})
 }

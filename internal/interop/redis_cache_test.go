@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"os"
@@ -67,36 +68,43 @@ func restartStopsGoWorker(t *testing.T, opts ...phpapp.Option) {
 	testenv.Each(t, func(t *testing.T, db testenv.Database) {
 		ctx := testContext(t)
 		app := phpapp.New(t, db, opts...)
-		// A job no Go handler takes: once it is handed back, the worker has read the signal it starts from.
-		app.MustDispatch(ctx, "closure")
-		out := &watchedOutput{text: "Left for PHP", found: make(chan struct{})}
-		seen := out.found
-		done := make(chan int, 1)
-		go func() {
-			done <- cli.Do(ctx, []string{"queue:work", "--env-file", app.EnvFile(), "--sleep=0.05"}, nil, io.Discard, out)
-		}()
-		select {
-		case <-seen:
-		case code := <-done:
-			t.Fatalf("queue:work exited with %d before it ran anything\n%s", code, out)
-		case <-time.After(time.Minute):
-			t.Fatalf("queue:work did not hand back the closure job\n%s", out)
-		}
-		if out, err := app.Artisan(ctx, "queue:restart"); err != nil {
-			t.Fatalf("php artisan queue:restart: %v\n%s", err, out)
-		}
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Fatalf("queue:work exited with %d after queue:restart, want 0\n%s", code, out)
-			}
-		case <-time.After(time.Minute):
-			t.Fatalf("queue:work did not stop after queue:restart with this cache store\n%s", out)
-		}
-		if !strings.Contains(out.String(), "queue:restart signal received") {
-			t.Errorf("queue:work stopped without saying why\n%s", out)
-		}
+		phpRestartStopsGoWorker(t, ctx, app)
 	})
+}
+
+// phpRestartStopsGoWorker runs `artisan-go queue:work args...` on the app until PHP's `php artisan
+// queue:restart` stops it, and fails the test if it does not stop, or not for that.
+func phpRestartStopsGoWorker(t *testing.T, ctx context.Context, app *phpapp.App, args ...string) {
+	t.Helper()
+	// A job no Go handler takes: once it is handed back, the worker has read the signal it starts from.
+	app.MustDispatch(ctx, "closure")
+	out := &watchedOutput{text: "Left for PHP", found: make(chan struct{})}
+	seen := out.found
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Do(ctx, append([]string{"queue:work", "--env-file", app.EnvFile(), "--sleep=0.05"}, args...), nil, io.Discard, out)
+	}()
+	select {
+	case <-seen:
+	case code := <-done:
+		t.Fatalf("queue:work exited with %d before it ran anything\n%s", code, out)
+	case <-time.After(time.Minute):
+		t.Fatalf("queue:work did not hand back the closure job\n%s", out)
+	}
+	if out, err := app.Artisan(ctx, "queue:restart"); err != nil {
+		t.Fatalf("php artisan queue:restart: %v\n%s", err, out)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("queue:work exited with %d after queue:restart, want 0\n%s", code, out)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("queue:work did not stop after PHP's queue:restart\n%s", out)
+	}
+	if !strings.Contains(out.String(), "queue:restart signal received") {
+		t.Errorf("queue:work stopped without saying why\n%s", out)
+	}
 }
 
 // TestMaxExceptionsCountedInRedis runs a job that throws every time, with maxExceptions 2 and 10

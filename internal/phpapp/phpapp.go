@@ -63,6 +63,7 @@ type Option func(*settings)
 
 type settings struct {
 	env       []string
+	edit      map[string]func(string) string
 	noSchema  bool
 	redis     bool
 	file      bool
@@ -108,6 +109,13 @@ func requireCacheServer(t testing.TB, p probe, ext, name, env, port, pkg string)
 // fails under ARTISAN_GO_REQUIRE_ALL) when PHP's memcached extension or the server is missing.
 func WithMemcachedCache() Option {
 	return func(s *settings) { s.memcached = true }
+}
+
+// WithConfigFiles runs the test on a copy of the application whose config files (by name, such as
+// "cache.php") are what edit makes of them, with its .env file beside them, where artisan-go reads the
+// config files from as it does in an application of its own. PHP reads the same files.
+func WithConfigFiles(edit map[string]func(string) string) Option {
+	return func(s *settings) { s.edit = edit }
 }
 
 // WithoutSchema leaves the database empty instead of running interop:schema.
@@ -224,6 +232,11 @@ func New(t testing.TB, db testenv.Database, opts ...Option) *App {
 	if err := os.MkdirAll(a.FileCachePath(), 0o755); err != nil {
 		t.Fatalf("phpapp: %v", err)
 	}
+	if s.edit != nil {
+		if err := a.copyApp(filepath.Join(dir, "app"), s.edit); err != nil {
+			t.Fatalf("phpapp: %v", err)
+		}
+	}
 	if err := os.WriteFile(a.envFile, []byte(dotenv(a.env)), 0o644); err != nil {
 		t.Fatalf("phpapp: write .env: %v", err)
 	}
@@ -245,6 +258,25 @@ func New(t testing.TB, db testenv.Database, opts ...Option) *App {
 		}
 	}
 	return a
+}
+
+// copyApp copies the application to dir, edits its config files and moves the .env file there.
+func (a *App) copyApp(dir string, edit map[string]func(string) string) error {
+	if err := os.CopyFS(dir, os.DirFS(a.base)); err != nil {
+		return fmt.Errorf("copy the application: %w", err)
+	}
+	for name, f := range edit {
+		path := filepath.Join(dir, "config", name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(f(string(b))), 0o644); err != nil {
+			return err
+		}
+	}
+	a.base, a.envFile = dir, filepath.Join(dir, ".env")
+	return nil
 }
 
 func (a *App) defaultEnv(s settings) []string {
