@@ -482,7 +482,8 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	pooled, perr := conn.TransactionPooled(pctx)
 	cancel()
 	log.Info("artisan-go worker starting", "connection", wc.Connection, "queues", strings.Join(wc.Queues, ","),
-		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "database", conn.Where(), "table", conn.Tables().Jobs, "server", conn.ServerVersion(),
+		"strategy", q.Strategy(), "strategy_reason", why, "dialect", conn.Dialect(), "database", conn.Where(), "table", conn.Tables().Jobs,
+		"cache_store", cfg.Cache.Store, "cache_prefix", cfg.Cache.Prefix, "server", conn.ServerVersion(),
 		"galera", conn.InCluster(), "transaction_pooler", pooled, "laravel", wc.LaravelVersion, "concurrency", wc.Concurrency,
 		"claim_batch", claimBatch(cfg.Worker), "claim_lanes", claimLanes(q, wc))
 	if perr != nil {
