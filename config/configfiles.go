@@ -7,21 +7,23 @@ import (
 	"strings"
 )
 
-// sourceSettings reads what PHP reads from the application's config/app.php and config/queue.php
-// (under appDir) when no configuration is cached: the app's timezone, cipher and maintenance driver
-// and store (strings in the file up to Laravel 10, which PHP reads whatever APP_TIMEZONE says), and
-// the queue connection's table, queue and retry_after, the failed jobs' driver and table and the
-// batches' table (retry_after is 90 written in the file up to Laravel 10: an application that raised
-// it there has PHP workers that wait that long before taking a reserved job again, and so must this
-// one); and from config/database.php, config/cache.php and config/logging.php the database
-// connection the queue uses, the cache store, its prefix and tables, the Redis connections the cache
-// uses and the log channel (a prefix or a host written in the file instead of read from .env). connection is the queue connection the worker uses ("" for the application's default);
-// lookup reads a variable as env() does.
+// sourceSettings reads what PHP reads from the application's config files (under appDir) when no
+// configuration is cached. From config/app.php and config/queue.php: the app's environment, key,
+// timezone, cipher and maintenance driver and store (the timezone a string in the file up to Laravel
+// 10, which PHP reads whatever APP_TIMEZONE says), the queue connection's table, queue and
+// retry_after, the failed jobs' driver and table and the batches' table (retry_after is 90 written in
+// the file up to Laravel 10: an application that raised it there has PHP workers that wait that long
+// before taking a reserved job again, and so must this one). From config/database.php,
+// config/cache.php and config/logging.php: the database connection the queue uses, the cache store,
+// its prefix and tables, the Redis connections the cache uses and the log channel (a prefix or a host
+// written in the file instead of read from .env). connection is the queue connection the worker uses
+// ("" for the application's default); lookup reads a variable as env() does.
 //
 // Each key the files hold comes back as a setting that covers it: the environment's Laravel variable
-// for it no longer counts, as in PHP. A value the reader cannot evaluate (PHP code other than strings,
-// numbers, booleans, null, arithmetic, concatenation, env() and casts) is named in notes, with the
-// setting to give, and leaves the key at its default. A retry_after the connection does not give, or
+// for it no longer counts, as in PHP. A value of config/app.php or config/queue.php the reader cannot
+// evaluate (PHP code other than strings, numbers, booleans, null, arithmetic, concatenation, env(),
+// Str::slug and casts) is named in notes, with the setting to give, and leaves the key at its
+// default; one of the other files is read as without the file. A retry_after the connection does not give, or
 // gives as null, is DatabaseConnector's 60. files maps the keys read to their values, for a warning
 // when a setting of ours overrides one.
 func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string, facts sourceFacts) {
@@ -73,6 +75,8 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		}
 	}
 	if app, where := read("app.php"); app != nil {
+		from("app.env", app, where, "env")
+		from("app.key", app, where, "key")
 		from("app.timezone", app, where, "timezone")
 		from("app.cipher", app, where, "cipher")
 		from("app.maintenance_driver", app, where, "maintenance", "driver")

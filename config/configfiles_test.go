@@ -50,6 +50,28 @@ func TestLoadAppPHP(t *testing.T) {
 	}
 }
 
+// TestLoadAppEnvAndKey reads the environment and the key config/app.php writes, which PHP's worker
+// takes (queue:clear asks for confirmation in production; the key decrypts jobs) over APP_ENV and
+// APP_KEY.
+func TestLoadAppEnvAndKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	app := "<?php\nreturn ['env' => 'staging', 'key' => env('SHOP_KEY', 'base64:'.'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=')];\n"
+	if err := os.WriteFile(filepath.Join(dir, "config", "app.php"), []byte(app), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "APP_ENV=production\nAPP_KEY=base64:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.App.Env != "staging" || cfg.App.Key != "base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" {
+		t.Errorf("env %q, key %q; want config/app.php's", cfg.App.Env, cfg.App.Key)
+	}
+}
+
 // TestLoadQueuePHP reads the queue connection's table, queue and retry_after and the failed jobs'
 // table from config/queue.php as PHP does: written there (Laravel 5–10: retry_after 90, often raised),
 // or through env() (Laravel 11), for the connection QUEUE_CONNECTION names.
