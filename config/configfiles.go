@@ -86,8 +86,14 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 	if queue != nil {
 		where := queueWhere
 		if connection == "" {
-			if d, ok := queue.get("default"); ok {
-				connection, _ = d.(string)
+			// No QUEUE_CONNECTION: the file's default when it is a database connection (PHP's worker
+			// would work a sync or redis one, whose jobs are not in a table), else the worker's own.
+			connection = "database"
+			if d, ok := knownString(queue, "default"); ok {
+				if driver, _, _ := sourceGet(queue, "connections", d, "driver"); driver == "database" {
+					connection = d
+					set("connection", d, where)
+				}
 			}
 		}
 		driver, _, unknown := sourceGet(queue, "connections", connection, "driver")

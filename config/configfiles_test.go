@@ -120,6 +120,8 @@ return [
 		{"heredoc", "QUEUE_CONNECTION=heredoc\n", nil, 300 * time.Second, "my_jobs", []string{"default"}},
 		{"spread", "QUEUE_CONNECTION=spread\nDB_QUEUE_RETRY_AFTER=30\n", nil, 90 * time.Second, "jobs", []string{"default"}},
 		{"unknown driver", "QUEUE_CONNECTION=unknown_driver\nDB_QUEUE_RETRY_AFTER=30\n", nil, 90 * time.Second, "jobs", []string{"default"}},
+		// The file's default is sync: the worker works its database connection, and reads its settings.
+		{"no QUEUE_CONNECTION", "", nil, 300 * time.Second, "jobs", []string{"default"}},
 	} {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
@@ -142,6 +144,28 @@ return [
 			t.Errorf("%s: retry_after %v, table %q, queues %v, failed table %q; want %v, %q, %v, dead_jobs",
 				tc.name, cfg.Worker.RetryAfter, cfg.Tables.Jobs, cfg.Worker.Queues, cfg.Tables.FailedJobs, tc.retryAfter, tc.table, tc.queues)
 		}
+	}
+}
+
+// TestLoadQueueDefaultPHP takes the queue connection config/queue.php's default names when no
+// QUEUE_CONNECTION is set, as PHP's worker does: its name is the one failed_jobs rows and queue:pause
+// keys carry.
+func TestLoadQueueDefaultPHP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	queue := "<?php\nreturn ['default' => 'database2', 'connections' => ['database2' => ['driver' => 'database', 'table' => 'jobs2', 'queue' => 'q2', 'retry_after' => 120]]];\n"
+	if err := os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(queue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Connection != "database2" || cfg.Tables.Jobs != "jobs2" || cfg.Worker.RetryAfter != 120*time.Second || !slices.Equal(cfg.Worker.Queues, []string{"q2"}) {
+		t.Errorf("connection %q, table %q, retry_after %v, queues %v; want database2's", cfg.Connection, cfg.Tables.Jobs, cfg.Worker.RetryAfter, cfg.Worker.Queues)
 	}
 }
 
