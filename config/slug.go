@@ -17,8 +17,9 @@ var asciiFold = strings.NewReplacer(
 // default cache prefix: transliterate to ASCII (accents dropped), turn the other separator into this
 // one, spell '@' as "at", lower-case, drop everything but ASCII letters, digits, whitespace and the
 // separator, collapse runs of separators and whitespace into one separator and trim it from both
-// ends. Laravel transliterates Cyrillic and Greek with tables this does not have (it drops Chinese,
-// Japanese and Korean as this does); exact reports whether the result can be trusted.
+// ends. Laravel transliterates other scripts, symbols (™, €, ½) and letters of their own (ı, ħ) with
+// tables this does not have (it drops Chinese, Japanese and Korean as this does); exact reports
+// whether the title had none of those, and the result can be trusted.
 func slug(title string, sep rune) string {
 	s, _ := slugExact(title, sep)
 	return s
@@ -33,6 +34,11 @@ func slugExact(title string, sep rune) (string, bool) {
 		flip = '_'
 	}
 	title = asciiFold.Replace(title)
+	for _, r := range title {
+		if r > unicode.MaxASCII && !latinWithAccents(r) && !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+			exact = false // a symbol, a letter of its own (ı, ħ) or another script: Laravel's tables decide
+		}
+	}
 	var folded strings.Builder
 	for _, r := range norm.NFKD.String(title) {
 		if unicode.Is(unicode.Mn, r) {
@@ -51,9 +57,6 @@ func slugExact(title string, sep rune) (string, bool) {
 		case r == sep || unicode.IsSpace(r):
 			pending = b.Len() > 0
 		case r > unicode.MaxASCII:
-			if unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Georgian, unicode.Arabic, unicode.Hebrew) {
-				exact = false
-			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if pending {
 				b.WriteRune(sep)
@@ -63,4 +66,22 @@ func slugExact(title string, sep rune) (string, bool) {
 		}
 	}
 	return b.String(), exact
+}
+
+// latinWithAccents reports whether r is a Latin letter that decomposes into an ASCII letter and
+// accents (é, Ł excepted: asciiFold has those), which Laravel's transliteration and this agree on.
+func latinWithAccents(r rune) bool {
+	if !unicode.Is(unicode.Latin, r) {
+		return false
+	}
+	d := []rune(norm.NFD.String(string(r)))
+	if len(d) < 2 || d[0] > unicode.MaxASCII || !unicode.IsLetter(d[0]) {
+		return false
+	}
+	for _, m := range d[1:] {
+		if !unicode.Is(unicode.Mn, m) {
+			return false
+		}
+	}
+	return true
 }
