@@ -37,7 +37,7 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		if err != nil {
 			return nil, path
 		}
-		a := readPHPConfigSource(string(b), lookup)
+		a := readPHPConfigSource(string(b), lookup, appDir)
 		if a == nil {
 			notes = append(notes, fmt.Sprintf("%s: the array it returns cannot be read (PHP code artisan-go does not evaluate before it); what it sets is read from .env instead, so check %s", path, strings.Join(fileKeys[name], ", ")))
 			return nil, path
@@ -120,8 +120,8 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		from("tables.job_batches", queue, where, "batching", "table")
 	}
 	// The database connection the queue uses, the cache store and the log channel, from
-	// config/database.php, config/cache.php and config/logging.php: only what they give as values
-	// the reader evaluates; the rest is read as without them.
+	// config/database.php, config/cache.php and config/logging.php: what they give as values the
+	// reader evaluates; a value it does not is named in notes.
 	root, rootFiles := &phpArray{values: map[string]any{}}, map[string]string{}
 	for _, name := range []string{"database", "cache", "logging"} {
 		if a, where := read(name + ".php"); a != nil {
@@ -137,10 +137,15 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		rootFiles["queue"] = queueWhere
 	}
 	sink := &settingSink{covered: covered, dir: appDir, files: rootFiles, root: root}
-	if dbName, ok := knownString(root, "database", "default"); ok {
+	dbName, ok := knownString(root, "database", "default")
+	if _, read := rootFiles["database"]; read && !ok {
+		notes = append(notes, fmt.Sprintf("%s: the default connection written there is PHP code artisan-go does not evaluate, so the database is read from .env (DB_CONNECTION, DB_HOST, …): set db.driver, db.host, db.database (ARTISAN_GO_DB_DRIVER, …) to the connection PHP uses", rootFiles["database"]))
+	}
+	if ok {
 		if queue != nil {
 			if c, set, unknown := sourceGet(queue, "connections", connection, "connection"); unknown || isUnknown(c) {
 				ok = false
+				notes = append(notes, fmt.Sprintf("%s: the database connection of the queue connection [%s] written there is PHP code artisan-go does not evaluate, so the database is read from .env (DB_CONNECTION, DB_HOST, …): set db.driver, db.host, db.database (ARTISAN_GO_DB_DRIVER, …) to the connection PHP uses", queueWhere, connection))
 			} else if name, _ := exportString(c); set && name != "" && arrString(queue, "connections", connection, "driver") == "database" {
 				dbName = name // Redis' is a Redis connection
 			}
@@ -157,6 +162,7 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 		}
 	}
 	sink.cache(root)
+	notes = append(notes, sink.notes...)
 	for _, st := range sink.out {
 		out = append(out, st)
 		files[st.path] = st.value.(string)

@@ -274,8 +274,10 @@ return [
 			if c.Log.Channel != "stderr" {
 				return fmt.Sprintf("log channel %q", c.Log.Channel)
 			}
-			if slices.ContainsFunc(c.Warnings(), func(w string) bool { return strings.Contains(w, "Laravel 12 skeleton") }) {
-				return fmt.Sprintf("a note on the prefix the file gives: %q", c.Warnings())
+			if slices.ContainsFunc(c.Warnings(), func(w string) bool {
+				return strings.Contains(w, "Laravel 12 skeleton") || strings.Contains(w, "PHP code")
+			}) {
+				return fmt.Sprintf("a note on what the files give: %q", c.Warnings())
 			}
 			return ""
 		}},
@@ -297,9 +299,19 @@ return [
 			}
 			return ""
 		}},
-		{"not evaluated", "DB_CONNECTION=sqlite\nMYSQL_ATTR_SSL_CA=/ca.pem\n", nil, func(c *Config) string {
-			if c.DB.Driver != "sqlite" || filepath.Base(c.DB.Database) != "database.sqlite" || c.Cache.File.Path == "" {
+		{"paths and options", "DB_CONNECTION=sqlite\nMYSQL_ATTR_SSL_CA=/ca.pem\nCACHE_STORE=file\n", nil, func(c *Config) string {
+			if c.DB.Driver != "sqlite" || c.DB.Database != filepath.Join(filepath.Dir(c.EnvFile()), "database", "database.sqlite") ||
+				c.Cache.File.Path != filepath.Join(filepath.Dir(c.EnvFile()), "storage", "framework", "cache", "data") {
 				return fmt.Sprintf("db %+v, file store %+v", c.DB, c.Cache.File)
+			}
+			if len(c.Warnings()) > 0 {
+				return fmt.Sprintf("notes %q", c.Warnings())
+			}
+			return ""
+		}},
+		{"null prefix", "CACHE_PREFIX=null\nREDIS_PREFIX=(null)\n", nil, func(c *Config) string {
+			if c.Cache.Prefix != "" || c.Cache.Redis.Prefix != "" {
+				return fmt.Sprintf("cache prefix %q, Redis prefix %q; want none, as PHP's null", c.Cache.Prefix, c.Cache.Redis.Prefix)
 			}
 			return ""
 		}},
@@ -323,8 +335,28 @@ return [
 		}
 	}
 
-	// Failed jobs on another database than the queue's: refused, as with a cached configuration.
+	// Code the reader does not evaluate: named, and CACHE_PREFIX (which PHP does not read then) left out.
 	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	computed := strings.Replace(cachePHP, "'prefix' => env('CACHE_PREFIX',", "'prefix' => strtolower(env('X', 'Shop_')), 'was' => env('CACHE_PREFIX',", 1)
+	for name, src := range map[string]string{"database.php": strings.Replace(databasePHP, "'default' => env('DB_CONNECTION', 'mysql')", "'default' => env('DB_CONNECTION') ?? 'pgsql'", 1), "cache.php": computed} {
+		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(cfg.Warnings(), "\n")
+	if cfg.Cache.Prefix == "foo_" || !strings.Contains(notes, "set cache.prefix (ARTISAN_GO_CACHE_PREFIX)") || !strings.Contains(notes, "the default connection written there is PHP code") {
+		t.Errorf("a computed cache prefix and default connection: prefix %q, notes %q", cfg.Cache.Prefix, cfg.Warnings())
+	}
+
+	// Failed jobs on another database than the queue's: refused, as with a cached configuration.
+	dir = t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
 		t.Fatal(err)
 	}

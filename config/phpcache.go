@@ -328,7 +328,9 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 
 // settingSink gathers the settings a configuration array gives (the cached one, or one read from
 // config/*.php), and the keys it covers. A value read from a file that the reader could not evaluate
-// (phpUnknown, or a key of an array with entries of keys not known) gives nothing and covers nothing.
+// (phpUnknown, or a key of an array with entries of keys not known) gives nothing; it covers the key
+// (PHP does not read the Laravel variable either, unless that code does) and is named in notes, with
+// the setting to give.
 type settingSink struct {
 	out     []setting
 	covered map[string]bool
@@ -340,27 +342,56 @@ type settingSink struct {
 	// version stand for it.
 	files map[string]string
 	root  *phpArray
+	notes []string
+	store string // the cache store, once read
 }
 
 // put sets path to v when ok (covering it, set or null).
 func (s *settingSink) put(path string, v any, ok bool) {
-	if _, unknown := v.(phpUnknown); unknown || !ok && s.files != nil {
+	if isUnknown(v) {
+		s.unknown(path)
+		return
+	}
+	if !ok && s.files != nil {
 		return
 	}
 	s.covered[path] = true
+	if v == nil && ok && nullIsEmpty[path] {
+		v = "" // a null prefix is none
+	}
 	if text, isText := exportString(v); ok && isText {
 		s.out = append(s.out, setting{path: path, value: text, source: "in " + s.where, dir: s.dir})
 	}
 }
 
-// from puts the value at keys of a into path.
-func (s *settingSink) from(path string, a *phpArray, keys ...string) {
-	if _, _, unknown := sourceGet(a, keys...); unknown {
+// nullIsEmpty are the settings whose null PHP reads as an empty string.
+var nullIsEmpty = map[string]bool{"cache.prefix": true, "cache.redis.prefix": true, "db.prefix": true}
+
+// unknown notes a value of path the reader could not evaluate, and covers path. The MySQL options
+// array, an extension_loaded() test in every skeleton, is passed over: its SSL CA is read from
+// MYSQL_ATTR_SSL_CA as the skeleton reads it.
+func (s *settingSink) unknown(path string) {
+	if path == "db.ssl_ca" {
 		return
 	}
+	s.covered[path] = true
+	for prefix, store := range map[string]string{"cache.memcached.": "memcached", "cache.redis.": "redis", "cache.file.": "file", "tables.cache": "database"} {
+		if strings.HasPrefix(path, prefix) && s.store != store {
+			return // a store the application does not use
+		}
+	}
+	s.notes = append(s.notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", s.where, path, path, EnvName(path)))
+}
+
+// from puts the value at keys of a into path.
+func (s *settingSink) from(path string, a *phpArray, keys ...string) {
 	if f, ok := s.files[keys[0]]; ok && a == s.root {
 		defer func(where string) { s.where = where }(s.where)
 		s.where = f
+	}
+	if _, _, unknown := sourceGet(a, keys...); unknown {
+		s.unknown(path)
+		return
 	}
 	v, ok := a.get(keys...)
 	s.put(path, v, ok)
@@ -394,6 +425,7 @@ func (s *settingSink) database(arr *phpArray, dbName string) bool {
 // cache puts the cache store and prefix, the database store's tables, the file store's paths,
 // memcached's servers, the Redis connections the cache uses and the log channel.
 func (s *settingSink) cache(arr *phpArray) {
+	s.store = arrString(arr, "cache", "default")
 	s.from("cache.store", arr, "cache", "default")
 	s.from("cache.prefix", arr, "cache", "prefix")
 	s.from("tables.cache", arr, "cache", "stores", "database", "table")
@@ -414,6 +446,8 @@ func (s *settingSink) cache(arr *phpArray) {
 		}
 		if known {
 			s.put("cache.memcached.servers", strings.Join(list, ","), len(list) > 0)
+		} else {
+			s.unknown("cache.memcached.servers")
 		}
 	}
 	s.from("cache.redis.prefix", arr, "database", "redis", "options", "prefix")

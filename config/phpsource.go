@@ -1,6 +1,8 @@
 package config
 
 import (
+	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -231,12 +233,14 @@ type phpSourceReader struct {
 	toks   []phpToken
 	pos    int
 	lookup func(string) (string, bool) // env(): the process environment first, then .env
+	base   string                      // the application's directory, for base_path() and the others; "" leaves them unknown
 }
 
 // readPHPConfigSource returns the array a config file's `return` gives, or nil when it has none the
-// reader understands; lookup reads a variable for env() as the helper does.
-func readPHPConfigSource(src string, lookup func(string) (string, bool)) *phpArray {
-	r := &phpSourceReader{toks: phpTokens(src), lookup: lookup}
+// reader understands; lookup reads a variable for env() as the helper does, and base_path(),
+// database_path() and storage_path() are under base, the application's directory.
+func readPHPConfigSource(src string, lookup func(string) (string, bool), base string) *phpArray {
+	r := &phpSourceReader{toks: phpTokens(src), lookup: lookup, base: base}
 	// Braces: a return in a function's body is not the file's; one in another block (an if) may be
 	// the one PHP runs, so the file is not read.
 	var blocks []bool // true for a function's body
@@ -292,23 +296,29 @@ func (r *phpSourceReader) value() any {
 	return phpUnknown{}
 }
 
-// sum reads terms joined by + and -, and product terms joined by * and /, of numbers written in the
-// file ('retry_after' => 60 * 5): PHP's arithmetic on integers, a float once one is or a division
-// does not come out whole.
+// sum reads terms joined by . (concatenation), + and -, and product terms joined by * and /, of
+// numbers written in the file ('retry_after' => 60 * 5): PHP's arithmetic on integers, a float once
+// one is or a division does not come out whole. As in PHP 8, + and - bind tighter than .
+// ('v' . 1 + 2 is "v3").
 func (r *phpSourceReader) sum() any {
+	v := r.additive()
+	for r.peek().kind == '.' {
+		r.pos++
+		v = concat(v, r.additive())
+	}
+	return v
+}
+
+// additive reads terms joined by + and -.
+func (r *phpSourceReader) additive() any {
 	v := r.product()
 	for {
 		op := r.peek().kind
-		if op != '+' && op != '-' && op != '.' {
+		if op != '+' && op != '-' {
 			return v
 		}
 		r.pos++
-		w := r.product()
-		if op == '.' {
-			v = concat(v, w)
-			continue
-		}
-		v = arith(op, v, w)
+		v = arith(op, v, r.product())
 	}
 }
 
@@ -332,6 +342,9 @@ func (r *phpSourceReader) power() any {
 		op := r.peek().kind
 		r.pos++
 		v := r.power()
+		if f, isFloat := numeric(v).(float64); isFloat && op == '-' {
+			return -f // -0.0 stays negative
+		}
 		if op == '-' {
 			return arith('-', int64(0), v)
 		}
@@ -347,15 +360,41 @@ func (r *phpSourceReader) power() any {
 
 // concat is PHP's . of two strings or numbers.
 func concat(a, b any) any {
-	as, aok := exportString(a)
-	bs, bok := exportString(b)
-	if _, isBool := a.(bool); isBool || !aok || !bok {
-		return phpUnknown{}
-	}
-	if _, isBool := b.(bool); isBool {
+	as, aok := phpString(a)
+	bs, bok := phpString(b)
+	if !aok || !bok {
 		return phpUnknown{}
 	}
 	return as + bs
+}
+
+// phpString is a string, number, boolean or null as PHP's string conversion gives it (floats to 14
+// significant digits: 0.1 + 0.2 is "0.3", 1e20 "1.0E+20"); false for arrays and unknowns.
+func phpString(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", true
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NAN", true
+		case math.IsInf(x, 1):
+			return "INF", true
+		case math.IsInf(x, -1):
+			return "-INF", true
+		}
+		s := strconv.FormatFloat(x, 'G', 14, 64)
+		mantissa, exp, sci := strings.Cut(s, "E")
+		if !sci {
+			return s, true
+		}
+		if !strings.Contains(mantissa, ".") {
+			mantissa += ".0"
+		}
+		sign := exp[:1]
+		return mantissa + "E" + sign + strings.TrimLeft(exp[1:], "0"), true
+	}
+	return exportString(v) // true "1", false ""
 }
 
 // arith applies one operator (+ - * / % and p for **) to two numbers, numeric strings read as PHP
@@ -374,6 +413,9 @@ func arith(op byte, a, b any) any {
 		if aInt && bInt && bi >= 0 && bi < 63 {
 			n := int64(1)
 			for range bi {
+				if arith('*', n, ai) != any(n*ai) {
+					return math.Pow(float64(ai), float64(bi)) // overflowed: PHP's float
+				}
 				n *= ai
 			}
 			return n
@@ -381,16 +423,23 @@ func arith(op byte, a, b any) any {
 		return phpUnknown{}
 	}
 	if aInt && bInt && op != '/' {
+		// Integers, unless the result overflows: PHP goes on in floats.
 		switch op {
 		case '+':
-			return ai + bi
+			if r := ai + bi; (r > ai) == (bi > 0) {
+				return r
+			}
 		case '-':
-			return ai - bi
+			if r := ai - bi; (r < ai) == (bi > 0) {
+				return r
+			}
 		case '*':
-			return ai * bi
+			if r := ai * bi; ai == 0 || r/ai == bi && !(ai == -1 && bi == math.MinInt64) && !(bi == -1 && ai == math.MinInt64) {
+				return r
+			}
 		}
 	}
-	if aInt && bInt && bi != 0 && ai%bi == 0 {
+	if op == '/' && aInt && bInt && bi != 0 && ai%bi == 0 && !(ai == math.MinInt64 && bi == -1) {
 		return ai / bi
 	}
 	af, aok := toFloat(a)
@@ -513,6 +562,10 @@ func (r *phpSourceReader) term() any {
 			if r.peek().kind == '(' {
 				return r.slug()
 			}
+		case "base_path", "database_path", "storage_path":
+			if r.peek().kind == '(' && r.base != "" {
+				return r.path(strings.TrimSuffix(strings.ToLower(t.text), "_path"))
+			}
 		}
 	}
 	return phpUnknown{}
@@ -538,6 +591,33 @@ func (r *phpSourceReader) env() any {
 	return envValue(name.text, def, r.lookup)
 }
 
+// path reads base_path($path), database_path($path) or storage_path($path) (dir "base", "database"
+// or "storage"): the application's directory as Laravel's Application makes them by default, with
+// the path appended after a separator when it is not empty.
+func (r *phpSourceReader) path(dir string) any {
+	r.pos++ // (
+	var arg any = ""
+	if r.peek().kind != ')' {
+		arg = r.value()
+	}
+	if r.peek().kind != ')' {
+		return phpUnknown{}
+	}
+	r.pos++
+	p, ok := exportString(arg)
+	if !ok && arg != nil {
+		return phpUnknown{}
+	}
+	out := r.base
+	if dir != "base" {
+		out += string(filepath.Separator) + dir
+	}
+	if p != "" {
+		out += string(filepath.Separator) + p
+	}
+	return out
+}
+
 // slug reads Str::slug($title[, $separator]) and gives what Laravel makes of a title, or unknown for
 // one with letters it transliterates with tables of its own, or other arguments.
 func (r *phpSourceReader) slug() any {
@@ -551,8 +631,8 @@ func (r *phpSourceReader) slug() any {
 		return phpUnknown{}
 	}
 	r.pos++
-	title, ok := exportString(args[0])
-	if _, isBool := args[0].(bool); isBool || !ok || len(args) > 2 {
+	title, ok := phpString(args[0])
+	if !ok || len(args) > 2 {
 		return phpUnknown{}
 	}
 	sep := "-"

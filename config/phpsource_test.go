@@ -66,10 +66,13 @@ return [
     'hyphens' => Str::slug((string) env('APP_NAME', 'laravel')).'-cache-',
     'qualified' => \Illuminate\Support\Str::slug('Été @ Home', '_'),
     'greek' => Str::slug('Αθήνα'),
+    'precedence' => 'v' . 1 + 2, 'floats' => 7.0 . '_' . 0.1 + 0.2, 'big' => 1e20 . 'x', 'neg_zero' => 'x' . -0.0,
+    'overflow' => -9223372036854775807 - 10, 'pow_overflow' => 2 ** 62 * 4, 'nulls' => null . 'a' . true . false,
+    'sqlite' => env('DB_DATABASE', database_path('database.sqlite')), 'files' => storage_path('framework/cache/data'), 'base' => base_path(),
 ];
 `
 	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database", "APP_NAME": "My App", "X": "2"}
-	a := readPHPConfigSource(src, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	a := readPHPConfigSource(src, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "/app")
 	if a == nil {
 		t.Fatal("no array")
 	}
@@ -111,6 +114,9 @@ return [
 		{[]string{"attributed"}, phpUnknown{}}, {[]string{"after_attribute"}, "kept"},
 		{[]string{"escaped"}, "it's"},
 		{[]string{"hyphens"}, "my-app-cache-"}, {[]string{"qualified"}, "ete_at_home"}, {[]string{"greek"}, phpUnknown{}},
+		{[]string{"precedence"}, "v3"}, {[]string{"floats"}, "7_0.3"}, {[]string{"big"}, "1.0E+20x"}, {[]string{"neg_zero"}, "x-0"},
+		{[]string{"overflow"}, -9223372036854775817.0}, {[]string{"pow_overflow"}, 18446744073709551616.0}, {[]string{"nulls"}, "a1"},
+		{[]string{"sqlite"}, "/app/database/database.sqlite"}, {[]string{"files"}, "/app/storage/framework/cache/data"}, {[]string{"base"}, "/app"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%v = %#v (%v), want %#v", c.path, got, ok, c.want)
@@ -127,7 +133,7 @@ func FuzzReadPHPConfigSource(f *testing.F) {
 	f.Add(`<?php /* ' */ return [ 'a' => 'it\'s', # c
  'b' => "q$x" ] ;`)
 	f.Fuzz(func(t *testing.T, src string) {
-		readPHPConfigSource(src, func(string) (string, bool) { return "3", true })
+		readPHPConfigSource(src, func(string) (string, bool) { return "3", true }, "/app")
 	})
 }
 
@@ -136,10 +142,10 @@ func FuzzReadPHPConfigSource(f *testing.F) {
 // one PHP runs is not known.
 func TestReadPHPConfigSourceReturns(t *testing.T) {
 	t.Parallel()
-	if a := readPHPConfigSource(`<?php $f = function () { if (true) { return ['a' => 1]; } }; return ['b' => 2];`, nil); a == nil || a.values["b"] != int64(2) {
+	if a := readPHPConfigSource(`<?php $f = function () { if (true) { return ['a' => 1]; } }; return ['b' => 2];`, nil, ""); a == nil || a.values["b"] != int64(2) {
 		t.Errorf("a return in a function's body was taken for the file's: %+v", a)
 	}
-	if a := readPHPConfigSource(`<?php if (!env('X')) { return ['a' => 1]; } return ['b' => 2];`, nil); a != nil {
+	if a := readPHPConfigSource(`<?php if (!env('X')) { return ['a' => 1]; } return ['b' => 2];`, nil, ""); a != nil {
 		t.Errorf("a file with a return in an if was read: %+v", a)
 	}
 }
