@@ -253,7 +253,7 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 	}
 	if col, ok := t.Column("attempts"); ok && c.caps.TypedIntegers && strings.HasPrefix(col.Type, "tinyint") {
 		add("attempts-limit", SeverityNote, "nothing while jobs are retried fewer than 255 times; to lift the limit: alter table "+c.tables.Jobs+" modify attempts smallint unsigned not null (the server copies the table, and jobs wait while it does: run it while the queue is quiet)",
-			"attempts is %s: it holds at most 255, so a job released more often fails to be reserved on PHP before 12.54 (artisan-go saturates it and fails the job as attempted too many times)", col.Type)
+			"attempts is %s: it holds at most 255, so a job released more often fails to be reserved on PHP before 12.54 (artisan-go counts to 255 and then fails the job where it would release it again, whatever its tries)", col.Type)
 	}
 	if col, ok := t.Column("reserved"); ok && (col.Nullable || col.HasDefault || c.name == SQLite) {
 		add("legacy-reserved-column", SeverityWarning, "alter table "+c.tables.Jobs+" drop column reserved, once no Laravel 5.2 worker runs",

@@ -142,12 +142,20 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 	if env.IsRaw() {
 		_, hj.Method = env.RawTarget()
 		hj.Data = env.Data
-	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil && !sameClass(r.cmd.Class, r.class) {
-		// PHP runs the serialized object, whatever commandName says: a handler of the named class must
-		// not run another class's data (PHP would fail on the object's missing handle()).
-		decodeErr = fmt.Errorf("data.command is a serialized %s, not the %s that data.commandName names: the payload is damaged", r.cmd.Class, r.class)
-		r.cmd = nil
-	} else if decodeErr == nil {
+	} else if r.cmd, decodeErr = payload.DecodeCommand(env, w.keyring); decodeErr == nil {
+		if !sameClass(r.cmd.Class, r.class) {
+			// PHP runs the serialized object, whatever commandName says: the object's class has the
+			// job, and a handler of the named class must not run another class's data.
+			w.log.Warn("data.command is a serialized object of another class than data.commandName names: it is run as PHP runs it, as the object's class",
+				"id", j.ID, "command", r.cmd.Class, "commandName", r.class)
+			r.class = r.cmd.Class
+			if h, ok = w.lookup(r); !ok {
+				w.unhandled(ctx, r)
+				return
+			}
+			r.h, r.at = h, handlerFrame(h)
+			hj.Class = r.class
+		}
 		hj.Command = r.cmd
 		hj.SetBatch(batchID(r), batchStore{w})
 		if w.batchNeedsPHP(ctx, r) {
@@ -254,6 +262,11 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			w.log.Log(ctx, w.jobLevel(), "Processed", "class", r.displayName, "id", j.ID, "duration", time.Since(rj.started), "deleted_by_handler", true)
 		}
 	case handlers.ActionRelease:
+		if w.atAttemptsCeiling(j) {
+			// Its next claim could not count the attempt: it would run at this count for ever.
+			w.fail(ctx, r, newException(MaxAttemptsExceededClass, MaxAttemptsMessage(w.version, r.displayName), nil))
+			return
+		}
 		w.releaseJob(r, delay)
 		if herr == nil { // one that threw after releasing goes out by PHP's exception path: no JobProcessed
 			w.report(r, EventSuccess, "released", nil)
@@ -297,6 +310,15 @@ func (w *Worker) lookup(r *jobRun) (handlers.Handler, bool) {
 		return w.registry.Lookup(r.displayName)
 	}
 	return nil, false
+}
+
+// atAttemptsCeiling reports a job claimed at the largest attempts its column holds (255 for Laravel's
+// tinyint before 13.6): claims saturate there, so a job retried without limit would be released and
+// taken again at that count for ever, and PHP's workers before 12.54 fail to reserve it. Where it
+// would be released (an exception, a timeout, a release), it fails instead, whatever its tries.
+func (w *Worker) atAttemptsCeiling(j *laravel.Job) bool {
+	c, ok := w.conn.(interface{ MaxAttempts() int })
+	return ok && c.MaxAttempts() > 0 && j.Attempts >= c.MaxAttempts()
 }
 
 // limits returns the job's retry limits: payload values over the worker's options.
@@ -444,7 +466,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 	// The exception is counted towards maxExceptions even when the tries already fail the job, as
 	// handleJobException makes both checks: a job retried later (queue:retry keeps its uuid) meets the
 	// count PHP would have left.
-	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
+	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) || w.atAttemptsCeiling(j)
 	if w.maxExceptionsReached(ctx, r) || fail || w.shouldStopRetries(err) {
 		w.fail(ctx, r, err)
 		return
@@ -488,7 +510,7 @@ func (w *Worker) onTimeout(ctx context.Context, r *jobRun, limits Limits) {
 	}
 	r.rj.obs.threw = true
 	class, msg := TimeoutFailure(w.version, r.displayName)
-	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix())
+	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) || w.atAttemptsCeiling(j)
 	if w.maxExceptionsReached(ctx, r) {
 		fail = true
 	}

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -16,7 +17,10 @@ import (
 	"github.com/artisan-go/artisan-go/payload"
 )
 
-const jobClass = `App\Jobs\Work`
+const (
+	jobClass   = `App\Jobs\Work`
+	otherClass = `App\Jobs\Other`
+)
 
 func TestMaxTries(t *testing.T) {
 	t.Parallel()
@@ -68,6 +72,44 @@ func TestAlreadyExceededFailsBeforeRunning(t *testing.T) {
 		want := `Illuminate\Queue\MaxAttemptsExceededException: App\Jobs\Work has been attempted too many times or run too long. The job may have previously timed out. in `
 		if got := f.onlyFailed(t).Exception; !strings.HasPrefix(got, want) {
 			t.Fatalf("exception %q, want prefix %q", firstLine(got), want)
+		}
+	})
+}
+
+// TestAttemptsCeilingFails: a job retried without limit reaches the largest attempts its column
+// holds, where claims saturate; where it would then be released (its exception, its own release), it
+// fails instead of being taken again at that count for ever.
+func TestAttemptsCeilingFails(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
+		f.reg.Register(otherClass, handlers.HandlerFunc(func(ctx context.Context, job *handlers.Job) error {
+			calls.Add(1)
+			job.Release(0)
+			return nil
+		}))
+		top := f.Conn.MaxAttempts()
+		for _, class := range []string{jobClass, otherClass} {
+			id := f.push(t, "default", envelope(t, class, "", nil))
+			f.exec(t, "update "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" set attempts = ? where id = ?", top-1, id)
+		}
+		w := f.worker(t, func(c *Config) { c.Tries = 0 })
+		for range 4 {
+			runOnce(t, w) // the claim counts the last attempt the column holds
+		}
+		f.wantRows(t, 0, 2)
+		if calls.Load() != 2 {
+			t.Fatalf("the handlers ran %d times, want once each, at the last attempt the column holds", calls.Load())
+		}
+		for _, row := range f.FailedRows(t) {
+			want := "RuntimeException: boom" // its own exception, as when its tries run out
+			if bytes.Contains(row.Payload, []byte("Other")) {
+				want = MaxAttemptsExceededClass + `: App\Jobs\Other has been attempted too many times`
+			}
+			if got := firstLine(row.Exception); !strings.HasPrefix(got, want) {
+				t.Errorf("exception %q, want %q", got, want)
+			}
 		}
 	})
 }
@@ -304,20 +346,38 @@ func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
 }
 
 // TestCommandOfAnotherClass: a payload whose serialized command is not of the class commandName names
-// is damaged (PHP runs the object, which has no handle()): the handler of the named class does not run
-// on it, and the job fails with the reason. Class names compare as PHP's do: case and a leading
-// backslash aside.
+// is run as PHP runs it, as the object's class: by that class's handler, or left for PHP when it has
+// none; the handler of the named class never runs another class's data. Class names compare as PHP's
+// do: case and a leading backslash aside.
 func TestCommandOfAnotherClass(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testenv.SQLite(t))
-	var calls atomic.Int32
-	f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { calls.Add(1); return nil }))
-	other := bytes.Replace(envelope(t, `stdClass`, "", nil), []byte(`"commandName":"stdClass"`), []byte(`"commandName":"App\\Jobs\\Work"`), 1)
-	f.push(t, "default", other)
-	runOnce(t, f.worker(t, func(c *Config) { c.Tries = 1 }))
-	if calls.Load() != 0 || !strings.Contains(f.onlyFailed(t).Exception, "data.command is a serialized stdClass, not the App\\Jobs\\Work") {
-		t.Fatalf("handler ran %d times; failed row %q", calls.Load(), f.onlyFailed(t).Exception)
+	var named, object atomic.Int32
+	f.reg.Register(jobClass, ok(&named))
+	f.reg.Register(otherClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		if j.Class != otherClass || j.Command.Class != otherClass {
+			t.Errorf("job class %q, command %q", j.Class, j.Command.Class)
+		}
+		object.Add(1)
+		return nil
+	}))
+	for _, class := range []string{otherClass, `stdClass`} {
+		raw := envelope(t, class, "", nil)
+		named, _ := json.Marshal(map[string]string{"commandName": jobClass})
+		other, _ := json.Marshal(map[string]string{"commandName": class})
+		damaged := bytes.Replace(raw, other[1:len(other)-1], named[1:len(named)-1], 1)
+		if bytes.Equal(damaged, raw) {
+			t.Fatalf("no commandName of %s in %s", class, raw)
+		}
+		f.push(t, "default", damaged)
 	}
+	w := f.worker(t, func(c *Config) { c.Tries = 1 })
+	runOnce(t, w)
+	runOnce(t, w)
+	if named.Load() != 0 || object.Load() != 1 {
+		t.Fatalf("the named class's handler ran %d times, the object's %d; want 0 and 1", named.Load(), object.Load())
+	}
+	f.wantRows(t, 1, 0) // stdClass: no Go handler, left for PHP
 	if !sameClass(`App\Jobs\Work`, `\app\jobs\WORK`) || sameClass(`App\Jobs\Work`, `App\Jobs\Worker`) {
 		t.Error("class names do not compare as PHP's do")
 	}
