@@ -27,11 +27,11 @@ func (e *SyntaxError) Error() string {
 // Unwrap returns ErrSyntax.
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
-// Default limits of Unserialize. PHP's own default max depth is 4096; job payloads never come close to
-// 512 levels, and the bound keeps a hostile payload from exhausting the stack.
+// Default limits of Unserialize. The depth is PHP's own default (unserialize_max_depth): what PHP's
+// worker reads, this reads, and the bound keeps a hostile payload from exhausting the stack.
 const (
 	// DefaultMaxDepth is how deeply arrays and objects may nest.
-	DefaultMaxDepth = 512
+	DefaultMaxDepth = 4096
 	// DefaultMaxSize is the largest input accepted, in bytes.
 	DefaultMaxSize = 64 << 20
 )

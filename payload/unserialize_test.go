@@ -367,3 +367,18 @@ func TestUnserializePHPKeySemantics(t *testing.T) {
 		t.Errorf("duplicate property: %v, want the last value 2", got)
 	}
 }
+
+// TestUnserializeDepthAsPHP: nesting up to PHP's unserialize_max_depth (4096) is read, as PHP's
+// worker reads it; deeper is refused, as PHP refuses it.
+func TestUnserializeDepthAsPHP(t *testing.T) {
+	t.Parallel()
+	nested := func(n int) []byte {
+		return []byte(strings.Repeat("a:1:{i:0;", n) + "N;" + strings.Repeat("}", n))
+	}
+	if _, err := Unserialize(nested(4096)); err != nil {
+		t.Errorf("4096 levels: %v", err)
+	}
+	if _, err := Unserialize(nested(4097)); !errors.Is(err, ErrSyntax) {
+		t.Errorf("4097 levels: %v, want a syntax error", err)
+	}
+}
