@@ -115,7 +115,7 @@ func TestMissingGrant(t *testing.T) {
 			out.Reset()
 			errb.Reset()
 			code = Do(ctx, []string{"queue:flush", "--env-file", env}, nil, &out, &errb)
-			if code != 1 || !strings.Contains(errb.String(), "run: GRANT ") || !strings.Contains(errb.String(), "DELETE ON failed_jobs TO ") {
+			if code != 1 || !strings.Contains(errb.String(), "run: GRANT ") || !strings.Contains(errb.String(), "DELETE ON "+failed+" TO ") {
 				t.Fatalf("queue:flush: status %d, want 1 with the GRANT of DELETE on failed_jobs:\n%s%s", code, out.String(), errb.String())
 			}
 		})
@@ -150,5 +150,32 @@ func TestMissingFailedTable(t *testing.T) {
 	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "php artisan queue:failed-table") {
 		t.Fatalf("status %d, want 1 naming queue:failed-table:\n%s", code, errb.String())
+	}
+}
+
+// TestSchemaWithoutUsage: on PostgreSQL a user with every grant on the tables but no USAGE on the
+// schema DB_SCHEMA names sees no table there (PostgreSQL leaves the schema out of its search_path): the
+// worker stops at start naming the grant, not a migration.
+func TestSchemaWithoutUsage(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	env := leastPrivilegeApp(t, db, true)
+	b, err := os.ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "DB_USERNAME="); ok {
+			user = v
+		}
+	}
+	if _, err := db.Open(t).Exec("revoke usage on schema " + db.Schema + " from " + user); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if want := "GRANT USAGE ON SCHEMA " + db.Schema + " TO "; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "queue:table") {
+		t.Fatalf("queue:work: status %d, want 1 with %q and no migration:\n%s", code, want, errb.String())
 	}
 }

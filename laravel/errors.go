@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
+	"time"
 )
 
 // MissingTableError reports a table the operation needs that does not exist, and the artisan command
@@ -12,11 +14,17 @@ type MissingTableError struct {
 	Table string
 	Fix   string
 	Hint  string // another cause to check, when there is one
-	Err   error
+	// Hidden, on PostgreSQL, says where the table is when it exists in a schema DB_SCHEMA names but
+	// the worker's user cannot see (no USAGE), with the fix.
+	Hidden string
+	Err    error
 }
 
 // Error names the table and the fix.
 func (e *MissingTableError) Error() string {
+	if e.Hidden != "" {
+		return fmt.Sprintf("%v: table %q is not in the worker's search_path: %s", ErrMissingTable, e.Table, e.Hidden)
+	}
 	s := fmt.Sprintf("%v: table %q does not exist: run %q", ErrMissingTable, e.Table, e.Fix)
 	if e.Hint != "" {
 		s += ", " + e.Hint
@@ -78,13 +86,45 @@ func (c *Conn) newMissingTable(name string, err error) *MissingTableError {
 	case c.tables.Cache, c.tables.CacheLocks:
 		fix = "php artisan cache:table && php artisan migrate"
 	}
-	e := &MissingTableError{Table: name, Fix: fix, Err: err}
+	e := &MissingTableError{Table: name, Fix: fix, Err: err, Hidden: c.hiddenTable(name)}
 	if c.schema != "" {
 		// A search_path naming a schema that does not exist, or not the tables' one, hides every table.
 		e.Hint = fmt.Sprintf("or check DB_SCHEMA (%s): the tables must be in a schema it names, and each schema must exist", c.schema)
 	}
 	return e
 }
+
+// hiddenTable, on PostgreSQL, finds a table in a schema DB_SCHEMA names but the worker's user has no
+// USAGE on (PostgreSQL then leaves the schema out of the search_path, silently); it returns the fix,
+// or "".
+func (c *Conn) hiddenTable(name string) string {
+	if c.name != Postgres || c.schema == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	q := "select has_schema_privilege(n.oid, 'USAGE') from pg_class t join pg_namespace n on n.oid = t.relnamespace " +
+		"where t.relname = $1 and n.nspname = $2 and t.relkind in ('r', 'p')"
+	for _, schema := range strings.Split(c.schema, ",") {
+		schema = strings.Trim(strings.TrimSpace(schema), `"`)
+		var usage bool
+		if err := c.db.QueryRowxContext(ctx, q, name, schema).Scan(&usage); err == nil && !usage {
+			return fmt.Sprintf("it is in schema %s, on which the database user has no USAGE: run GRANT USAGE ON SCHEMA %s TO %s", schema, pgIdent(schema), c.grantee(ctx))
+		}
+	}
+	return ""
+}
+
+// pgIdent writes a PostgreSQL name as a statement names it: plain when it is a lower-case identifier,
+// else quoted.
+func pgIdent(name string) string {
+	if plainIdent.MatchString(name) {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)
 
 // retry runs fn up to tries times while it fails with ErrDeadlock (see deadlockRetry), counting the
 // retries in Stats.

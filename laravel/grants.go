@@ -121,7 +121,7 @@ func CheckGrants(ctx context.Context, c *Conn, p GrantsParams) error {
 	user := c.grantee(ctx)
 	fixes := map[string]string{}
 	for _, t := range order {
-		fixes[t] = fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(byTable[t], ", "), t, user)
+		fixes[t] = fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(byTable[t], ", "), c.grantTarget(ctx, t), user)
 		fix = append(fix, fixes[t])
 	}
 	return &MissingGrantsError{Missing: missing, Fix: strings.Join(fix, "; "), Fixes: fixes}
@@ -255,7 +255,22 @@ func (c *Conn) DeniedFix(ctx context.Context, err error) string {
 	if table == "" || priv == "" {
 		return ""
 	}
-	return fmt.Sprintf("GRANT %s ON %s TO %s", priv, table, c.grantee(ctx))
+	return fmt.Sprintf("GRANT %s ON %s TO %s", priv, c.grantTarget(ctx, table), c.grantee(ctx))
+}
+
+// grantTarget names a table as a GRANT run by an administrator names it: on PostgreSQL with DB_SCHEMA
+// set, with the schema the worker's search_path finds it in, since the administrator's session has a
+// search_path of its own.
+func (c *Conn) grantTarget(ctx context.Context, table string) string {
+	if c.name != Postgres || c.schema == "" || strings.HasPrefix(table, "SEQUENCE ") {
+		return table
+	}
+	var schema string
+	q := "select n.nspname from pg_class t join pg_namespace n on n.oid = t.relnamespace where t.oid = to_regclass($1)"
+	if err := c.db.QueryRowxContext(ctx, q, c.d.quote(table)).Scan(&schema); err != nil || schema == "" {
+		return table
+	}
+	return pgIdent(schema) + "." + table
 }
 
 // BatchesTableExists reports whether the job_batches table exists.
