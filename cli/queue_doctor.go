@@ -78,6 +78,7 @@ func runQueueDoctor(ctx context.Context, args []string, _ io.Reader, stdout, std
 		LongTransaction: laravel.DefaultLongTransaction,
 		FailedJobs:      cfg.Failed.Driver != "null",
 		Batches:         cfg.LaravelAtLeast(8, 0),
+		Cache:           cfg.Cache.Store == "database",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "artisan-go queue:doctor: %v\n", err)

@@ -89,3 +89,28 @@ func TestDoctorChecksCacheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorChecksCacheTable: with the database cache store and no cache table, queue:doctor reports
+// what queue:work refuses to start on.
+func TestDoctorChecksCacheTable(t *testing.T) {
+	t.Parallel()
+	db := testenv.SQLite(t)
+	ctx := context.Background()
+	conn, err := laravel.Open(ctx, laravel.OpenParams{Dialect: laravel.Dialect(db.Dialect), DSN: db.DSN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := laravel.CreateSchema(ctx, conn, laravel.SchemaParams{SkipCache: true}); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(env, []byte(strings.Join(append(db.Env(), "QUEUE_CONNECTION=database", "CACHE_DRIVER=database"), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	status := Do(ctx, []string{"queue:doctor", "--env-file", env}, nil, &out, &errb)
+	if status != 1 || !strings.Contains(out.String(), `[missing-table] the table "cache" does not exist`) || !strings.Contains(out.String(), "php artisan cache:table") {
+		t.Fatalf("status %d, want 1 with the cache table missing:\n%s%s", status, out.String(), errb.String())
+	}
+}

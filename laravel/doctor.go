@@ -134,6 +134,9 @@ type DoctorParams struct {
 	// Batches says the Laravel version has job batches (8+): job_batches is checked when it exists,
 	// and a missing one is a note.
 	Batches bool
+	// Cache says the cache store is the database: its tables and grants are checked too, as the
+	// worker checks them before it starts.
+	Cache bool
 }
 
 // DefaultLongTransaction is the LongTransaction queue:doctor checks with: a transaction open this
@@ -290,7 +293,13 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 		add("transaction-pooler", SeverityNote, "nothing to change for artisan-go; in the Laravel application behind the same pooler set PDO::ATTR_EMULATE_PREPARES => true in the connection's options (config/database.php), and keep DB_SCHEMA unset (set the role's search_path on the server)",
 			"the server session changes between transactions (a transaction pooler such as PgBouncer): artisan-go keeps nothing in a session between transactions (the second claim lane's lead is a lock of a transaction it keeps open, which the pooler keeps with its client); PHP's PDO prepares named statements on one server connection and runs them on another (\"prepared statement pdo_stmt_… does not exist\") unless it emulates them")
 	}
-	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs, Batches: p.Batches})...)
+	out = append(out, grantFindings(ctx, c, GrantsParams{FailedJobs: p.FailedJobs, Batches: p.Batches, Cache: p.Cache})...)
+	if p.Cache {
+		if _, err := c.hasGrant(ctx, Grant{c.tables.Cache, "SELECT"}); errors.Is(err, ErrMissingTable) {
+			add("missing-table", SeverityError, "php artisan cache:table && php artisan migrate",
+				"the table %q does not exist and the cache store is database: the worker does not start (php artisan queue:restart could not stop it), and PHP's workers stop on it", c.tables.Cache)
+		}
+	}
 	if p.Batches {
 		if ok, err := c.BatchesTableExists(ctx); err == nil && !ok {
 			add("missing-batches-table", SeverityNote, "php artisan queue:batches-table && php artisan migrate, if the application dispatches batches",
@@ -346,6 +355,9 @@ func grantFindings(ctx context.Context, c *Conn, p GrantsParams) []Finding {
 		}
 		return out
 	case errors.As(err, &mt):
+		if mt.Hidden != "" {
+			return []Finding{{Code: "missing-table", Severity: SeverityError, Message: fmt.Sprintf("the table %q is not in the worker's search_path", mt.Table), Fix: mt.Hidden}}
+		}
 		return []Finding{{Code: "missing-table", Severity: SeverityError, Message: fmt.Sprintf("the table %q does not exist", mt.Table), Fix: "run " + mt.Fix}}
 	}
 	return []Finding{{Code: "grants-unknown", Severity: SeverityWarning, Message: "could not check the database user's privileges: " + err.Error(), Fix: "check that the user may select, insert, update and delete jobs rows and insert failed_jobs rows"}}
