@@ -143,6 +143,32 @@ func TestQueueWorkArrayStore(t *testing.T) {
 	}
 }
 
+// TestQueueWorkRefusedCompletion: a completion the database refuses (here a trigger on failed_jobs;
+// in production a revoked grant or a dropped table) leaves the row reserved, and queue:work exits with
+// status 1 naming it, so that a supervisor or a deploy step sees it.
+func TestQueueWorkRefusedCompletion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, env := newSQLiteApp(t)
+	if _, err := queuetest.DB(conn).Exec("create trigger refuse before insert on failed_jobs begin select raise(abort, 'failed_jobs refuses rows'); end"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, env, "routes:\n  - class: App\\Jobs\\Boom\n    exec: [\"false\"]\n")
+	var out, errb bytes.Buffer
+	if code := Do(ctx, []string{"queue:push", `App\Jobs\Boom`, "--env-file", env, "--tries=1"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("queue:push exit status %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	code := Do(ctx, []string{"queue:work", "--env-file", env, "--config", cfg, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "COMPLETION REFUSED") || !strings.Contains(errb.String(), "the database refused the completion of 1 job(s)") {
+		t.Fatalf("queue:work exit status %d, want 1 naming the refused completion:\n%s", code, errb.String())
+	}
+	var reserved int
+	if err := queuetest.DB(conn).QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved); err != nil || reserved != 1 {
+		t.Fatalf("%d reserved rows (%v), want the job's row kept reserved", reserved, err)
+	}
+}
+
 func TestQueueWorkClaimBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

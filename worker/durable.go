@@ -111,6 +111,7 @@ func (w *Worker) unapplied(rj *runningJob, what string, err error) {
 		return
 	}
 	w.excluded.add(j.ID)
+	w.stats.refused.Add(1)
 	w.log.Error("COMPLETION REFUSED: the row stays reserved and this worker no longer claims it; fix the cause, then retry or delete it by hand", "action", what, "id", j.ID, "queue", j.Queue, "error", err)
 }
 

@@ -69,8 +69,8 @@ func TestFailedRowImpossible(t *testing.T) {
 		if runOnce(t, w) {
 			t.Fatal("the refused row was claimed again")
 		}
-		if st := w.Stats(); st.Unapplied != 1 || calls.Load() != 1 {
-			t.Fatalf("stats %+v, handler calls %d: want 1 unapplied, 1 call", st, calls.Load())
+		if st := w.Stats(); st.Unapplied != 1 || st.Refused != 1 || calls.Load() != 1 {
+			t.Fatalf("stats %+v, handler calls %d: want 1 unapplied (refused), 1 call", st, calls.Load())
 		}
 		if row := f.onlyRow(t); row.ReservedAt == nil {
 			t.Fatalf("row %+v: want it left reserved", row)

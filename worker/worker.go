@@ -231,8 +231,10 @@ type Stats struct {
 	Returned        int64 // claimed jobs returned or released at shutdown
 	Renewed         int64 // reservation renewals of long-running jobs
 	// Reapplied counts completions kept through a lost database connection and applied once it came
-	// back; Unapplied those that could not be applied at all (the job runs again after retry_after).
-	Reapplied, Unapplied int64
+	// back; Unapplied those that could not be applied at all (the job runs again after retry_after),
+	// and Refused those of them the database itself refused (a revoked grant, a dropped table): their
+	// rows stay reserved until someone fixes the cause.
+	Reapplied, Unapplied, Refused int64
 	// Waiting is how many completions wait for the database connection now (not a counter).
 	Waiting int64
 }
@@ -345,7 +347,7 @@ type Worker struct {
 
 	stats struct {
 		claimed, processed, released, failed, deleted, left, moved, chained, timedOut, lost, returned, renewed atomic.Int64
-		reapplied, unapplied, waiting                                                                          atomic.Int64
+		reapplied, unapplied, refused, waiting                                                                 atomic.Int64
 		leftAgain                                                                                              atomic.Int64 // left again after the claims forgot them
 		leftRows                                                                                               atomic.Int64 // left the first time (see countLeft)
 	}
@@ -521,7 +523,7 @@ func (w *Worker) Stats() Stats {
 		Failed: s.failed.Load(), Deleted: s.deleted.Load(), LeftForPHP: s.leftRows.Load(), Moved: s.moved.Load(),
 		ChainDispatched: s.chained.Load(), TimedOut: s.timedOut.Load(), Lost: s.lost.Load(),
 		Returned: s.returned.Load(), Renewed: s.renewed.Load(),
-		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Waiting: s.waiting.Load(),
+		Reapplied: s.reapplied.Load(), Unapplied: s.unapplied.Load(), Refused: s.refused.Load(), Waiting: s.waiting.Load(),
 	}
 }
 
