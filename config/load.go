@@ -515,6 +515,8 @@ func readYAML(path string) ([]setting, error) {
 				hint := ""
 				if c := closest(strings.ToLower(name), knownKeys(section)); c != "" {
 					hint = fmt.Sprintf("did you mean %q? ", c)
+				} else if full := keyElsewhere(strings.ToLower(name)); full != "" {
+					hint = fmt.Sprintf("did you mean %s (%q under %s)? ", full, name, strings.TrimSuffix(full, "."+strings.ToLower(name)))
 				}
 				where := "at the top level"
 				if section != "" {
@@ -695,6 +697,21 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if hyphens && unset("cache.prefix") {
 		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}
+}
+
+// keyElsewhere finds the one key whose last part is name ("concurrency": worker.concurrency), for a key
+// written outside its section; "" when none or several are.
+func keyElsewhere(name string) string {
+	found := ""
+	for path := range keyByPath {
+		if strings.HasSuffix(path, "."+name) {
+			if found != "" {
+				return ""
+			}
+			found = path
+		}
+	}
+	return found
 }
 
 // relativeTo resolves a relative path against dir (the directory of the file that set it; the working

@@ -406,6 +406,8 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"worker.concurency", "unknown key", `did you mean "concurrency"`}},
 		{name: "unknown top-level key", yaml: "conection: database\n",
 			want: []string{"conection", "at the top level", `"connection"`}},
+		{name: "a key outside its section", yaml: "concurrency: 8\n",
+			want: []string{"concurrency", "unknown key", `did you mean worker.concurrency`}},
 		{name: "section given a scalar", yaml: "worker: 4\n", want: []string{"worker", "is a section"}},
 		{name: "unknown route key", yaml: "routes:\n  - class: A\n    exe: [x]\n",
 			want: []string{"routes[0].exe", `did you mean "exec"`}},
