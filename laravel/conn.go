@@ -169,6 +169,10 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	defer cancel()
 	if err := c.ping(pctx); err != nil {
 		db.Close()
+		if pctx.Err() != nil && ctx.Err() == nil {
+			// A server that accepts the connection and never answers, or a host that drops packets.
+			return nil, fmt.Errorf("connect to %s database %s: no answer within 10 s (%w); %s", p.Dialect, where, err, connectHint(err))
+		}
 		return nil, fmt.Errorf("connect to %s database %s: %w; %s", p.Dialect, where, err, connectHint(err))
 	}
 	reported, err := c.serverVersion(pctx)

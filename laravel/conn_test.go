@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,31 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 	if _, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: "oracle"}); !errors.Is(err, laravel.ErrInvalid) {
 		t.Errorf("unknown dialect: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestOpenSilentServer: a server that accepts the connection and never answers is named as one
+// that did not answer, with the settings to check.
+func TestOpenSilentServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	_, err = laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.MySQL, Host: "127.0.0.1", Port: port, Database: "app", Username: "root"})
+	if err == nil || !strings.Contains(err.Error(), "no answer within 10 s") || !strings.Contains(err.Error(), "DB_HOST") {
+		t.Errorf("open a silent server: err = %v; want one saying it did not answer, naming the settings", err)
 	}
 }
 
