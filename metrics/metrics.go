@@ -139,6 +139,7 @@ func (c *Collector) Watch(w *worker.Worker, conn *laravel.Conn) {
 	counter("reservations_lost_total", "Completions and renewals that found the reservation taken by another worker.", func() int64 { return w.Stats().Lost })
 	counter("completions_reapplied_total", "Completions kept while the database did not answer and applied once it did.", func() int64 { return w.Stats().Reapplied })
 	counter("completions_unapplied_total", "Completions given up after the database stayed unreachable: their jobs run again after retry_after.", func() int64 { return w.Stats().Unapplied })
+	counter("completions_refused_total", "Completions the database refused (a revoked grant, a dropped table): their rows stay reserved until the cause is fixed.", func() int64 { return w.Stats().Refused })
 	counter("db_deadlocks_total", "Statements aborted as deadlock victims or serialization failures.", func() int64 { return conn.Stats().Deadlocks })
 	counter("db_busy_total", "Lock wait timeouts and SQLITE_BUSY.", func() int64 { return conn.Stats().Busy })
 	counter("db_retries_total", "Operations retried after a deadlock.", func() int64 { return conn.Stats().Retries })

@@ -255,6 +255,7 @@ func TestMetricsWhileJobsRun(t *testing.T) {
 			{"artisan_go_reservations_lost_total", nil, 0},
 			{"artisan_go_completions_reapplied_total", nil, float64(st.Reapplied)},
 			{"artisan_go_completions_unapplied_total", nil, float64(st.Unapplied)},
+			{"artisan_go_completions_refused_total", nil, float64(st.Refused)},
 			{"artisan_go_completions_waiting", nil, 0},
 		}
 		for _, ch := range checks {
