@@ -16,8 +16,9 @@ import (
 // before taking a reserved job again, and so must this one). From config/database.php,
 // config/cache.php and config/logging.php: the database connection the queue uses, the cache store,
 // its prefix and tables, the Redis connections the cache uses and the log channel (a prefix or a host
-// written in the file instead of read from .env). connection is the queue connection the worker uses
-// ("" for the application's default); lookup reads a variable as env() does.
+// written in the file instead of read from .env). connection is the queue connection named on the
+// command line ("" for the application's default), envConnection QUEUE_CONNECTION's; lookup reads a
+// variable as env() does.
 //
 // Each key the files hold comes back as a setting that covers it: the environment's Laravel variable
 // for it no longer counts, as in PHP. A value of config/app.php or config/queue.php the reader cannot
@@ -26,7 +27,7 @@ import (
 // default; one of the other files is read as without the file. A retry_after the connection does not give, or
 // gives as null, is DatabaseConnector's 60. files maps the keys read to their values, for a warning
 // when a setting of ours overrides one.
-func sourceSettings(appDir, connection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string, facts sourceFacts) {
+func sourceSettings(appDir, connection, envConnection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string, facts sourceFacts) {
 	if appDir == "" {
 		return nil, nil, nil, nil, facts
 	}
@@ -86,14 +87,20 @@ func sourceSettings(appDir, connection string, lookup func(string) (string, bool
 	if queue != nil {
 		where := queueWhere
 		if connection == "" {
-			// No QUEUE_CONNECTION: the file's default when it is a database connection (PHP's worker
-			// would work a sync or redis one, whose jobs are not in a table), else the worker's own.
+			// No connection named on the command line: the file's default, as PHP reads it (whatever
+			// QUEUE_CONNECTION says when the file does not read it), when it is a database
+			// connection; else QUEUE_CONNECTION's (a sync or redis one is refused with the reason),
+			// else the worker's own.
 			connection = "database"
+			fromFile := false
 			if d, ok := knownString(queue, "default"); ok {
 				if driver, _, _ := sourceGet(queue, "connections", d, "driver"); driver == "database" {
-					connection = d
+					connection, fromFile = d, true
 					set("connection", d, where)
 				}
+			}
+			if !fromFile && envConnection != "" {
+				connection = envConnection
 			}
 		}
 		driver, _, unknown := sourceGet(queue, "connections", connection, "driver")

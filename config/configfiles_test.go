@@ -156,16 +156,19 @@ func TestLoadQueueDefaultPHP(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	queue := "<?php\nreturn ['default' => 'database2', 'connections' => ['database2' => ['driver' => 'database', 'table' => 'jobs2', 'queue' => 'q2', 'retry_after' => 120]]];\n"
+	queue := "<?php\nreturn ['default' => 'database2', 'connections' => ['database2' => ['driver' => 'database', 'table' => 'jobs2', 'queue' => 'q2', 'retry_after' => 120], 'database' => ['driver' => 'database', 'table' => 'jobs']]];\n"
 	if err := os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(queue), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Connection != "database2" || cfg.Tables.Jobs != "jobs2" || cfg.Worker.RetryAfter != 120*time.Second || !slices.Equal(cfg.Worker.Queues, []string{"q2"}) {
-		t.Errorf("connection %q, table %q, retry_after %v, queues %v; want database2's", cfg.Connection, cfg.Tables.Jobs, cfg.Worker.RetryAfter, cfg.Worker.Queues)
+	// QUEUE_CONNECTION, which this file does not read, does not count either.
+	for _, dotenv := range []string{"", "QUEUE_CONNECTION=database\n", "QUEUE_CONNECTION=sync\n"} {
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", dotenv)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Connection != "database2" || cfg.Tables.Jobs != "jobs2" || cfg.Worker.RetryAfter != 120*time.Second || !slices.Equal(cfg.Worker.Queues, []string{"q2"}) {
+			t.Errorf("%q: connection %q, table %q, retry_after %v, queues %v; want database2's", dotenv, cfg.Connection, cfg.Tables.Jobs, cfg.Worker.RetryAfter, cfg.Worker.Queues)
+		}
 	}
 }
 

@@ -171,19 +171,19 @@ func Load(p LoadParams) (*Config, error) {
 			v, ok := dotenv[name]
 			return v, ok
 		}
-		connection := ""
+		connection, envConnection := "", ""
 		if c, ok := p.Overrides["connection"]; ok {
 			connection = fmt.Sprint(c)
 		} else {
 			for _, name := range []string{"QUEUE_CONNECTION", "QUEUE_DRIVER"} {
-				if v, ok := lookup(name); ok && connection == "" {
-					connection, _ = laravelEnvValue(v)
+				if v, ok := lookup(name); ok && envConnection == "" {
+					envConnection, _ = laravelEnvValue(v)
 				}
 			}
 		}
 		var covered map[string]bool
 		var n []string
-		cacheSet, covered, n, fromFiles, srcFacts = sourceSettings(appDir, connection, lookup)
+		cacheSet, covered, n, fromFiles, srcFacts = sourceSettings(appDir, connection, envConnection, lookup)
 		if len(srcFacts.problems) > 0 {
 			return nil, errors.Join(srcFacts.problems...)
 		}
