@@ -97,6 +97,9 @@ type Config struct {
 	sources map[string]string
 	// cachedConfig is the cached configuration read (php artisan config:cache), "" when none.
 	cachedConfig string
+	// unevaluated are the settings the config files give as code the reader does not evaluate, and
+	// nothing else gives (each is noted).
+	unevaluated []string
 	// cachedDrivers is the driver of each queue connection of the cached configuration (nil without one).
 	cachedDrivers map[string]string
 }

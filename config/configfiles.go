@@ -50,8 +50,9 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 		covered[path] = true
 		files[path] = value
 	}
+	facts.pathNotes = map[string]string{}
 	unknownNote := func(path, where string, keys []string) {
-		notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
+		facts.pathNotes[path] = fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path))
 		covered[path] = true // PHP does not read the Laravel variable either, unless that code does
 	}
 	from := func(path string, a *phpArray, where string, keys ...string) {
@@ -64,7 +65,7 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 			return
 		}
 		if _, unknown := v.(phpUnknown); unknown {
-			notes = append(notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path)))
+			facts.pathNotes[path] = fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", where, strings.Join(keys, "."), path, EnvName(path))
 			covered[path] = true // PHP does not read the Laravel variable either, unless that code does
 			return
 		}
@@ -143,7 +144,7 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 		root.set("queue", queue)
 		rootFiles["queue"] = queueWhere
 	}
-	sink := &settingSink{covered: covered, dir: appDir, files: rootFiles, root: root}
+	sink := &settingSink{covered: covered, dir: appDir, files: rootFiles, root: root, pathNotes: facts.pathNotes}
 	dbName, ok := knownString(root, "database", "default")
 	if _, read := rootFiles["database"]; read && !ok {
 		notes = append(notes, fmt.Sprintf("%s: the default connection written there is PHP code artisan-go does not evaluate, so the database is read from .env (DB_CONNECTION, DB_HOST, …): set db.driver, db.host, db.database (ARTISAN_GO_DB_DRIVER, …) to the connection PHP uses", rootFiles["database"]))
@@ -183,6 +184,9 @@ type sourceFacts struct {
 	// cacheDatabase that the database cache store's were checked against it there too.
 	queueDatabase, cacheDatabase bool
 	problems                     []error // tables PHP keeps on another database
+	// pathNotes name, by setting, a value the reader could not evaluate, and the setting to give;
+	// one given (ARTISAN_GO_…, the YAML file) makes its note moot.
+	pathNotes map[string]string
 }
 
 // knownString is the string (or number) at keys of a, when the file gives one the reader evaluates.

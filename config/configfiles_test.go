@@ -349,13 +349,40 @@ return [
 			t.Fatal(err)
 		}
 	}
-	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\n")})
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\nARTISAN_GO_LARAVEL_VERSION=12.30\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	notes := strings.Join(cfg.Warnings(), "\n")
-	if cfg.Cache.Prefix == "foo_" || !strings.Contains(notes, "set cache.prefix (ARTISAN_GO_CACHE_PREFIX)") || !strings.Contains(notes, "the default connection written there is PHP code") {
+	if cfg.Cache.Prefix == "foo_" || strings.Contains(notes, "Laravel 12 skeleton") || !strings.Contains(notes, "set cache.prefix (ARTISAN_GO_CACHE_PREFIX)") || !strings.Contains(notes, "the default connection written there is PHP code") {
 		t.Errorf("a computed cache prefix and default connection: prefix %q, notes %q", cfg.Cache.Prefix, cfg.Warnings())
+	}
+	// The setting given, the note is moot.
+	cfg, err = Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\nARTISAN_GO_CACHE_PREFIX=mine_\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(cfg.Warnings(), "\n"); cfg.Cache.Prefix != "mine_" || strings.Contains(notes, "cache.prefix") {
+		t.Errorf("ARTISAN_GO_CACHE_PREFIX given: prefix %q, notes %q", cfg.Cache.Prefix, cfg.Warnings())
+	}
+
+	// A connection built by code (array_merge, a spread): named, not half read.
+	for _, mysql := range []string{"'mysql' => array_merge($common, ['driver' => 'mysql']),", "'mysql' => ['driver' => 'mysql', 'host' => 'a', ...(env('DB_SSL') ? ['host' => 'b'] : [])],"} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "<?php\nreturn ['default' => 'mysql', 'connections' => [" + mysql + "]];\n"
+		if err := os.WriteFile(filepath.Join(dir, "config", "database.php"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_HOST=envhost\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(notes, "the database connection [mysql] is built by PHP code") || cfg.DB.Host != "envhost" {
+			t.Errorf("%s: host %q, notes %q; want .env's host and the connection named", mysql, cfg.DB.Host, cfg.Warnings())
+		}
 	}
 
 	// Failed jobs on another database than the queue's: refused, as with a cached configuration.

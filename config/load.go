@@ -264,6 +264,12 @@ func Load(p LoadParams) (*Config, error) {
 			}
 		}
 	}
+	for _, path := range slices.Sorted(maps.Keys(srcFacts.pathNotes)) {
+		if _, given := winner[path]; !given {
+			notes = append(notes, srcFacts.pathNotes[path])
+			cfg.unevaluated = append(cfg.unevaluated, path)
+		}
+	}
 	cfg.notes = notes
 	deriveDefaults(cfg, winner, appDir)
 	if cache == nil {
@@ -691,10 +697,16 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 			c.Cache.Redis.Prefix = ""
 		}
 	}
-	if _, exact := slugExact(c.App.Name, '_'); !exact && (unset("cache.prefix") || unset("cache.redis.prefix")) {
-		c.notes = append(c.notes, fmt.Sprintf("app.name %q has letters Laravel transliterates with tables artisan-go does not have, so the derived cache.prefix %q may differ from the application's: set CACHE_PREFIX (and REDIS_PREFIX) explicitly", c.App.Name, c.Cache.Prefix))
+	var derived []string // prefixes derived from the application's name, not read
+	for _, d := range []struct{ path, value string }{{"cache.prefix", c.Cache.Prefix}, {"cache.redis.prefix", c.Cache.Redis.Prefix}} {
+		if unset(d.path) && !slices.Contains(c.unevaluated, d.path) { // one the files' code gives is noted already
+			derived = append(derived, fmt.Sprintf("%s %q", d.path, d.value))
+		}
 	}
-	if hyphens && unset("cache.prefix") {
+	if _, exact := slugExact(c.App.Name, '_'); !exact && len(derived) > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("app.name %q has letters Laravel transliterates with tables artisan-go does not have, so the derived %s may differ from the application's: set CACHE_PREFIX (and REDIS_PREFIX) explicitly", c.App.Name, strings.Join(derived, " and ")))
+	}
+	if hyphens && unset("cache.prefix") && !slices.Contains(c.unevaluated, "cache.prefix") {
 		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}
 }
@@ -777,8 +789,13 @@ func phpIntCast(s string) int64 {
 		return 1
 	}
 	f := payload.FloatCast(s)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
+	switch {
+	case math.IsNaN(f):
 		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64 // a string past the integers saturates, as PHP's cast of it does
+	case f <= math.MinInt64:
+		return math.MinInt64
 	}
 	return int64(f)
 }

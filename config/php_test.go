@@ -62,6 +62,12 @@ func TestSlugAgreesWithPHP(t *testing.T) {
 	names := []string{"Laravel", "My Shop!", "  Café   Crème-Brûlée ", "a.b", "a@b", "__x__y__", "Straße",
 		"Ünïcødé Tëst", "Søren Łukasz", "日本 app", "x-y_z", "A & B", "Ørsted 2.0 (beta)", "", "--",
 		"Shop™", "Shop—Store", "Ağrı", "€uro Shop", "½ Price", "ĦŦĸ", "Магазин", "Αθήνα", "a\u00a0b", "Dvořák Þórr"}
+	// Every letter of the Latin blocks with accents, alone between two others.
+	for _, block := range [][2]rune{{0xC0, 0x24F}, {0x1E00, 0x1EFF}} {
+		for r := block[0]; r <= block[1]; r++ {
+			names = append(names, "a"+string(r)+"b")
+		}
+	}
 	out, ok := runPHP(t, `
 $out = [];
 foreach (json_decode(stream_get_contents(STDIN), true) as $n) {
@@ -344,6 +350,8 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 			wantErr: []string{"cache.stores.database.connection", "[mysql]", "[queue_db]"}},
 		{name: "a connection configured alike", connection: "alike", workable: true,
 			set: map[string]any{"queue.failed.database": "same", "cache.default": "database"}},
+		{name: "the mariadb connection of the same server", connection: "alike", workable: true,
+			set: map[string]any{"database.connections.same.driver": "mariadb", "cache.default": "database"}},
 		{name: "a read/write split connection", connection: "splitq", workable: true,
 			set: map[string]any{"queue.failed.database": "split", "queue.batching.database": "split"},
 			check: func(t *testing.T, c *Config) {

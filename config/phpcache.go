@@ -340,10 +340,11 @@ type settingSink struct {
 	// keys. A key the files do not hold then covers nothing, as the framework's own config files
 	// (merged under the application's from Laravel 11 on) and the worker's defaults for each
 	// version stand for it.
-	files map[string]string
-	root  *phpArray
-	notes []string
-	store string // the cache store, once read
+	files     map[string]string
+	root      *phpArray
+	notes     []string
+	pathNotes map[string]string // a value it could not evaluate, by setting (files only)
+	store     string            // the cache store, once read
 }
 
 // put sets path to v when ok (covering it, set or null).
@@ -380,7 +381,10 @@ func (s *settingSink) unknown(path string) {
 			return // a store the application does not use
 		}
 	}
-	s.notes = append(s.notes, fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", s.where, path, path, EnvName(path)))
+	if s.pathNotes == nil {
+		s.pathNotes = map[string]string{}
+	}
+	s.pathNotes[path] = fmt.Sprintf("%s: the %s written there is PHP code artisan-go does not evaluate; set %s (%s) to the value PHP computes", s.where, path, path, EnvName(path))
 }
 
 // from puts the value at keys of a into path.
@@ -400,11 +404,20 @@ func (s *settingSink) from(path string, a *phpArray, keys ...string) {
 // database puts the settings of the database connection dbName, as Laravel's ConnectionFactory makes
 // its write connection; false when arr does not configure it.
 func (s *settingSink) database(arr *phpArray, dbName string) bool {
+	computed := func() bool {
+		s.notes = append(s.notes, fmt.Sprintf("%s: the database connection [%s] is built by PHP code artisan-go does not evaluate (array_merge, a spread), so the database is read from .env (DB_HOST, …): set db.driver, db.host, db.database, db.prefix (ARTISAN_GO_DB_DRIVER, …) to what PHP computes", s.where, dbName))
+		return true
+	}
+	if v, ok, unknown := sourceGet(arr, "database", "connections", dbName); unknown || ok && isUnknown(v) {
+		return computed()
+	}
 	d := arrSub(arr, "database", "connections", dbName)
 	if d == nil {
 		return false
 	}
-	d = writeConfig(d)
+	if d = writeConfig(d); d.spread {
+		return computed()
+	}
 	for key, path := range map[string]string{"driver": "db.driver", "host": "db.host", "port": "db.port", "database": "db.database",
 		"username": "db.username", "password": "db.password", "unix_socket": "db.socket", "url": "db.url",
 		"prefix": "db.prefix", "prefix_indexes": "db.prefix_indexes", "sslmode": "db.sslmode", "sslrootcert": "db.sslrootcert",
@@ -490,7 +503,7 @@ func isUnknown(v any) bool {
 // connection, which the queue's claims and deletes use: a write array's keys (the first of a list of
 // them) over the others, and the first of several hosts (PHP tries them in random order).
 func writeConfig(d *phpArray) *phpArray {
-	out := &phpArray{values: map[string]any{}}
+	out := &phpArray{values: map[string]any{}, spread: d.spread}
 	set := func(k string, v any) {
 		if _, ok := out.values[k]; !ok {
 			out.keys = append(out.keys, k)
@@ -510,6 +523,7 @@ func writeConfig(d *phpArray) *phpArray {
 		for _, k := range w.keys {
 			set(k, w.values[k])
 		}
+		out.spread = out.spread || w.spread
 	}
 	if hosts, ok := out.values["host"].(*phpArray); ok && len(hosts.keys) > 0 {
 		set("host", hosts.values[hosts.keys[0]])
@@ -557,7 +571,7 @@ func otherDatabases(arr *phpArray, dbName, where, then string) []error {
 		for _, k := range []string{"driver", "host", "port", "database", "unix_socket", "url", "prefix", "search_path", "schema"} {
 			va, _ := ca.get(k)
 			vb, _ := cb.get(k)
-			if joinList(va) != joinList(vb) {
+			if la, lb := joinList(va), joinList(vb); la != lb && !(k == "driver" && mysqlFamily(la) && mysqlFamily(lb)) {
 				return false
 			}
 		}
@@ -587,6 +601,10 @@ func otherDatabases(arr *phpArray, dbName, where, then string) []error {
 	}
 	return out
 }
+
+// mysqlFamily reports the drivers of one server protocol: Laravel 11's mariadb connection is the
+// mysql one with a name of its own.
+func mysqlFamily(driver string) bool { return driver == "mysql" || driver == "mariadb" }
 
 // joinList is a cached list of strings joined with commas, as APP_PREVIOUS_KEYS writes them.
 func joinList(v any) string {

@@ -3,6 +3,7 @@ package config
 import (
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -467,7 +468,10 @@ func numeric(v any) any {
 	if !ok {
 		return v
 	}
-	t := strings.TrimSpace(str)
+	t := strings.Trim(str, " \t\n\r\v\f")
+	if !numericString.MatchString(t) {
+		return phpUnknown{} // not numeric to PHP, or only leading-numeric ("1_000", "5 apples")
+	}
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 		return n
 	}
@@ -476,6 +480,9 @@ func numeric(v any) any {
 	}
 	return phpUnknown{}
 }
+
+// numericString is a numeric string as PHP 8 reads one, its surrounding whitespace trimmed.
+var numericString = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
 
 // toFloat reads a number written in the file.
 func toFloat(v any) (float64, bool) {
@@ -752,11 +759,8 @@ func castPHP(cast string, v any) any {
 			return int64(0)
 		}
 	case "string":
-		switch x := v.(type) {
-		case string:
-			return x
-		case int64:
-			return strconv.FormatInt(x, 10)
+		if s, ok := phpString(v); ok {
+			return s // true "1", false and null "", floats as PHP writes them
 		}
 	case "float", "double":
 		switch x := numeric(v).(type) {

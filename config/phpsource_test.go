@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -68,6 +69,8 @@ return [
     'greek' => Str::slug('Αθήνα'),
     'precedence' => 'v' . 1 + 2, 'floats' => 7.0 . '_' . 0.1 + 0.2, 'big' => 1e20 . 'x', 'neg_zero' => 'x' . -0.0,
     'overflow' => -9223372036854775807 - 10, 'pow_overflow' => 2 ** 62 * 4, 'nulls' => null . 'a' . true . false,
+    'underscored' => 'x' . '1_000' + 1, 'saturated' => (int) '99999999999999999999',
+    'string_casts' => (string) true . '|' . (string) null . '|' . (string) 1.5 . '|' . (string) false,
     'sqlite' => env('DB_DATABASE', database_path('database.sqlite')), 'files' => storage_path('framework/cache/data'), 'base' => base_path(),
 ];
 `
@@ -116,6 +119,7 @@ return [
 		{[]string{"hyphens"}, "my-app-cache-"}, {[]string{"qualified"}, "ete_at_home"}, {[]string{"greek"}, phpUnknown{}},
 		{[]string{"precedence"}, "v3"}, {[]string{"floats"}, "7_0.3"}, {[]string{"big"}, "1.0E+20x"}, {[]string{"neg_zero"}, "x-0"},
 		{[]string{"overflow"}, -9223372036854775817.0}, {[]string{"pow_overflow"}, 18446744073709551616.0}, {[]string{"nulls"}, "a1"},
+		{[]string{"string_casts"}, "1||1.5|"}, {[]string{"underscored"}, phpUnknown{}}, {[]string{"saturated"}, int64(math.MaxInt64)},
 		{[]string{"sqlite"}, "/app/database/database.sqlite"}, {[]string{"files"}, "/app/storage/framework/cache/data"}, {[]string{"base"}, "/app"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
