@@ -16,11 +16,11 @@ func StartMemcached(t testing.TB) int {
 	if err != nil {
 		Missing(t, "memcached is not installed: apt-get install memcached (or run .ci/services)")
 	}
-	port := FreePort(t)
-	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "16"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "nobody") // memcached refuses to run as root
-	}
-	serve(t, port, bin, args...)
-	return port
+	return serve(t, bin, 1, func(ports []int) []string {
+		args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(ports[0]), "-U", "0", "-m", "16"}
+		if os.Geteuid() == 0 {
+			args = append(args, "-u", "nobody") // memcached refuses to run as root
+		}
+		return args
+	})[0]
 }

@@ -27,11 +27,12 @@ func StartRedisCluster(t testing.TB) []int {
 	var ports []int
 	var addrs []string
 	for i := range 3 {
-		port, bus := FreePort(t), FreePort(t)
-		serve(t, port, server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
-			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i)),
-			"--save", "", "--appendonly", "no", "--dir", dir)
+		port := serve(t, server, 2, func(p []int) []string {
+			return []string{"--port", strconv.Itoa(p[0]), "--bind", "127.0.0.1",
+				"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(p[1]),
+				"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d-%d.conf", i, p[0])),
+				"--save", "", "--appendonly", "no", "--dir", dir}
+		})[0]
 		ports = append(ports, port)
 		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	}
