@@ -164,6 +164,29 @@ func TestOpenSilentServer(t *testing.T) {
 	}
 }
 
+// TestMissingTableInAnotherSchema: on PostgreSQL without DB_SCHEMA, a jobs table the migrations made
+// in another schema is named, with the setting to give, instead of a migration to run.
+func TestMissingTableInAnotherSchema(t *testing.T) {
+	t.Parallel()
+	db := testenv.PostgresDatabase(t)
+	if _, err := db.Open(t).Exec("create schema app; create table app.jobs (id bigint)"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := laravel.Open(context.Background(), laravel.OpenParams{Dialect: laravel.Postgres, DSN: db.DSN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	q, err := laravel.NewQueue(c, laravel.QueueParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = q.JobClaim(context.Background(), &laravel.JobClaimParams{Queue: "default", Now: 1, RetryAfter: 90})
+	if !errors.Is(err, laravel.ErrMissingTable) || !strings.Contains(err.Error(), "in schema app") || !strings.Contains(err.Error(), "set DB_SCHEMA") || strings.Contains(err.Error(), "queue:table") {
+		t.Fatalf("claim: %v; want the schema named and DB_SCHEMA, not a migration", err)
+	}
+}
+
 func TestTablesValidate(t *testing.T) {
 	t.Parallel()
 	if err := laravel.DefaultTables().Validate(); err != nil {

@@ -95,14 +95,25 @@ func (c *Conn) newMissingTable(name string, err error) *MissingTableError {
 }
 
 // hiddenTable, on PostgreSQL, finds a table in a schema DB_SCHEMA names but the worker's user has no
-// USAGE on (PostgreSQL then leaves the schema out of the search_path, silently); it returns the fix,
-// or "".
+// USAGE on (PostgreSQL then leaves the schema out of the search_path, silently), or, without
+// DB_SCHEMA, in a schema the server's search_path does not name; it returns the fix, or "".
 func (c *Conn) hiddenTable(name string) string {
-	if c.name != Postgres || c.schema == "" {
+	if c.name != Postgres {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	if c.schema == "" {
+		// No DB_SCHEMA: the server's search_path ("$user", public) does not name the schema the
+		// application's migrations made the table in.
+		var schemas []string
+		q := "select n.nspname from pg_class t join pg_namespace n on n.oid = t.relnamespace " +
+			"where t.relname = $1 and t.relkind in ('r', 'p') and has_schema_privilege(n.oid, 'USAGE') order by 1 limit 4"
+		if err := c.db.SelectContext(ctx, &schemas, q, name); err != nil || len(schemas) == 0 || len(schemas) > 3 {
+			return ""
+		}
+		return fmt.Sprintf("a table of that name is in schema %s, which the search_path does not name: set DB_SCHEMA (search_path in config/database.php) to the application's", strings.Join(schemas, ", "))
+	}
 	q := "select has_schema_privilege(n.oid, 'USAGE') from pg_class t join pg_namespace n on n.oid = t.relnamespace " +
 		"where t.relname = $1 and n.nspname = $2 and t.relkind in ('r', 'p')"
 	for _, schema := range strings.Split(c.schema, ",") {

@@ -226,6 +226,25 @@ func Postgres(t testing.TB) Database {
 	}
 }
 
+// PostgresDatabase creates an empty database of its own on the PostgreSQL server, dropped when the
+// test ends, reached without a search_path: its tables go in public, as an application's that sets
+// no schema.
+func PostgresDatabase(t testing.TB) Database {
+	t.Helper()
+	name := Name("agd")
+	u := postgresCreate(t, "database", name, `drop database if exists "%s" with (force)`)
+	u2 := *u
+	u2.Path = "/" + name
+	q := u2.Query()
+	if q.Get("sslmode") == "" {
+		q.Set("sslmode", "disable")
+	}
+	u2.RawQuery = q.Encode()
+	host, port := splitHostPort(u.Host, 5432)
+	pass, _ := u.User.Password()
+	return Database{Dialect: "pgsql", Driver: "pgx", DSN: u2.String(), Host: host, Port: port, Name: name, User: u.User.Username(), Password: pass}
+}
+
 // SQLite creates a new SQLite database file in the test's temporary directory.
 func SQLite(t testing.TB) Database {
 	t.Helper()
