@@ -21,12 +21,11 @@ import (
 // variable as env() does.
 //
 // Each key the files hold comes back as a setting that covers it: the environment's Laravel variable
-// for it no longer counts, as in PHP. A value of config/app.php or config/queue.php the reader cannot
-// evaluate (PHP code other than strings, numbers, booleans, null, arithmetic, concatenation, env(),
-// Str::slug and casts) is named in notes, with the setting to give, and leaves the key at its
-// default; one of the other files is read as without the file. A retry_after the connection does not give, or
-// gives as null, is DatabaseConnector's 60. files maps the keys read to their values, for a warning
-// when a setting of ours overrides one.
+// for it no longer counts, as in PHP. A value the reader cannot evaluate (PHP code other than
+// strings, numbers, booleans, null, arithmetic, concatenation, env(), Str::slug, the path helpers
+// and casts) is named in facts.pathNotes, with the setting to give, and leaves the key at its
+// default. A retry_after the connection does not give, or gives as null, is DatabaseConnector's 60.
+// files maps the keys read to their values, for a warning when a setting of ours overrides one.
 func sourceSettings(appDir, connection, envConnection string, lookup func(string) (string, bool)) (out []setting, covered map[string]bool, notes []string, files map[string]string, facts sourceFacts) {
 	if appDir == "" {
 		return nil, nil, nil, nil, facts

@@ -438,6 +438,9 @@ func (s *settingSink) database(arr *phpArray, dbName string) bool {
 // cache puts the cache store and prefix, the database store's tables, the file store's paths,
 // memcached's servers, the Redis connections the cache uses and the log channel.
 func (s *settingSink) cache(arr *phpArray) {
+	if f, ok := s.files["cache"]; ok {
+		s.where = f
+	}
 	s.store = arrString(arr, "cache", "default")
 	s.from("cache.store", arr, "cache", "default")
 	s.from("cache.prefix", arr, "cache", "prefix")
