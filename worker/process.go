@@ -227,7 +227,11 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 			w.exception(ctx, r, limits, newException(payload.DecryptExceptionClass, payload.DecryptPayloadInvalid, nil))
 			return
 		}
-		w.exception(ctx, r, limits, fmt.Errorf("decode command %s: %w", r.class, decodeErr))
+		err := fmt.Errorf("decode command %s: %w", r.class, decodeErr)
+		if errors.Is(decodeErr, payload.ErrSyntax) {
+			err = damagedPayload{err}
+		}
+		w.exception(ctx, r, limits, err)
 		return
 	}
 	if missing != nil {
@@ -311,6 +315,16 @@ func (w *Worker) lookup(r *jobRun) (handlers.Handler, bool) {
 	}
 	return nil, false
 }
+
+// damagedPayload is an error no retry can change: the job's own payload (its command, its chain's
+// next link) cannot be read. PHP retries such a job until its tries run out, and for ever without a
+// limit; it fails at once here, its row kept in failed_jobs as it was.
+type damagedPayload struct{ err error }
+
+func (d damagedPayload) Error() string {
+	return d.err.Error() + " (the payload is damaged: no retry can read it)"
+}
+func (d damagedPayload) Unwrap() error { return d.err }
 
 // atAttemptsCeiling reports a job claimed at the largest attempts its column holds (255 for Laravel's
 // tinyint before 13.6): claims saturate there, so a job retried without limit would be released and
@@ -466,7 +480,7 @@ func (w *Worker) exception(ctx context.Context, r *jobRun, limits Limits, err er
 	// The exception is counted towards maxExceptions even when the tries already fail the job, as
 	// handleJobException makes both checks: a job retried later (queue:retry keeps its uuid) meets the
 	// count PHP would have left.
-	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) || w.atAttemptsCeiling(j)
+	fail := limits.WillExceed(w.version, j.Attempts, w.clock().Unix()) || w.atAttemptsCeiling(j) || errors.As(err, new(damagedPayload))
 	if w.maxExceptionsReached(ctx, r) || fail || w.shouldStopRetries(err) {
 		w.fail(ctx, r, err)
 		return
@@ -633,8 +647,9 @@ func (w *Worker) succeed(ctx context.Context, r *jobRun, limits Limits, counter 
 	j := r.rj.job
 	next, err := w.nextInChain(r)
 	if err != nil {
-		// PHP throws from dispatchNextJobInChain after handle() succeeded; the job is then retried.
-		w.exception(ctx, r, limits, err)
+		// PHP throws from dispatchNextJobInChain after handle() succeeded, and retries the job,
+		// running its handler again each time; no retry reads the link better.
+		w.exception(ctx, r, limits, damagedPayload{err})
 		return
 	}
 	batch, callbacks := w.batchSuccess(r)

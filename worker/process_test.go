@@ -114,6 +114,32 @@ func TestAttemptsCeilingFails(t *testing.T) {
 	})
 }
 
+// TestDamagedCommandFailsAtOnce: a command no retry can read fails at its first attempt, even without
+// a limit on tries (PHP retries it until its tries run out, for ever with none), kept as it was.
+func TestDamagedCommandFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	var env map[string]any
+	if err := json.Unmarshal(envelope(t, jobClass, "", nil), &env); err != nil {
+		t.Fatal(err)
+	}
+	env["data"].(map[string]any)["command"] = `O:13:"App\Jobs\Work":1:{s:1:"x";` // cut short
+	damaged, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.push(t, "default", damaged)
+	w := f.worker(t, func(c *Config) { c.Tries = 0 })
+	runOnce(t, w)
+	f.wantRows(t, 0, 1)
+	row := f.onlyFailed(t)
+	if calls.Load() != 0 || !bytes.Equal(row.Payload, damaged) || !strings.Contains(row.Exception, "the payload is damaged") {
+		t.Fatalf("handler calls %d; failed row %q", calls.Load(), row.Exception)
+	}
+}
+
 func TestRetryUntil(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
