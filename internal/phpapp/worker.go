@@ -1,22 +1,22 @@
 package phpapp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
 )
 
 // Worker is a running `php artisan queue:work database` process.
 type Worker struct {
 	cmd  *exec.Cmd
-	out  lockedBuffer
+	out  testenv.Output
 	done chan struct{}
 	err  error
 }
@@ -94,22 +94,4 @@ func (w *Worker) exitErr() error {
 		return nil
 	}
 	return fmt.Errorf("queue:work: %w\n%s", w.err, w.Output())
-}
-
-// lockedBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

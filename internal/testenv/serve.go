@@ -1,13 +1,11 @@
 package testenv
 
 import (
-	"bytes"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -45,30 +43,12 @@ func freePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// lockedBuffer is a bytes.Buffer a server's output is written to while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serveOn starts bin and waits until it accepts connections on 127.0.0.1:port: true, or false with
 // its output when it exits first.
 func serveOn(t testing.TB, name string, port int, bin string, args ...string) (bool, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	out := &lockedBuffer{}
+	out := &Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
