@@ -10,6 +10,22 @@ import (
 	"time"
 )
 
+// appWithConfig makes an application directory whose config/ holds the files given by name, and
+// returns it.
+func appWithConfig(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestLoadAppPHP reads config/app.php as PHP does without a cached configuration: a literal timezone
 // or cipher (Laravel 5–10) wins over APP_TIMEZONE / APP_CIPHER, ours (ARTISAN_GO_) over it; an
 // env() of another variable reads that variable, and the default of env('APP_TIMEZONE', ...) is
@@ -31,14 +47,8 @@ func TestLoadAppPHP(t *testing.T) {
 		{"not a literal", "'timezone' => date_default_timezone_get(),", "APP_TIMEZONE=Asia/Tokyo\n", nil, "UTC", "AES-256-CBC"},
 		{"closures around it", "'resolver' => fn () => 'x',\n    'timezone' => 'Asia/Tokyo',\n    'other' => fn ($a): string => $a,", "", nil, "Asia/Tokyo", "AES-256-CBC"},
 	} {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		app := "<?php\n\nreturn [\n    /*\n    | the timezone\n    */\n    " + tc.appPHP + "\n    'nested' => ['timezone' => 'UTC'],\n];\n"
-		if err := os.WriteFile(filepath.Join(dir, "config", "app.php"), []byte(app), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := appWithConfig(t, map[string]string{"app.php": app})
 		env := writeFile(t, dir, ".env", tc.dotenv)
 		cfg, err := Load(LoadParams{EnvFile: env, Environ: tc.environ})
 		if err != nil {
@@ -55,14 +65,8 @@ func TestLoadAppPHP(t *testing.T) {
 // APP_KEY.
 func TestLoadAppEnvAndKey(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	app := "<?php\nreturn ['env' => 'staging', 'key' => env('SHOP_KEY', 'base64:'.'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=')];\n"
-	if err := os.WriteFile(filepath.Join(dir, "config", "app.php"), []byte(app), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := appWithConfig(t, map[string]string{"app.php": app})
 	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "APP_ENV=production\nAPP_KEY=base64:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -123,13 +127,7 @@ return [
 		// The file's default is sync: the worker works its database connection, and reads its settings.
 		{"no QUEUE_CONNECTION", "", nil, 300 * time.Second, "jobs", []string{"default"}},
 	} {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(queuePHP), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := appWithConfig(t, map[string]string{"queue.php": queuePHP})
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv), Environ: tc.environ})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -152,14 +150,8 @@ return [
 // keys carry.
 func TestLoadQueueDefaultPHP(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	queue := "<?php\nreturn ['default' => 'database2', 'connections' => ['database2' => ['driver' => 'database', 'table' => 'jobs2', 'queue' => 'q2', 'retry_after' => 120], 'database' => ['driver' => 'database', 'table' => 'jobs']]];\n"
-	if err := os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(queue), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := appWithConfig(t, map[string]string{"queue.php": queue})
 	// QUEUE_CONNECTION, which this file does not read, does not count either.
 	for _, dotenv := range []string{"", "QUEUE_CONNECTION=database\n", "QUEUE_CONNECTION=sync\n"} {
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", dotenv)})
@@ -183,13 +175,7 @@ func TestLoadMaintenanceDriver(t *testing.T) {
 		{"'maintenance' => ['driver' => env('APP_MAINTENANCE_DRIVER', 'file'), 'store' => env('APP_MAINTENANCE_STORE', 'database')],", "APP_MAINTENANCE_DRIVER=cache\nAPP_MAINTENANCE_STORE=redis\n", "cache", "redis"},
 		{"'name' => 'Laravel',", "", "", ""},
 	} {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "config", "app.php"), []byte("<?php\nreturn [\n    "+tc.appPHP+"\n];\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := appWithConfig(t, map[string]string{"app.php": "<?php\nreturn [\n    " + tc.appPHP + "\n];\n"})
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv)})
 		if err != nil {
 			t.Fatal(err)
@@ -319,16 +305,8 @@ return [
 			return ""
 		}},
 	} {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, src := range map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": queuePHP,
-			"logging.php": "<?php\nreturn ['default' => env('LOG_CHANNEL', 'stack')];\n"} {
-			if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := appWithConfig(t, map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": queuePHP,
+			"logging.php": "<?php\nreturn ['default' => env('LOG_CHANNEL', 'stack')];\n"})
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", tc.dotenv), Environ: tc.environ})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -339,16 +317,8 @@ return [
 	}
 
 	// Code the reader does not evaluate: named, and CACHE_PREFIX (which PHP does not read then) left out.
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	computed := strings.Replace(cachePHP, "'prefix' => env('CACHE_PREFIX',", "'prefix' => strtolower(env('X', 'Shop_')), 'was' => env('CACHE_PREFIX',", 1)
-	for name, src := range map[string]string{"database.php": strings.Replace(databasePHP, "'default' => env('DB_CONNECTION', 'mysql')", "'default' => env('DB_CONNECTION') ?? 'pgsql'", 1), "cache.php": computed} {
-		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := appWithConfig(t, map[string]string{"database.php": strings.Replace(databasePHP, "'default' => env('DB_CONNECTION', 'mysql')", "'default' => env('DB_CONNECTION') ?? 'pgsql'", 1), "cache.php": computed})
 	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\nARTISAN_GO_LARAVEL_VERSION=12.30\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -368,14 +338,8 @@ return [
 
 	// A connection built by code (array_merge, a spread): named, not half read.
 	for _, mysql := range []string{"'mysql' => array_merge($common, ['driver' => 'mysql']),", "'mysql' => ['driver' => 'mysql', 'host' => 'a', ...(env('DB_SSL') ? ['host' => 'b'] : [])],"} {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		src := "<?php\nreturn ['default' => 'mysql', 'connections' => [" + mysql + "]];\n"
-		if err := os.WriteFile(filepath.Join(dir, "config", "database.php"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := appWithConfig(t, map[string]string{"database.php": src})
 		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "DB_HOST=envhost\n")})
 		if err != nil {
 			t.Fatal(err)
@@ -386,16 +350,8 @@ return [
 	}
 
 	// Failed jobs on another database than the queue's: refused, as with a cached configuration.
-	dir = t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "config"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	failedElsewhere := strings.Replace(queuePHP, "    ],\n];", "    ],\n    'failed' => ['driver' => 'database-uuids', 'database' => 'reports', 'table' => 'failed_jobs'],\n];", 1)
-	for name, src := range map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": failedElsewhere} {
-		if err := os.WriteFile(filepath.Join(dir, "config", name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir = appWithConfig(t, map[string]string{"database.php": databasePHP, "cache.php": cachePHP, "queue.php": failedElsewhere})
 	if _, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "")}); err == nil || !strings.Contains(err.Error(), "queue.failed.database") || strings.Contains(err.Error(), "config:cache") {
 		t.Errorf("failed jobs on [reports], the queue on [mysql]: %v; want the two named, without config:cache", err)
 	}
