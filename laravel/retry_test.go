@@ -90,9 +90,11 @@ func TestRefused(t *testing.T) {
 		if _, err := raw.ExecContext(ctx, "insert into "+name+" (n) values (1)"); err == nil || laravel.Refused(err) {
 			t.Errorf("cancelled: Refused(%v), want an error that is not a refusal", err)
 		}
+		// The sleep outlasts the timeout by far: on a loaded machine the server's timer can fire late,
+		// and a sleep that ends first is no timeout.
 		timeout := map[string][]string{
-			"pgsql": {"set statement_timeout = 1", "select pg_sleep(1)"},
-			"mysql": {"set session max_statement_time = 0.001", "select sleep(1)"}, // MariaDB's
+			"pgsql": {"set statement_timeout = 1", "select pg_sleep(20)"},
+			"mysql": {"set session max_statement_time = 0.001", "select sleep(20)"}, // MariaDB's
 		}[db.Dialect]
 		if timeout == nil {
 			return
