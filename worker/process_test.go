@@ -455,8 +455,10 @@ func TestCompletionOutlastsStatementTimeout(t *testing.T) {
 		}
 		conn := queuetest.Open(t, p)
 		released := make(chan struct{})
+		var w *Worker
 		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			// Another session holds the job's row until a second after the handler returns.
+			// Another session holds the job's row until the worker keeps the completion the statement
+			// timeout stopped.
 			tx, err := queuetest.DB(f.Conn).BeginTxx(bg, nil)
 			if err != nil {
 				return err
@@ -465,11 +467,18 @@ func TestCompletionOutlastsStatementTimeout(t *testing.T) {
 			if err := tx.QueryRow(queuetest.Rebind(f.Conn, "select id from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs)+" for update")).Scan(&id); err != nil {
 				return err
 			}
-			time.AfterFunc(time.Second, func() { _ = tx.Rollback(); close(released) })
+			go func() {
+				defer close(released)
+				defer func() { _ = tx.Rollback() }()
+				deadline := time.Now().Add(time.Minute)
+				for w.Stats().Waiting == 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
 			return nil
 		}))
 		f.push(t, "default", envelope(t, jobClass, "", nil))
-		w := f.workerWith(t, nil, func(wp *Params) { wp.Queue, wp.Conn = f.NewQueue(t, conn), conn })
+		w = f.workerWith(t, nil, func(wp *Params) { wp.Queue, wp.Conn = f.NewQueue(t, conn), conn })
 		runOnce(t, w)
 		<-released
 		f.wantRows(t, 0, 0)
