@@ -270,9 +270,12 @@ type Worker struct {
 	// dontRetry (Laravel 13.17+): a job whose error names one of them (its PHPClass method) fails at
 	// once instead of being retried. Default none.
 	DontRetry []string `mapstructure:"dont_retry"`
-	// DeleteWhenMissingModels lists the queued listener classes that set $deleteWhenMissingModels:
-	// before Laravel 12 PHP reads it from the listener's class, which the payload does not hold, and
-	// deletes such a job whose event's model is gone instead of failing it. Default none.
+	// DeleteWhenMissingModels lists the classes that set $deleteWhenMissingModels (or, in 12.x, carry
+	// the DeleteWhenMissingModels attribute): up to 12.x PHP reads it from the class, which Laravel 9.4+
+	// leaves out of the payload when it is the class's default (and a queued listener's payload never
+	// holds), and deletes such a job whose model is gone instead of failing it. Before 12.0 name the
+	// class the job is displayed as (the job, mailable, notification or listener), from 12.0 the job's
+	// own class; 13.x reads the payload's key instead. Default none.
 	DeleteWhenMissingModels []string `mapstructure:"delete_when_missing_models"`
 	// MaintenanceFile is the file `php artisan down` writes with the file maintenance driver (Laravel
 	// 8's only driver, the default after): while it exists no job is claimed unless Force. Default

@@ -186,35 +186,46 @@ func keyString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// deleteWhenMissingModels reports whether the job asks to be deleted when a model is gone: its
-// deleteWhenMissingModels property (PHP reads the class's default, which the serialized command holds
-// when the class declares it) or the payload's key (13.x). Before 12.0 PHP reads the class the job
-// is displayed as: for a queued mailable or notification the mailable's or the notification's, whose
-// object the wrapper holds; a queued listener's class is not in its payload, so the configuration
-// names those that set it (Config.DeleteWhenMissingModels). From 12.0 it is the command's class,
-// which for those wrappers has none.
+// deleteWhenMissingModels reports whether the job asks to be deleted when a model is gone, as PHP's
+// CallQueuedHandler::handleModelNotFound decides it. Up to 12.x PHP reads the default of a class's
+// deleteWhenMissingModels property (or, in 12.x, its DeleteWhenMissingModels attribute): before 12.0
+// the class the job is displayed as (for a queued mailable or notification the mailable's or the
+// notification's, for a queued listener the listener's), from 12.0 the command's class (for those
+// wrappers Laravel's own, which has none). Go cannot read a PHP class, so the configuration names the
+// classes that set it (Config.DeleteWhenMissingModels); without that, the serialized object of that
+// class answers when it holds the property: Laravel before 9.4 serializes every property, 9.4+ leaves
+// out those at their default, so there it says something only when the job changed it. From 13.0 PHP
+// reads the payload's deleteWhenMissingModels key alone.
 func (w *Worker) deleteWhenMissingModels(r *jobRun) bool {
-	cmd := r.cmd
-	if wrappers[cmd.Class] && !w.version.AtLeast(12, 0) {
-		if w.cfg.DeleteWhenMissingModels[r.displayName] {
-			return true
-		}
-		cmd = nil
+	if w.version.AtLeast(13, 0) {
+		return r.env.DeleteWhenMissingModels != nil && *r.env.DeleteWhenMissingModels
+	}
+	class := r.displayName
+	if w.version.AtLeast(12, 0) {
+		class = r.class
+	}
+	if w.cfg.DeleteWhenMissingModels[class] {
+		return true
+	}
+	var obj *payload.Object
+	if r.cmd != nil && r.cmd.Class == class {
+		obj = r.cmd
+	} else if r.cmd != nil && wrappers[r.cmd.Class] {
 		for _, p := range r.cmd.Props {
-			if o, ok := p.Value.(*payload.Object); ok && o.Class == r.displayName {
-				cmd = o
+			if o, ok := p.Value.(*payload.Object); ok && o.Class == class {
+				obj = o
 				break
 			}
 		}
 	}
-	if cmd != nil {
-		if v, ok := cmd.Get("deleteWhenMissingModels"); ok {
+	if obj != nil {
+		if v, ok := obj.Get("deleteWhenMissingModels"); ok {
 			if b, ok := v.(bool); ok {
 				return b
 			}
 		}
 	}
-	return r.env.DeleteWhenMissingModels != nil && *r.env.DeleteWhenMissingModels
+	return false
 }
 
 // modelNotFound applies CallQueuedHandler::handleModelNotFound: delete the job when it asks for that,

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -238,4 +239,54 @@ func TestMissingModelsInWrappers(t *testing.T) {
 			t.Errorf("the listener ran %d times, want once", got)
 		}
 	})
+}
+
+// TestDeleteWhenMissingModelsByVersion decides deleteWhenMissingModels where each version of PHP does:
+// up to 12.x from the class (the displayed one before 12.0, the command's from 12.0), whose default
+// Laravel 9.4+ leaves out of the payload, so the configuration names it; from 13.0 from the payload's
+// key alone.
+func TestDeleteWhenMissingModelsByVersion(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	f.exec(t, "create table people (id integer primary key)")
+	f.reg.Register(`App\Jobs\Greet`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error {
+		t.Error("a job whose model is gone ran")
+		return nil
+	}))
+	gone := map[string]payload.Value{"person": modelID(`App\Models\Person`, int64(9))}
+	withProperty := map[string]payload.Value{"person": modelID(`App\Models\Person`, int64(9)), "deleteWhenMissingModels": true}
+	renamed := func(b []byte) []byte { // a class whose displayName() names it otherwise
+		return bytes.Replace(b, []byte(`"displayName":"App\\Jobs\\Greet"`), []byte(`"displayName":"Greeting"`), 1)
+	}
+	listed := map[string]bool{`App\Jobs\Greet`: true}
+	for _, tc := range []struct {
+		name    string
+		version string
+		listed  bool
+		job     []byte
+		deleted bool
+	}{
+		{"8.x serializes the property", "8.83", false, envelope(t, `App\Jobs\Greet`, "", withProperty), true},
+		{"9.4+ leaves the default out", "9.52", false, envelope(t, `App\Jobs\Greet`, "", gone), false},
+		{"9.4+ with the class named", "9.52", true, envelope(t, `App\Jobs\Greet`, "", gone), true},
+		{"before 12 PHP reads the displayed class", "11.40", true, renamed(envelope(t, `App\Jobs\Greet`, "", gone)), false},
+		{"8.x property of a renamed class", "8.83", false, renamed(envelope(t, `App\Jobs\Greet`, "", withProperty)), false},
+		{"12.x reads the command's class", "12.50", true, renamed(envelope(t, `App\Jobs\Greet`, "", gone)), true},
+		{"13.x without the payload key", "13.0", true, envelope(t, `App\Jobs\Greet`, "", withProperty), false},
+		{"13.x with the payload key", "13.0", false, envelope(t, `App\Jobs\Greet`, `"deleteWhenMissingModels":true`, gone), true},
+	} {
+		f.push(t, "default", tc.job)
+		runOnce(t, f.worker(t, func(c *Config) {
+			c.LaravelVersion = tc.version
+			if tc.listed {
+				c.DeleteWhenMissingModels = listed
+			}
+		}))
+		failed := f.FailedRows(t)
+		if got := len(failed) == 0; got != tc.deleted {
+			t.Errorf("%s: deleted %v, want %v", tc.name, got, tc.deleted)
+		}
+		f.wantRows(t, 0, len(failed))
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().FailedJobs))
+	}
 }

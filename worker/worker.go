@@ -122,8 +122,8 @@ type Config struct {
 	// DontRetry are the PHP exception classes the application's exception handler lists with
 	// dontRetry (Laravel 13.17+): a job whose exception names one of them fails at once.
 	DontRetry map[string]bool
-	// DeleteWhenMissingModels are the queued listener classes that set $deleteWhenMissingModels, which
-	// their payload does not carry (PHP reads the listener's class before 12.0).
+	// DeleteWhenMissingModels are the classes that set $deleteWhenMissingModels, which their payload
+	// does not carry from Laravel 9.4 (PHP reads the class up to 12.x; see deleteWhenMissingModels).
 	DeleteWhenMissingModels map[string]bool
 	// CheckModels looks up the models a SerializesModels job holds before it runs, as PHP does when it
 	// unserializes the job: a missing model fails the job (or deletes it, with deleteWhenMissingModels).
