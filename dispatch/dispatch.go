@@ -359,7 +359,7 @@ var classNamePattern = regexp.MustCompile(`^[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9
 
 // fromProperties fills what the Job left unset from the job's public properties, as Laravel's
 // Queue::createObjectPayload reads $job->tries, ->timeout, ->maxExceptions, ->backoff,
-// ->failOnTimeout and ->retryUntil.
+// ->failOnTimeout, ->retryUntil and (13.x) ->deleteWhenMissingModels.
 func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Value) {
 	intOf := func(name string) (int, bool) {
 		n, ok := public(name).(int64)
@@ -379,6 +379,9 @@ func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Va
 	}
 	if b, ok := public("failOnTimeout").(bool); ok && b {
 		jp.FailOnTimeout = true
+	}
+	if b, ok := public("deleteWhenMissingModels").(bool); ok && jp.DeleteWhenMissingModels == nil {
+		jp.DeleteWhenMissingModels = &b // the envelope key of 13.x, which its worker reads alone
 	}
 	if jp.Backoff == nil {
 		var parts []string

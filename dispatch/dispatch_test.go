@@ -102,6 +102,33 @@ func TestPayloadByVersion(t *testing.T) {
 	}
 }
 
+// TestDeleteWhenMissingModelsKey writes 13.x's deleteWhenMissingModels envelope key from the command's
+// property, as Queue::createObjectPayload reads it: the 13.x worker reads that key, not the property.
+func TestDeleteWhenMissingModelsKey(t *testing.T) {
+	t.Parallel()
+	d, err := New(Params{Dialect: laravel.Postgres, LaravelVersion: "13.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []bool{true, false} {
+		cmd := payload.NewObject(`App\Jobs\Ship`)
+		if set {
+			cmd.Set("deleteWhenMissingModels", true)
+		}
+		raw, _, err := d.Payload(Job{Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := payload.ParseEnvelope(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := env.DeleteWhenMissingModels; got == nil || *got != set {
+			t.Errorf("property set %v: the key is %v, want %v", set, got, set)
+		}
+	}
+}
+
 func TestFromJSON(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
