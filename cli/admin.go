@@ -201,7 +201,7 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 		return 1
 	}
 	a := &adminRun{cfg: cfg, version: v, args: positional, set: map[string]bool{}, stdin: stdin, stderr: stderr, name: name, fs: fs,
-		con: newConsole(cfg.LaravelVersion, stdout, stderr, decorated(ctx, stdout, v))}
+		con: newConsole(cfg.LaravelVersion, stdout, stderr, decorated(ctx, stdout, v), terminalWidth(os.LookupEnv, os.Stdin))}
 	var refused []string
 	fs.Visit(func(f *flag.Flag) {
 		a.set[f.Name] = true

@@ -21,12 +21,19 @@ type console struct {
 	modern   bool
 	// decorated colours the output as Symfony Console does (--ansi, or a terminal that takes colours).
 	decorated bool
+	// width is the terminal's width as Symfony's Terminal reads it (terminalWidth): the lines of
+	// twoColumnDetail and task fill it, up to 150 columns.
+	width int
 }
 
-func newConsole(version string, stdout, stderr io.Writer, decorated bool) *console {
+func newConsole(version string, stdout, stderr io.Writer, decorated bool, width int) *console {
 	v, err := payload.ParseVersion(version)
-	return &console{out: stdout, err: stderr, modern: err == nil && v.AtLeast(9, 21), decorated: decorated}
+	return &console{out: stdout, err: stderr, modern: err == nil && v.AtLeast(9, 21), decorated: decorated, width: width}
 }
+
+// lineWidth is the width Laravel's components fill: the terminal's, at most 150 columns (Task's
+// min(terminal()->width(), 150), and the max-w-150 of the two-column view).
+func (c *console) lineWidth() int { return min(c.width, 150) }
 
 // paint wraps s in one of Symfony Console's styles when the output is decorated.
 func (c *console) paint(style, s string) string { return paint(c.decorated, style, s) }
@@ -71,12 +78,11 @@ func (c *console) highlight(s string) string {
 }
 
 // detail writes one line of $this->components->twoColumnDetail as Termwind renders it: two columns of
-// margin, the two texts apart joined by gray dots to the width a non-interactive terminal has (80
-// columns), and two columns of margin. The texts may hold colours already (paint); their [dynamic
-// content] is made bold.
+// margin, the two texts apart joined by gray dots to the line's width (lineWidth), and two columns of
+// margin. The texts may hold colours already (paint); their [dynamic content] is made bold.
 func (c *console) detail(first, second string) {
 	first, second = c.highlight(first), c.highlight(second)
-	dots := max(80-4-displayWidth(first)-displayWidth(second)-2, 0)
+	dots := max(c.lineWidth()-4-displayWidth(first)-displayWidth(second)-2, 0)
 	if second == "" {
 		fmt.Fprintf(c.out, "  %s %s  \n", first, c.paint("gray", strings.Repeat(".", dots+1)))
 		return
@@ -85,12 +91,12 @@ func (c *console) detail(first, second string) {
 }
 
 // task writes the line of $this->components->task for a task that succeeded in d: the description,
-// gray dots (each coloured on its own, as Task writes them) to the width of a non-interactive terminal
-// (80 columns), the run time in gray and DONE.
+// gray dots (each coloured on its own, as Task writes them) to the line's width (lineWidth), the run
+// time in gray and DONE.
 func (c *console) task(description string, d time.Duration, v payload.Version) {
 	description = c.highlight(description)
 	rt := " " + taskRunTime(d, v)
-	dots := max(80-displayWidth(description)-displayWidth(rt)-10, 0)
+	dots := max(c.lineWidth()-displayWidth(description)-displayWidth(rt)-10, 0)
 	fmt.Fprintf(c.out, "  %s %s%s %s\n", description, strings.Repeat(c.paint("gray", "."), dots), c.paint("gray", rt), c.paint("green;bold", "DONE"))
 }
 

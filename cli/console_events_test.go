@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -329,6 +330,35 @@ func TestOutputTimezone(t *testing.T) {
 		cfg.LaravelVersion, cfg.App.Timezone, cfg.Log.OutputTimezone = c.version, c.app, c.output
 		if got := outputTimezone(&cfg); got != c.want {
 			t.Errorf("%s, app %s, output %q: %s, want %s", c.version, c.app, c.output, got, c.want)
+		}
+	}
+}
+
+// TestConsoleLineWidth fills twoColumnDetail and task lines to the terminal's width, up to 150
+// columns, as Laravel's components do (Termwind's max-w-150, Task's min(width, 150)).
+func TestConsoleLineWidth(t *testing.T) {
+	t.Parallel()
+	v, _ := payload.ParseVersion("11")
+	for _, tc := range []struct{ width, line int }{{80, 80}, {120, 120}, {200, 150}, {10, 0}} {
+		var out strings.Builder
+		c := newConsole("11", &out, io.Discard, false, tc.width)
+		c.detail("App\\Jobs\\SendInvoice", "3")
+		c.task("Retrying job 7", 2*time.Millisecond, v)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("width %d: %q", tc.width, out.String())
+		}
+		if tc.line == 0 { // narrower than the texts: no dots
+			if strings.Contains(lines[0], "..") || strings.Contains(lines[1], "..") {
+				t.Errorf("width %d: dots in %q", tc.width, lines)
+			}
+			continue
+		}
+		if got := len(lines[0]); got != tc.line {
+			t.Errorf("width %d: detail line %d columns, want %d: %q", tc.width, got, tc.line, lines[0])
+		}
+		if got := len(lines[1]); got != tc.line-2 {
+			t.Errorf("width %d: task line %d columns, want %d: %q", tc.width, got, tc.line-2, lines[1])
 		}
 	}
 }

@@ -13,5 +13,6 @@ import (
 func TestMain(m *testing.M) {
 	os.Setenv("ARTISAN_GO_WORKER_MEMORY_MB", "0")
 	os.Setenv("ARTISAN_GO_WORKER_SLEEP", "0.1")
+	os.Setenv("COLUMNS", "80") // the width PHP's console has off a terminal, which the outputs compared assume
 	leakcheck.Main(m)
 }
