@@ -527,3 +527,25 @@ func TestQueueFailedMessagesByVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryBatchIDs takes queue:retry-batch's ids as each version's signature does: one id, required,
+// before 11.24; from 11.24 any number ({id?*}), duplicates and empty ids dropped, and none at all does
+// nothing.
+func TestRetryBatchIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	old := newAdminEnv(t, testenv.SQLite(t), true)
+	if _, errOut, code := old.run(ctx, "", "queue:retry-batch"); code != 1 || !strings.Contains(errOut, `Not enough arguments (missing: "id").`) {
+		t.Errorf("8.83 without an id: exit %d, %q", code, errOut)
+	}
+	e := newAdminEnv(t, testenv.SQLite(t), true, "ARTISAN_GO_LARAVEL_VERSION=12.0")
+	if out, errOut, code := e.run(ctx, "", "queue:retry-batch"); code != 0 || out != "" || errOut != "" {
+		t.Errorf("12.0 without an id: exit %d, stdout %q, stderr %q; want nothing done", code, out, errOut)
+	}
+	if out, errOut, code := e.run(ctx, "", "queue:retry-batch", "", "0"); code != 0 || out != "" || errOut != "" {
+		t.Errorf(`12.0 with the ids "" and "0": exit %d, stdout %q, stderr %q; want nothing done`, code, out, errOut)
+	}
+	if _, errOut, code := e.run(ctx, "", "queue:retry-batch", "b1", "b2", "b1"); code != 1 || strings.Count(errOut, "Unable to find a batch with ID [b1].") != 1 {
+		t.Errorf("12.0 with an unknown id twice: exit %d, stderr %q", code, errOut)
+	}
+}

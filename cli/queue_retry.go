@@ -268,7 +268,20 @@ func (r *retrier) prepare(f *laravel.FailedJob) (*laravel.FailedJobRetryParams, 
 }
 
 func runQueueRetryBatch(ctx context.Context, a *adminRun) int {
-	if len(a.args) == 0 {
+	ids := a.args
+	if a.at(11, 24) {
+		// {id?*}: PHP keeps the ids array_unique and array_filter leave ("" and "0" go), and with none
+		// does nothing.
+		ids = nil
+		for _, id := range a.args {
+			if id != "" && id != "0" && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return 0
+		}
+	} else if len(ids) == 0 {
 		return a.failure(errors.New(`Not enough arguments (missing: "id").`))
 	}
 	r, err := a.newRetrier(ctx)
@@ -276,8 +289,8 @@ func runQueueRetryBatch(ctx context.Context, a *adminRun) int {
 		return a.failure(err)
 	}
 	conn := r.conn
-	batches := make([]*laravel.Batch, 0, len(a.args))
-	for _, id := range slices.Compact(slices.Clone(a.args)) {
+	batches := make([]*laravel.Batch, 0, len(ids))
+	for _, id := range ids {
 		b, err := conn.BatchFind(ctx, id)
 		switch {
 		case errors.Is(err, laravel.ErrBatchNotFound):
