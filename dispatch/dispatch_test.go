@@ -53,21 +53,28 @@ func TestPayloadByVersion(t *testing.T) {
 	at := time.Unix(1763700000, 0)
 	for _, c := range []struct {
 		version, keys, props string
+		without              bool // WithoutSerializesModels: every property, as before 9.4
 	}{
-		{"5.5", "displayName job maxTries timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay chained"},
-		{"7.30", "uuid displayName job maxTries maxExceptions delay timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay middleware chained"},
+		{"5.5", "displayName job maxTries timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay chained", false},
+		{"7.30", "uuid displayName job maxTries maxExceptions delay timeout timeoutAt data", "id job connection queue chainConnection chainQueue delay middleware chained", false},
 		{"8.83", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data",
-			"id job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained"},
+			"id job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained", false},
+		{"9.3", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data",
+			"id job connection queue chainConnection chainQueue chainCatchCallbacks delay afterCommit middleware chained", false},
+		// From 9.4 SerializesModels leaves out the properties at their default.
+		{"9.4", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data", "id delay", false},
+		{"12.54", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data createdAt delay", "id delay", false},
 		{"12.54", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil data createdAt delay",
-			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks"},
+			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks", true},
+		{"13.0", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil deleteWhenMissingModels data createdAt delay", "id delay", false},
 		{"13.0", "uuid displayName job maxTries maxExceptions failOnTimeout backoff timeout retryUntil deleteWhenMissingModels data createdAt delay",
-			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks"},
+			"id job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks", true},
 	} {
 		d, err := New(Params{Dialect: laravel.Postgres, LaravelVersion: c.version, Clock: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, queue, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("id", int64(1)), Delay: 90 * time.Second, Tries: 2, RetryUntil: at.Add(time.Hour)})
+		raw, queue, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("id", int64(1)), Delay: 90 * time.Second, Tries: 2, RetryUntil: at.Add(time.Hour), WithoutSerializesModels: c.without})
 		if err != nil {
 			t.Fatalf("%s: %v", c.version, err)
 		}
@@ -201,7 +208,8 @@ func TestQueueablePropertiesByVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("orderId", int64(7))})
+		// Without SerializesModels every property is serialized, so that their order shows.
+		p, _, err := d.Payload(Job{Command: payload.NewObject(`App\Jobs\Ship`).Set("orderId", int64(7)), WithoutSerializesModels: true})
 		if err != nil {
 			t.Fatal(err)
 		}

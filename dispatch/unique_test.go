@@ -78,7 +78,8 @@ func TestUniqueDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := d13.Dispatch(ctx, queuetest.DB(conn), Job{Command: report("7"), Unique: true, UniqueFor: time.Minute})
+	// Without SerializesModels, so that the properties at their defaults show where uniqueLockOwner is.
+	job, err := d13.Dispatch(ctx, queuetest.DB(conn), Job{Command: report("7"), Unique: true, UniqueFor: time.Minute, WithoutSerializesModels: true})
 	if err != nil {
 		t.Fatal(err)
 	}
