@@ -356,3 +356,38 @@ return [
 		t.Errorf("failed jobs on [reports], the queue on [mysql]: %v; want the two named, without config:cache", err)
 	}
 }
+
+// TestFrameworkConfigPrefixes derives the cache and Redis prefixes of an application whose config
+// directory lacks cache.php or database.php from the framework's own copy of the file (underscores
+// until 13.0), with no note; without a config directory at all the 12.20+ skeleton's are guessed, with
+// a note.
+func TestFrameworkConfigPrefixes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, version string
+		files         map[string]string // nil: no config directory
+		cache, redis  string
+		note          bool
+	}{
+		{"12.x, no cache.php or database.php", "12.50", map[string]string{}, "my_shop_cache_", "my_shop_database_", false},
+		{"13.x, no cache.php or database.php", "13.0", map[string]string{}, "my-shop-cache-", "my-shop-database-", false},
+		{"12.x, no config directory", "12.50", nil, "my-shop-cache-", "my-shop-database-", true},
+	} {
+		dir := t.TempDir()
+		if tc.files != nil {
+			dir = appWithConfig(t, tc.files)
+		}
+		env := filepath.Join(dir, ".env")
+		if err := os.WriteFile(env, []byte("APP_NAME=\"My Shop\"\nARTISAN_GO_LARAVEL_VERSION="+tc.version+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: env})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		note := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "June 2025")
+		if cfg.Cache.Prefix != tc.cache || cfg.Cache.Redis.Prefix != tc.redis || note != tc.note {
+			t.Errorf("%s: prefixes %q and %q, note %v; want %q, %q, %v", tc.name, cfg.Cache.Prefix, cfg.Cache.Redis.Prefix, note, tc.cache, tc.redis, tc.note)
+		}
+	}
+}

@@ -664,11 +664,20 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	}
 	// The skeleton hyphenates the cache and Redis prefixes from its June 2025 release on, which
 	// ships with framework 12.20; an application created earlier keeps the underscores (a note
-	// says so).
+	// says so). An application whose config directory lacks cache.php (or database.php) runs on the
+	// framework's own copy, which kept the underscores until 13.0: that is no guess.
 	hyphens := ver.atLeast(12, 20)
+	cacheHyphens, redisHyphens := hyphens, hyphens
+	cacheGuessed := hyphens
+	if frameworkConfig(baseDir, "cache.php") {
+		cacheHyphens, cacheGuessed = ver.atLeast(13, 0), false
+	}
+	if frameworkConfig(baseDir, "database.php") {
+		redisHyphens = ver.atLeast(13, 0)
+	}
 	if unset("cache.prefix") {
 		switch {
-		case hyphens:
+		case cacheHyphens:
 			c.Cache.Prefix = slug(c.App.Name, '-') + "-cache-"
 		case ver.atLeast(9, 0):
 			c.Cache.Prefix = slug(c.App.Name, '_') + "_cache_"
@@ -689,7 +698,7 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	}
 	if unset("cache.redis.prefix") {
 		switch {
-		case hyphens:
+		case redisHyphens:
 			c.Cache.Redis.Prefix = slug(c.App.Name, '-') + "-database-"
 		case ver.atLeast(5, 8):
 			c.Cache.Redis.Prefix = slug(c.App.Name, '_') + "_database_"
@@ -706,9 +715,22 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	if _, exact := slugExact(c.App.Name, '_'); !exact && len(derived) > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("app.name %q has letters Laravel transliterates with tables artisan-go does not have, so the derived %s may differ from the application's: set CACHE_PREFIX (and REDIS_PREFIX) explicitly", c.App.Name, strings.Join(derived, " and ")))
 	}
-	if hyphens && unset("cache.prefix") && !slices.Contains(c.unevaluated, "cache.prefix") {
+	if cacheGuessed && unset("cache.prefix") && !slices.Contains(c.unevaluated, "cache.prefix") {
 		c.notes = append(c.notes, fmt.Sprintf("cache.prefix is %q, the default of applications created from the Laravel 12 skeleton of June 2025 or later; an application created earlier uses %q: set CACHE_PREFIX to what config/cache.php gives", c.Cache.Prefix, slug(c.App.Name, '_')+"_cache_"))
 	}
+}
+
+// frameworkConfig reports whether the application in dir has a config directory without the file
+// name, so that Laravel uses the framework's own config/<name> (from 11.0, which merges it in).
+func frameworkConfig(dir, name string) bool {
+	if dir == "" {
+		return false
+	}
+	if st, err := os.Stat(filepath.Join(dir, "config")); err != nil || !st.IsDir() {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "config", name))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // keyElsewhere finds the one key whose last part is name ("concurrency": worker.concurrency), for a key
