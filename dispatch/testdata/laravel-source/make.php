@@ -1,0 +1,108 @@
+<?php
+// Writes, for one Laravel release, the payloads its own Queue::createPayload and its Queueable,
+// InteractsWithQueue and SerializesModels traits make for the jobs below, one JSON line per case.
+// The release's src/ comes from a checkout of laravel/framework; the classes it needs beyond the queue
+// and the bus (the container, Str, Carbon) are Laravel 8.83's from Debian's php-laravel-framework.
+// Run through make.sh.
+namespace {
+    $src = $argv[1];
+    require '/usr/share/php/Illuminate/Support/autoload.php';
+    // The release's queue, bus and their contracts win over 8.83's: this autoloader goes first.
+    spl_autoload_register(function ($class) use ($src) {
+        foreach (['Illuminate\\Queue\\', 'Illuminate\\Bus\\', 'Illuminate\\Contracts\\Queue\\', 'Illuminate\\Contracts\\Bus\\', 'Illuminate\\Support\\Reflector'] as $ns) {
+            if (str_starts_with($class, $ns)) {
+                $f = $src.'/Illuminate/'.str_replace('\\', '/', substr($class, strlen('Illuminate\\'))).'.php';
+                foreach ([$f, str_replace('/Support/', '/Reflection/', $f)] as $f) { // Reflector moved in 13.x
+                    if (is_file($f)) {
+                        require $f;
+
+                        return;
+                    }
+                }
+            }
+        }
+    }, true, true);
+    // Classes 8.83 does not have at all come from the release too.
+    spl_autoload_register(function ($class) use ($src) {
+        $f = $src.'/'.str_replace('\\', '/', $class).'.php';
+        if (str_starts_with($class, 'Illuminate\\') && is_file($f)) {
+            require $f;
+        }
+    });
+    foreach (['Support', 'Collections'] as $p) {
+        if (is_file("$src/Illuminate/$p/functions.php")) {
+            require "$src/Illuminate/$p/functions.php";
+        }
+    }
+}
+
+namespace App\Jobs {
+    use Illuminate\Bus\Queueable;
+    use Illuminate\Contracts\Queue\ShouldQueue;
+    use Illuminate\Queue\InteractsWithQueue;
+    use Illuminate\Queue\SerializesModels;
+
+    // The make:job stub's traits (Dispatchable adds no property); every property is given in the
+    // constructor, none is at its default.
+    class SendInvoice implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels; // the make:job stub's order
+
+        public $invoiceId;
+        public $note;
+        public $tries;
+
+        public function __construct($id)
+        {
+            $this->invoiceId = $id;
+            $this->note = 'ünï/€';
+            $this->tries = 3;
+        }
+    }
+
+    class Flaky implements ShouldQueue
+    {
+        use InteractsWithQueue, Queueable, SerializesModels; // the make:job stub's order
+
+        public $invoiceId;
+        public $backoff;
+        public $timeout;
+        public $maxExceptions;
+        public $failOnTimeout;
+        public $deleteWhenMissingModels;
+
+        public function __construct($id)
+        {
+            $this->invoiceId = $id;
+            $this->backoff = [1, 5, 10];
+            $this->timeout = 120;
+            $this->maxExceptions = 2;
+            $this->failOnTimeout = true;
+            $this->deleteWhenMissingModels = true;
+        }
+    }
+}
+
+namespace {
+    class FixtureQueue extends \Illuminate\Queue\Queue
+    {
+        public function payload($job, $queue, $delay = null)
+        {
+            return $this->createPayload($job, $queue, '', $delay);
+        }
+    }
+
+    \Illuminate\Support\Str::createUuidsUsing(fn () => \Ramsey\Uuid\Uuid::fromString('9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d'));
+    \Carbon\Carbon::setTestNow(\Carbon\Carbon::createFromTimestamp(1763700000));
+    $q = new FixtureQueue;
+    $q->setContainer(new \Illuminate\Container\Container);
+    $cases = [
+        'plain' => fn () => $q->payload(new App\Jobs\SendInvoice(7), 'default'),
+        'queued' => fn () => $q->payload((new App\Jobs\SendInvoice(8))->onQueue('emails')->delay(90), 'emails', 90),
+        'connection' => fn () => $q->payload((new App\Jobs\SendInvoice(9))->onConnection('other'), 'default'),
+        'options' => fn () => $q->payload(new App\Jobs\Flaky(10), 'default'),
+    ];
+    foreach ($cases as $name => $make) {
+        echo json_encode(['case' => $name, 'payload' => $make()], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
+    }
+}

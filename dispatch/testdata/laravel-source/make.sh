@@ -1,0 +1,16 @@
+#!/bin/sh
+# Writes VERSION.jsonl for each release below from a checkout (or bare clone) of laravel/framework:
+#   sh make.sh /path/to/laravel-framework.git
+# Needs PHP 8.2 and Debian's php-laravel-framework (Laravel 8.83), whose support classes the releases'
+# queue code runs on.
+set -eu
+repo=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for tag in v9.3.1 v9.4.0 v9.52.22 v10.50.3 v11.1.1 v11.2.0 v11.56.0 v12.10.2 v12.11.0 v12.50.0 v12.51.0 v12.67.0 v13.0.0 v13.26.1; do
+	mkdir "$tmp/$tag"
+	git -C "$repo" archive "$tag" src/Illuminate/Queue src/Illuminate/Bus src/Illuminate/Contracts src/Illuminate/Support src/Illuminate/Collections $(git -C "$repo" ls-tree --name-only "$tag" src/Illuminate/Reflection) |
+		tar -x -C "$tmp/$tag"
+	php "$here/make.php" "$tmp/$tag/src" > "$here/${tag#v}.jsonl"
+done
