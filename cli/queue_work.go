@@ -152,7 +152,6 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return fatal(err)
 	}
 	defer conn.Close()
-	_, queueFlag := overrides["worker.queues"]
 	var events func(worker.RunEvent)
 	switch opts := consoleOptionsOf(ctx); {
 	case opts.quiet: // -q writes nothing on standard output, JSON lines included
@@ -163,7 +162,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		defer lines.Close()
 		events = startConsole(lines, stdout, cfg, opts)
 	}
-	status, err := work(ctx, cfg, conn, handlers.Default(), log, queueFlag, ln, events)
+	status, err := work(ctx, cfg, conn, handlers.Default(), log, ln, events)
 	if err != nil {
 		return fatal(err)
 	}
@@ -344,7 +343,7 @@ func poolSize(concurrency int) int { return min(max(concurrency, 1)+2, maxPoolSi
 
 // work builds the queue, the handlers and the worker from the configuration and runs the worker.
 // ln serves the metrics when it is not nil.
-func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, ln net.Listener, events func(worker.RunEvent)) (int, error) {
+func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, ln net.Listener, events func(worker.RunEvent)) (int, error) {
 	cs, err := openCacheStore(ctx, cfg)
 	if err != nil {
 		return 1, err
@@ -372,7 +371,7 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		return 1, err
 	}
 	defer closeMaintenance()
-	w, q, err := newWorker(cfg, conn, reg, log, queueFlag, cs, uniqueStores, maintenance, op.observer(), events)
+	w, q, err := newWorker(cfg, conn, reg, log, cs, uniqueStores, maintenance, op.observer(), events)
 	if err != nil {
 		return 1, err
 	}
@@ -461,9 +460,8 @@ func claimLanes(q laravel.Queue, wc worker.Config) int {
 }
 
 // newWorker wires a worker for the configuration: the claim strategy, the routes, the keyring, and
-// the cache store when it is Redis, files or memcached (cs, nil for the database store). queueFlag
-// says the queues came from --queue rather than from the connection's queue.
-func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, queueFlag bool, cs *cacheStore, uniqueStores map[string]worker.LockReleaser, maintenance worker.CacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
+// the cache store when it is Redis, files or memcached (cs, nil for the database store).
+func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, log *slog.Logger, cs *cacheStore, uniqueStores map[string]worker.LockReleaser, maintenance worker.CacheStore, obs worker.Observer, events func(worker.RunEvent)) (*worker.Worker, laravel.Queue, error) {
 	q, why, err := laravel.OpenQueue(context.Background(), conn, laravel.QueueParams{Strategy: cfg.Worker.Strategy, Batch: claimBatch(cfg.Worker), Lanes: cfg.Worker.ClaimLanes})
 	if err != nil {
 		return nil, nil, err
@@ -479,7 +477,7 @@ func newWorker(cfg *config.Config, conn *laravel.Conn, reg *handlers.Registry, l
 	if cfg.App.Key != "" {
 		kr, krErr = payload.NewKeyring(cfg.App.Key, cfg.App.PreviousKeys, cfg.App.Cipher)
 	}
-	wc, err := workerConfig(cfg, queueFlag)
+	wc, err := workerConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -676,7 +674,7 @@ func addRoutes(reg *handlers.Registry, rs []config.Route) error {
 }
 
 // workerConfig maps the configuration onto the worker's options.
-func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
+func workerConfig(cfg *config.Config) (worker.Config, error) {
 	loc, err := time.LoadLocation(cfg.App.Timezone)
 	if err != nil {
 		return worker.Config{}, fmt.Errorf("app.timezone %q: %w; use an IANA name such as UTC or Europe/Paris", cfg.App.Timezone, err)
@@ -686,12 +684,10 @@ func workerConfig(cfg *config.Config, queueFlag bool) (worker.Config, error) {
 	wc.Connection = cfg.Connection
 	wc.LaravelVersion = cfg.LaravelVersion
 	wc.Queues = w.Queues
-	// Chain links without a queue go to the connection's queue: "default" in Laravel 8-10's
-	// config/queue.php, DB_QUEUE from 11 on, which is what worker.queues holds when --queue is not given.
-	wc.DefaultQueue = "default"
-	if v, err := worker.ParseVersion(cfg.LaravelVersion); err == nil && v.AtLeast(11, 0) && !queueFlag && len(w.Queues) == 1 {
-		wc.DefaultQueue = w.Queues[0]
-	}
+	// Chain links without a queue go to the connection's queue, as DatabaseQueue::getQueue falls back
+	// to it: config/queue.php's (the skeleton's "default" up to 10, DB_QUEUE from 11), whatever
+	// --queue the worker serves.
+	wc.DefaultQueue, wc.DefaultConnection = cfg.DefaultQueue(), cfg.DefaultConnection()
 	wc.Sleep, wc.Tries, wc.Timeout, wc.Backoff = w.Sleep, w.Tries, w.Timeout, w.Backoff
 	wc.MaxJobs, wc.MaxTime, wc.StopWhenEmpty, wc.Once = w.MaxJobs, w.MaxTime, w.StopWhenEmpty, w.Once
 	wc.StopWhenEmptyFor = w.StopWhenEmptyFor

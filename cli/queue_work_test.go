@@ -554,3 +554,40 @@ func TestQueueWorkUnusableAppKey(t *testing.T) {
 		t.Fatalf("failed_jobs exception %.120q (%v), want the encrypted job failed with the encrypter's RuntimeException", exception, err)
 	}
 }
+
+// TestQueueWorkChainLinkQueue pushes a chain's next link that names no queue onto the connection's
+// queue (DB_QUEUE here), as DatabaseQueue::getQueue falls back to it, whatever --queue the worker
+// serves and on every version.
+func TestQueueWorkChainLinkQueue(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"8.83", "12"} {
+		conn, env := newSQLiteApp(t)
+		env = envWith(t, env, "chain.env", "ARTISAN_GO_LARAVEL_VERSION="+version+"\nDB_QUEUE=jobsq")
+		next, err := payload.Serialize(payload.NewObject(`App\Jobs\ChainTail`).Set("connection", nil).Set("queue", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := payload.NewObject(`App\Jobs\ChainHead`).Set("chained", payload.NewList(string(next)))
+		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: head})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := laravel.NewQueue(conn, laravel.QueueParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix()
+		if _, err := q.JobPush(context.Background(), &laravel.JobPushParams{Queue: "emails", Payload: p, Now: now, AvailableAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := writeConfig(t, env, "routes:\n  - class: 'App\\Jobs\\ChainHead'\n    builtin: noop\n")
+		var out, errb bytes.Buffer
+		if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--once"}, nil, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", version, code, errb.String())
+		}
+		var queue string
+		if err := queuetest.DB(conn).QueryRow("select queue from jobs").Scan(&queue); err != nil || queue != "jobsq" {
+			t.Errorf("%s: the next link is on %q (%v), want the connection's queue jobsq", version, queue, err)
+		}
+	}
+}

@@ -572,6 +572,16 @@ func (c *Config) DefaultQueue() string {
 	return c.defaultQueue
 }
 
+// DefaultConnection returns the application's default queue connection (queue.default, in Laravel
+// QUEUE_CONNECTION), where PHP dispatches a job that names none, such as a chain's next link. It
+// differs from Connection when queue:work's connection argument names another.
+func (c *Config) DefaultConnection() string {
+	if c.configured != "" {
+		return c.configured
+	}
+	return c.Connection
+}
+
 // DefaultLaravelVersion is the Laravel version assumed when none is configured.
 const DefaultLaravelVersion = "8.83"
 

@@ -380,6 +380,10 @@ func bindModelIdentifier(v Value, dst reflect.Value, path string) error {
 // DateTime layout of the `date` property PHP writes for DateTime, DateTimeImmutable and Carbon.
 const phpDateLayout = "2006-01-02 15:04:05.999999"
 
+// Time reads a serialized DateTime, DateTimeImmutable or Carbon object (its date, timezone_type and
+// timezone properties), or a Unix timestamp, as the time it stands for, in its own zone.
+func Time(v Value) (time.Time, error) { return toTime(v) }
+
 // toTime reads a serialized DateTime, DateTimeImmutable or Carbon object (properties date,
 // timezone_type, timezone), or a Unix timestamp, into a time.Time in the object's own zone.
 func toTime(v Value) (time.Time, error) {

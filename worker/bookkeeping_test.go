@@ -942,3 +942,68 @@ func pushClosures(t *testing.T, f *fixture, n int) {
 		f.push(t, "default", closure)
 	}
 }
+
+// TestChainLinkDelayAndConnection dispatches a chain's next link as Laravel's Dispatcher does: a delay
+// that is a date makes it available then (a past one too), an interval from now; 13.x's envelope
+// carries the link's deleteWhenMissingModels; and a link that names no connection, on an application
+// whose default queue connection is another, is pushed here with a warning, as one naming another is.
+func TestChainLinkDelayAndConnection(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	date := func(at time.Time) *payload.Object {
+		return payload.NewObject(`Illuminate\Support\Carbon`).Set("date", at.UTC().Format("2006-01-02 15:04:05.000000")).
+			Set("timezone_type", int64(3)).Set("timezone", "UTC")
+	}
+	interval := payload.NewObject("DateInterval").Set("y", int64(0)).Set("m", int64(0)).Set("d", int64(1)).Set("h", int64(0)).
+		Set("i", int64(5)).Set("s", int64(0)).Set("f", 0.0).Set("invert", int64(0)).Set("days", false).Set("from_string", false)
+	now := f.clock.Now().Truncate(time.Second)
+	for _, tc := range []struct {
+		name  string
+		delay payload.Value
+		at    int64 // available_at, from now
+		key   int   // the envelope's delay
+	}{
+		{"a date", date(now.Add(300 * time.Second)), 300, 300},
+		{"a past date", date(now.Add(-60 * time.Second)), -60, 0},
+		{"an interval", interval, 86400 + 300, 86400 + 300},
+		{"seconds", int64(45), 45, 45},
+	} {
+		next := payload.NewObject(`App\Jobs\Next`).Set("connection", nil).Set("queue", nil).Set("delay", tc.delay).
+			Set("deleteWhenMissingModels", true).Set("chained", payload.NewList())
+		ser, err := payload.Serialize(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := payload.NewObject(jobClass).Set("chained", payload.NewList(string(ser)))
+		body, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "13.0", Command: head})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.push(t, "default", body)
+		var logged bytes.Buffer
+		w := f.worker(t, func(c *Config) { c.LaravelVersion = "13.0"; c.DefaultConnection = "redis" })
+		w.log = slog.New(slog.NewTextHandler(&logged, nil))
+		start := f.clock.Unix()
+		runOnce(t, w)
+		row := f.onlyRow(t)
+		if got := row.AvailableAt - start; got < tc.at || got > tc.at+1 {
+			t.Errorf("%s: the link is available in %d s, want %d", tc.name, got, tc.at)
+		}
+		env, err := payload.ParseEnvelope(row.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.Delay == nil && tc.key != 0 || env.Delay != nil && (*env.Delay < tc.key || *env.Delay > tc.key+1) {
+			t.Errorf("%s: the envelope's delay is %v, want %d", tc.name, env.Delay, tc.key)
+		}
+		if env.DeleteWhenMissingModels == nil || !*env.DeleteWhenMissingModels {
+			t.Errorf("%s: the envelope's deleteWhenMissingModels is %v, want true", tc.name, env.DeleteWhenMissingModels)
+		}
+		if !strings.Contains(logged.String(), "application's default queue connection is another") || !strings.Contains(logged.String(), "connection=redis") {
+			t.Errorf("%s: no warning that the link goes to this connection, not redis:\n%s", tc.name, logged.String())
+		}
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+	}
+}

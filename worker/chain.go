@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
 	"github.com/artisan-go/artisan-go/payload"
@@ -74,31 +75,83 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 	if q, _ := next.Get("queue"); !phpFalsy(q) {
 		link.queue = phpString(q)
 	}
-	if c, _ := next.Get("connection"); !phpFalsy(c) && phpString(c) != w.cfg.Connection {
-		w.log.Warn("chain link names another queue connection; it is pushed to this connection's jobs table",
-			"class", next.Class, "connection", phpString(c), "used", w.cfg.Connection)
+	// PHP dispatches the link to its connection, or with none to the application's default one.
+	target, named := w.cfg.DefaultConnection, false
+	if c, _ := next.Get("connection"); !phpFalsy(c) {
+		target, named = phpString(c), true
+	}
+	if target != "" && target != w.cfg.Connection {
+		why := "chain link names another queue connection"
+		if !named {
+			why = "chain link names no connection, and the application's default queue connection is another"
+		}
+		w.log.Warn(why+"; it is pushed to this connection's jobs table", "class", next.Class, "connection", target, "used", w.cfg.Connection)
 	}
 	now := w.clock()
 	link.availableAt = now.Unix()
 	delay := int64(0)
 	if d, _ := next.Get("delay"); d != nil {
-		switch d := d.(type) {
-		case int64:
-			delay = d
-		case float64:
-			delay = int64(d)
-		default:
-			w.log.Warn("chain link delay is not a number of seconds; dispatched without delay", "class", next.Class, "delay_type", fmt.Sprintf("%T", d))
+		at, ok := delayUntil(d, now)
+		switch {
+		case !ok:
+			w.log.Warn("chain link delay is neither seconds, a date nor an interval; dispatched without delay", "class", next.Class, "delay_type", fmt.Sprintf("%T", d))
+		case at > now.Unix() || isDate(d):
+			link.availableAt, delay = at, max(at-now.Unix(), 0)
 		}
-	}
-	if delay > 0 {
-		link.availableAt += delay
 	}
 	link.payload, err = w.newJobPayload(next, now, delay)
 	if err != nil {
 		return nil, fmt.Errorf("%w: build payload for %s: %w", ErrChain, next.Class, err)
 	}
 	return link, nil
+}
+
+// delayUntil is when a job whose delay property is d becomes available, as Laravel's availableAt reads
+// it: seconds from now (an int, or a float cut to whole seconds), a date (DateTime, Carbon: its own
+// time, even a past one) or an interval (DateInterval, CarbonInterval: now plus the interval, months
+// and years by the calendar).
+func delayUntil(d payload.Value, now time.Time) (int64, bool) {
+	switch d := d.(type) {
+	case int64:
+		return now.Unix() + d, true
+	case float64:
+		return now.Unix() + int64(d), true
+	case *payload.Object:
+		if tm, err := payload.Time(d); err == nil {
+			return tm.Unix(), true
+		}
+		part := func(name string) (int64, bool) {
+			v, _ := d.Get(name)
+			n, ok := v.(int64)
+			return n, ok
+		}
+		y, ok1 := part("y")
+		m, ok2 := part("m")
+		days, ok3 := part("d")
+		h, ok4 := part("h")
+		i, ok5 := part("i")
+		sec, ok6 := part("s")
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+			return 0, false
+		}
+		sign := int64(1)
+		if inv, _ := part("invert"); inv == 1 {
+			sign = -1
+		}
+		at := now.AddDate(int(sign*y), int(sign*m), int(sign*days)).Add(time.Duration(sign*(h*3600+i*60+sec)) * time.Second)
+		return at.Unix(), true
+	}
+	return 0, false
+}
+
+// isDate reports whether a delay is a date, whose time applies even when it has passed.
+func isDate(d payload.Value) bool {
+	o, ok := d.(*payload.Object)
+	if !ok {
+		return false
+	}
+	_, err := payload.Time(o)
+	return err == nil
 }
 
 // deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link

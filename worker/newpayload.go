@@ -29,6 +29,11 @@ func (w *Worker) newJobPayload(cmd *payload.Object, now time.Time, delay int64) 
 	if f, _ := cmd.Get("failOnTimeout"); f == true {
 		p.FailOnTimeout = true
 	}
+	if d, ok := cmd.Get("deleteWhenMissingModels"); ok {
+		if b, ok := d.(bool); ok {
+			p.DeleteWhenMissingModels = &b // 13.x's envelope key, which its worker reads alone
+		}
+	}
 	if t, ok := cmd.Get("retryUntil"); ok {
 		if t, ok := t.(int64); ok {
 			p.RetryUntil = &t

@@ -50,17 +50,20 @@ const (
 // Defaults, which has Laravel's; New fills a few zero values that cannot be meant literally (no queues,
 // no concurrency, no retry_after).
 type Config struct {
-	Connection     string        // queue connection name written to failed_jobs, e.g. "database"
-	LaravelVersion string        // the app's framework version, e.g. "8.83"; rules differ by version
-	Queues         []string      // --queue, in priority order
-	DefaultQueue   string        // the connection's default queue, for chain links without a queue
-	Sleep          time.Duration // --sleep when every queue is empty
-	Tries          int           // --tries; 0 is unlimited
-	Timeout        time.Duration // --timeout; 0 is none
-	Backoff        []int         // --backoff seconds, a list indexed by attempt
-	MaxJobs        int           // --max-jobs; 0 is unlimited
-	MaxTime        time.Duration // --max-time; 0 is unlimited
-	StopWhenEmpty  bool          // --stop-when-empty
+	Connection     string   // queue connection name written to failed_jobs, e.g. "database"
+	LaravelVersion string   // the app's framework version, e.g. "8.83"; rules differ by version
+	Queues         []string // --queue, in priority order
+	DefaultQueue   string   // the connection's default queue, for chain links without a queue
+	// DefaultConnection is the application's default queue connection (QUEUE_CONNECTION), where PHP
+	// dispatches a chain link that names none; "" means Connection.
+	DefaultConnection string
+	Sleep             time.Duration // --sleep when every queue is empty
+	Tries             int           // --tries; 0 is unlimited
+	Timeout           time.Duration // --timeout; 0 is none
+	Backoff           []int         // --backoff seconds, a list indexed by attempt
+	MaxJobs           int           // --max-jobs; 0 is unlimited
+	MaxTime           time.Duration // --max-time; 0 is unlimited
+	StopWhenEmpty     bool          // --stop-when-empty
 	// StopWhenEmptyFor stops the worker once the queues have been empty this long since its last job
 	// finished, or since it started (--stop-when-empty-for, Laravel 11.53 / 12.60 / 13.10); 0 never.
 	StopWhenEmptyFor time.Duration
