@@ -587,6 +587,52 @@ func TestStopWhenEmptyInMaintenanceSaysWhy(t *testing.T) {
 	f.wantUntouched(t, 1)
 }
 
+// TestMaxTimeWhilePaused stops a worker in maintenance mode at its first pause when its Laravel
+// version reckons --max-time from the host's boot there (before 11.53, 12.60, 13.10), and keeps one of
+// a fixed version paused until --max-time since its start.
+func TestMaxTimeWhilePaused(t *testing.T) {
+	t.Parallel()
+	// A --max-time the host's monotonic clock has passed, far longer than the test runs.
+	up, ok := hrtime()
+	if !ok || up < 20*time.Second {
+		t.Skip("the host's monotonic clock is unread or younger than 20 s")
+	}
+	maxTime := up / 2
+	for _, tc := range []struct {
+		version string
+		stops   bool
+	}{{"8.83", true}, {"12.59", true}, {"12.60", false}, {"13.10", false}} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testenv.SQLite(t))
+			down := filepath.Join(t.TempDir(), "down") // php artisan down's file, every version's driver
+			if err := os.WriteFile(down, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w := f.worker(t, func(c *Config) {
+				c.LaravelVersion, c.MaxTime, c.Sleep, c.MaintenanceFile = tc.version, maxTime, 10*time.Millisecond, down
+			})
+			var logged lockedLog
+			w.log = slog.New(slog.NewTextHandler(&logged, nil))
+			// Stopped by the test after two pauses at the latest: a fixed version is still paused then.
+			ctx, cancel := context.WithCancel(bg)
+			var pauses atomic.Int32
+			w.pauseHook = func() {
+				if pauses.Add(1) == 2 {
+					cancel()
+				}
+			}
+			if _, err := w.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if stopped := strings.Contains(logged.String(), "--max-time reached while paused"); stopped != tc.stops {
+				t.Errorf("Laravel %s: stopped for --max-time while paused %v, want %v\n%s", tc.version, stopped, tc.stops, logged.String())
+			}
+		})
+	}
+}
+
 // TestStopWhenEmptySleepsFirst: on an empty queue --stop-when-empty stops after one --sleep, as
 // Laravel's loop sleeps after a pop that found nothing before it checks, not the moment it starts.
 func TestStopWhenEmptySleepsFirst(t *testing.T) {

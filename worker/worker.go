@@ -265,7 +265,9 @@ type Worker struct {
 	events           func(RunEvent)
 	// renewTicker paces the reservation renewer: realTicker, or a test's ticks on its own clock.
 	renewTicker tickerFunc
-	excluded    *idRing
+	// pauseHook, when a test sets it, is called after each pause in maintenance mode or SIGUSR2's.
+	pauseHook func()
+	excluded  *idRing
 	// leftBefore remembers every handed-back id (up to idSetMaxChunks of them), many more than the
 	// claims exclude, to tell a row claimed again after the claims forgot it from one seen for the
 	// first time.
@@ -581,6 +583,14 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			sleepCtx(ctx, max(w.cfg.Sleep, time.Second))
 			if status, stop := w.shouldStop(ctx, st, true); stop {
 				return w.finish(ctx, cancelJobs, status), nil
+			}
+			if w.pauseHook != nil {
+				w.pauseHook()
+			}
+			if w.maxTimeWhilePaused() {
+				w.log.Info("--max-time reached while paused, as Laravel before 11.53, 12.60 and 13.10 reckons it there (from the host's boot); stopping")
+				w.closeStopping()
+				return w.finish(ctx, cancelJobs, ExitSuccess), nil
 			}
 			continue
 		}
@@ -950,6 +960,20 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		return ExitSuccess, true
 	}
 	return 0, false
+}
+
+// maxTimeWhilePaused reports whether a paused worker (maintenance mode, SIGUSR2) of a Laravel
+// version before 11.53, 12.60 and 13.10 stops for --max-time: their pauseWorker checks the stop
+// conditions with a start time of 0, so --max-time is measured from the host's boot (hrtime) and a
+// worker on a host up for longer stops after its first pause.
+func (w *Worker) maxTimeWhilePaused() bool {
+	v := w.version
+	fixed := v.AtLeast(13, 10) || v.Major == 12 && v.Minor >= 60 || v.Major == 11 && v.Minor >= 53
+	if w.cfg.MaxTime <= 0 || fixed {
+		return false
+	}
+	up, ok := hrtime()
+	return ok && up >= w.cfg.MaxTime
 }
 
 // idleFor is how long ago the latest job finished, or the worker started when none has.
