@@ -716,6 +716,14 @@ func (w *Worker) throughMiddleware(ctx context.Context, r *jobRun, mws []middlew
 	return herr, timedOut
 }
 
+// DebounceIDer is implemented by handlers of #[DebounceFor] jobs (Laravel 13.6+) whose PHP class
+// computes its debounceId in a method, which the worker cannot call: the handler returns the same id,
+// so that the worker reads the debounce key PHP's dispatch wrote. Without it the debounceId property
+// is used.
+type DebounceIDer interface {
+	DebounceID(job *handlers.Job) string
+}
+
 // debounce is Laravel 13.6+'s check of a #[DebounceFor] job before it runs: the dispatch that took
 // the job's debounce key wrote its owner into the command (debounceOwner); a later dispatch of the same
 // job replaced the key's value with its own owner, and then this one is superseded and deleted
@@ -734,6 +742,9 @@ func (w *Worker) newDebounce(r *jobRun) middleware {
 		return nil
 	}
 	id, _ := r.cmd.Get("debounceId")
+	if d, ok := r.h.(DebounceIDer); ok && r.hj != nil {
+		id = d.DebounceID(r.hj)
+	}
 	name := r.class
 	if r.env.DisplayName != "" && r.env.DisplayName != r.env.CommandName {
 		name = XXH128(r.env.DisplayName)

@@ -401,3 +401,37 @@ func TestUniqueLockOwnerRedis(t *testing.T) {
 		}
 	}
 }
+
+// debounceByMethod is the handler of a job whose class computes debounceId() in a method.
+type debounceByMethod struct{ handlers.Handler }
+
+func (debounceByMethod) DebounceID(*handlers.Job) string { return "tenant-9" }
+
+// TestDebounceIDer reads the debounce key of the id a DebounceIDer handler gives, where PHP's
+// DebounceLock calls the class's debounceId() method, instead of the property.
+func TestDebounceIDer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(`App\Jobs\SearchIndex`, debounceByMethod{ok(&calls)})
+	const newer = "NewerOwnerTokenAbCdEfGhIjKlMnOpQrStUvWxYz"
+	for _, c := range []struct {
+		id   string // whose key holds a newer dispatch's owner
+		runs bool
+	}{{"posts", true}, {"tenant-9", false}} {
+		key := `laravel_debounced_job:App\Jobs\SearchIndex:` + c.id
+		if err := f.Conn.CachePut(bg, key, laravel.SerializeString(newer), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		before := calls.Load()
+		f.push(t, "default", versionFixture(t, "13.6-debounce"))
+		runOnce(t, f.worker(t, func(cfg *Config) { cfg.LaravelVersion = "13.6" }))
+		f.wantRows(t, 0, 0)
+		if runs := calls.Load() > before; runs != c.runs {
+			t.Errorf("newer owner under %s: ran %v, want %v", c.id, runs, c.runs)
+		}
+		if err := f.Conn.CacheForget(bg, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
