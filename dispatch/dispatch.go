@@ -320,7 +320,7 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 			cmd.Set("uniqueLockOwner", j.lockOwner) // where Queueable declares it
 		}
 		if d.version.AtLeast(9, 4) && !j.WithoutSerializesModels {
-			cmd = withoutTraitDefaults(cmd)
+			cmd = payload.WithoutQueueableDefaults(cmd)
 		}
 	}
 	jp := payload.JobPayloadParams{
@@ -412,39 +412,6 @@ func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Va
 		}
 	}
 }
-
-// withoutTraitDefaults returns cmd without the properties of Queueable and InteractsWithQueue that
-// hold their declared default, as SerializesModels::__serialize leaves them out from 9.4 ($value ===
-// the default): null for most, [] for middleware and chained, "" for debounceOwner and
-// uniqueLockOwner. The class's own properties stay: their defaults are the class's, unknown here.
-func withoutTraitDefaults(cmd *payload.Object) *payload.Object {
-	out := &payload.Object{Class: cmd.Class, Props: make([]payload.Property, 0, len(cmd.Props))}
-	for _, p := range cmd.Props {
-		def, isTrait := traitDefaults[p.Name]
-		if isTrait && p.Visibility == payload.Public && def(p.Value) {
-			continue
-		}
-		out.Props = append(out.Props, p)
-	}
-	return out
-}
-
-// traitDefaults tells, for each public property Queueable and InteractsWithQueue declare (in any
-// version), whether a value is its declared default.
-var traitDefaults = func() map[string]func(payload.Value) bool {
-	isNull := func(v payload.Value) bool { return v == nil }
-	isEmptyList := func(v payload.Value) bool { a, ok := v.(*payload.Array); return ok && len(a.Entries) == 0 }
-	isEmptyString := func(v payload.Value) bool { return v == "" }
-	m := map[string]func(payload.Value) bool{
-		"middleware": isEmptyList, "chained": isEmptyList,
-		"debounceOwner": isEmptyString, "uniqueLockOwner": isEmptyString,
-	}
-	for _, name := range []string{"job", "connection", "queue", "group", "messageGroup", "deduplicator", "delay",
-		"afterCommit", "chainConnection", "chainQueue", "chainCatchCallbacks"} {
-		m[name] = isNull
-	}
-	return m
-}()
 
 // withTraits returns a copy of cmd with the properties that InteractsWithQueue and Queueable declare,
 // in the order PHP serializes them for the version (after the class's own), set as dispatch() leaves

@@ -53,6 +53,9 @@ func TestPayloadsOfLaravelSource(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
+			if strings.HasPrefix(c.Case, "chain-") {
+				continue // the worker's test (a chain's next link as the worker dispatches it)
+			}
 			j, ok := jobs[c.Case]
 			if !ok {
 				t.Fatalf("%s: no job for the case %q", file, c.Case)

@@ -340,3 +340,36 @@ type Custom struct {
 	// Data is the raw payload between the braces.
 	Data string
 }
+
+// WithoutQueueableDefaults returns o without the public properties of Laravel's Queueable and
+// InteractsWithQueue traits that hold their declared default (null for most, [] for middleware and
+// chained, "" for debounceOwner and uniqueLockOwner), as the SerializesModels trait leaves them out of
+// the serialized job from Laravel 9.4 (a property equal to its default). The class's own properties
+// stay: their defaults are the class's, unknown here.
+func WithoutQueueableDefaults(o *Object) *Object {
+	out := &Object{Class: o.Class, Props: make([]Property, 0, len(o.Props))}
+	for _, p := range o.Props {
+		if isDefault, isTrait := queueableDefaults[p.Name]; isTrait && p.Visibility == Public && isDefault(p.Value) {
+			continue
+		}
+		out.Props = append(out.Props, p)
+	}
+	return out
+}
+
+// queueableDefaults tells, for each public property Queueable and InteractsWithQueue declare (in any
+// version), whether a value is its declared default.
+var queueableDefaults = func() map[string]func(Value) bool {
+	isNull := func(v Value) bool { return v == nil }
+	isEmptyList := func(v Value) bool { a, ok := v.(*Array); return ok && len(a.Entries) == 0 }
+	isEmptyString := func(v Value) bool { return v == "" }
+	m := map[string]func(Value) bool{
+		"middleware": isEmptyList, "chained": isEmptyList,
+		"debounceOwner": isEmptyString, "uniqueLockOwner": isEmptyString,
+	}
+	for _, name := range []string{"job", "connection", "queue", "group", "messageGroup", "deduplicator", "delay",
+		"afterCommit", "chainConnection", "chainQueue", "chainCatchCallbacks"} {
+		m[name] = isNull
+	}
+	return m
+}()

@@ -46,6 +46,12 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: chained[0] of %s is not an object", ErrChain, r.class)
 	}
+	// From 9.4 a class using SerializesModels (every make:job class) leaves out the trait properties at
+	// their default, and PHP's dispatch of the link serializes it so again; a class without it has
+	// every property Queueable declares, connection and queue among them.
+	_, hasConnection := next.Get("connection")
+	_, hasQueue := next.Get("queue")
+	omitsDefaults := w.version.AtLeast(9, 4) && (!hasConnection || !hasQueue)
 	// array_shift renumbers the remaining integer keys from 0.
 	rest := &payload.Array{}
 	for _, e := range chained.Entries[1:] {
@@ -71,6 +77,9 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 		next.Set("chainCatchCallbacks", callbacks)
 	}
 
+	if omitsDefaults {
+		next = payload.WithoutQueueableDefaults(next)
+	}
 	link := &chainLink{class: next.Class, queue: w.cfg.DefaultQueue}
 	if q, _ := next.Get("queue"); !phpFalsy(q) {
 		link.queue = phpString(q)

@@ -84,6 +84,12 @@ namespace App\Jobs {
 }
 
 namespace {
+    // Queueable::dispatchNextJobInChain hands the next link to dispatch(): kept here to be pushed.
+    function dispatch($job)
+    {
+        $GLOBALS['dispatched'] = $job;
+    }
+
     class FixtureQueue extends \Illuminate\Queue\Queue
     {
         public function payload($job, $queue, $delay = null)
@@ -101,7 +107,19 @@ namespace {
         'queued' => fn () => $q->payload((new App\Jobs\SendInvoice(8))->onQueue('emails')->delay(90), 'emails', 90),
         'connection' => fn () => $q->payload((new App\Jobs\SendInvoice(9))->onConnection('other'), 'default'),
         'options' => fn () => $q->payload(new App\Jobs\Flaky(10), 'default'),
+        // A chain of two on chainq: the head as Bus::chain dispatches it, and its next link as the
+        // head's dispatchNextJobInChain hands it to dispatch() after the head ran.
+        'chain-head' => fn () => $q->payload($GLOBALS['head'], 'chainq'),
+        'chain-next' => function () use ($q) {
+            $head = unserialize(serialize($GLOBALS['head']));
+            $head->dispatchNextJobInChain();
+            $next = $GLOBALS['dispatched'];
+
+            return $q->payload($next, $next->queue ?? 'default');
+        },
     ];
+    $GLOBALS['head'] = (new App\Jobs\SendInvoice(11))->onQueue('chainq')->chain([new App\Jobs\SendInvoice(12)]);
+    $GLOBALS['head']->chainQueue = 'chainq';
     foreach ($cases as $name => $make) {
         echo json_encode(['case' => $name, 'payload' => $make()], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
     }

@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/artisan-go/artisan-go/internal/testenv"
+	"github.com/artisan-go/artisan-go/payload"
+)
+
+// TestChainLinkOfLaravelSource runs the head of a chain written by each Laravel release's own queue
+// code (../dispatch/testdata/laravel-source, made from laravel/framework's source by make.sh there) and
+// compares the next link the worker pushes, byte for byte apart from its uuid and createdAt, with the
+// one that release's dispatchNextJobInChain and Queue::createPayload write.
+func TestChainLinkOfLaravelSource(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "dispatch", "testdata", "laravel-source", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no payloads under dispatch/testdata/laravel-source: %v", err)
+	}
+	createdAt := regexp.MustCompile(`"createdAt":\d+`)
+	for _, file := range files {
+		version := strings.TrimSuffix(filepath.Base(file), ".jsonl")
+		cases := map[string]string{}
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var c struct{ Case, Payload string }
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			cases[c.Case] = c.Payload
+		}
+		f.Close()
+		head, next := cases["chain-head"], cases["chain-next"]
+		if head == "" || next == "" {
+			t.Fatalf("%s: no chain-head or chain-next case", file)
+		}
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			fx := newFixture(t, testenv.SQLite(t))
+			var calls atomic.Int32
+			fx.reg.Register(`App\Jobs\SendInvoice`, ok(&calls))
+			fx.push(t, "chainq", []byte(head))
+			runOnce(t, fx.worker(t, func(c *Config) { c.LaravelVersion = version; c.Queues = []string{"chainq"} }))
+			row := fx.onlyRow(t)
+			env, err := payload.ParseEnvelope(row.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Replace(string(row.Payload), env.UUID, "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", 1)
+			got = createdAt.ReplaceAllString(got, `"createdAt":1763700000`)
+			if got != next || row.Queue != "chainq" {
+				t.Errorf("Laravel %s: the next link on %q\n got %s\nwant %s", version, row.Queue, got, next)
+			}
+		})
+	}
+}
