@@ -156,7 +156,7 @@ func consoleLine(e worker.RunEvent, p ConsoleParams) string {
 		b.WriteString(" " + dots(p, p.Width-name-extra-33) + " " + paint(p.Decorated, "yellow;bold", "RUNNING") + "\n")
 		return b.String()
 	}
-	run := runTime(e.Duration, p.Version.AtLeast(10, 13))
+	run := runTime(e.Duration, p.Version.AtLeastPatch(10, 13, 1))
 	b.WriteString(" " + dots(p, p.Width-name-extra-utf8.RuneCountInString(run)-31))
 	if memory != "" {
 		run += " " + memory

@@ -156,6 +156,8 @@ func TestConsoleLines(t *testing.T) {
 		{"9.52", true, ev(worker.EventStarting, 0), `  2026-11-28 10:30:00 App\Jobs\SendInvoice 42 ` + strings.Repeat(".", 24) + ` RUNNING`},
 		{"10.12", false, ev(worker.EventFailed, 2*time.Second), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 19) + ` 2,000.00ms FAIL`},
 		{"10.13", false, ev(worker.EventFailed, 2*time.Second), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 27) + ` 2s FAIL`},
+		// formatRunTime came in 10.13.1.
+		{"10.13.0", false, ev(worker.EventFailed, 2*time.Second), `  2026-11-28 10:30:00 App\Jobs\SendInvoice ` + strings.Repeat(".", 19) + ` 2,000.00ms FAIL`},
 		{"11", true, ev(worker.EventSuccess, 12*time.Millisecond), `  2026-11-28 10:30:00 App\Jobs\SendInvoice 42 ` + strings.Repeat(".", 19) + ` 12.00ms DONE`},
 		// 12.20+: -v adds the id, the connection and the queue.
 		{"12.20", true, ev(worker.EventSuccess, 12*time.Millisecond),

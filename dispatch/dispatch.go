@@ -437,7 +437,7 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int, co
 	}
 	// Queueable's properties, in their order of declaration for the version (checked against each
 	// release's Queueable.php): 11.2 moved the chain properties after chained, 12.27 added a queue
-	// group (messageGroup from 12.28), 12.32 deduplicator, 13.6 debounceOwner, 13.24 uniqueLockOwner.
+	// group (messageGroup from 12.28.1), 12.32 deduplicator, 13.6 debounceOwner, 13.24 uniqueLockOwner.
 	since := func(major, minor int) [2]int { return [2]int{major, minor} }
 	never := [2]int{99, 0}
 	list := []prop{
@@ -453,8 +453,12 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int, co
 		{"chained", payload.NewList(), since(5, 5)},
 	}
 	if v.AtLeast(11, 2) {
-		group := never
-		if !v.AtLeast(12, 28) {
+		// 12.27 and 12.28.0 declare group, which 12.28.1 renamed messageGroup.
+		group, messageGroup := never, never
+		switch {
+		case v.AtLeastPatch(12, 28, 1):
+			messageGroup = since(12, 28)
+		case v.AtLeast(12, 27):
 			group = since(12, 27)
 		}
 		list = []prop{
@@ -462,7 +466,7 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int, co
 			{"connection", cn, since(5, 0)},
 			{"queue", q, since(5, 0)},
 			{"group", nil, group},
-			{"messageGroup", nil, since(12, 28)},
+			{"messageGroup", nil, messageGroup},
 			{"deduplicator", nil, since(12, 32)},
 			{"debounceOwner", "", since(13, 6)},
 			{"uniqueLockOwner", "", since(13, 24)},

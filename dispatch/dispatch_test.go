@@ -200,9 +200,12 @@ func TestQueueablePropertiesByVersion(t *testing.T) {
 		"11.2":  "job connection queue delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
 		"12.27": "job connection queue group delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
 		"12.28": "job connection queue messageGroup delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
-		"12.54": "job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
-		"13.6":  "job connection queue messageGroup deduplicator debounceOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
-		"13.24": "job connection queue messageGroup deduplicator debounceOwner uniqueLockOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		// 12.28.0 still declares group: 12.28.1 renamed it.
+		"12.28.0": "job connection queue group delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"12.28.1": "job connection queue messageGroup delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"12.54":   "job connection queue messageGroup deduplicator delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"13.6":    "job connection queue messageGroup deduplicator debounceOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
+		"13.24":   "job connection queue messageGroup deduplicator debounceOwner uniqueLockOwner delay afterCommit middleware chained chainConnection chainQueue chainCatchCallbacks",
 	} {
 		d, err := New(Params{Dialect: laravel.SQLite, LaravelVersion: version})
 		if err != nil {

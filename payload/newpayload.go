@@ -23,6 +23,9 @@ type Version struct {
 	Major int
 	// Minor is the minor version, e.g. 83; 999 stands for "the newest".
 	Minor int
+	// Patch is the patch release; ParseVersion sets -1 when the version does not say, which counts as
+	// the newest of the minor.
+	Patch int
 }
 
 // ParseVersion reads "8.83", "8.83.26", "v12.54.0", "11" or "12.x". A version without a minor ("12",
@@ -34,13 +37,27 @@ func ParseVersion(s string) (Version, error) {
 	if err != nil || major < 5 {
 		return Version{}, fmt.Errorf("%q: want MAJOR.MINOR such as 8.83 or 12.54, from 5.4 on: %w", s, ErrVersion)
 	}
-	v := Version{Major: major, Minor: 999}
+	v := Version{Major: major, Minor: 999, Patch: -1}
 	if len(parts) > 1 && parts[1] != "x" && parts[1] != "*" {
 		if v.Minor, err = strconv.Atoi(parts[1]); err != nil || v.Minor < 0 {
 			return Version{}, fmt.Errorf("%q: the minor version is not a number: %w", s, ErrVersion)
 		}
+		if len(parts) > 2 {
+			if p, err := strconv.Atoi(parts[2]); err == nil && p >= 0 {
+				v.Patch = p
+			}
+		}
 	}
 	return v, nil
+}
+
+// AtLeastPatch reports whether v is major.minor.patch or newer; a version that does not name its
+// patch release counts as the newest of its minor.
+func (v Version) AtLeastPatch(major, minor, patch int) bool {
+	if v.Major != major || v.Minor != minor {
+		return v.AtLeast(major, minor)
+	}
+	return v.Patch < 0 || v.Patch >= patch
 }
 
 // AtLeast reports whether v is major.minor or newer.

@@ -379,7 +379,7 @@ func (w *Worker) batchSuccess(r *jobRun) (step *laravel.BatchStep, queued *[]pay
 	}
 	queued = new([]payload.Value)
 	then := w.batchCallbacksThen(r, id, queued, nil, func(c laravel.BatchCounts, _ []byte) (kinds []string) {
-		if w.version.AtLeast(10, 37) {
+		if w.version.AtLeastPatch(10, 37, 2) {
 			kinds = append(kinds, batchProgress)
 		}
 		if c.PendingJobs == 0 {
@@ -428,7 +428,7 @@ func (w *Worker) batchFailure(r *jobRun, cause error) (step *laravel.BatchStep, 
 	}
 	queued = new([]payload.Value)
 	then := w.batchCallbacksThen(r, id, queued, cause, func(c laravel.BatchCounts, options []byte) (kinds []string) {
-		if allowFailures(options) && w.version.AtLeast(10, 37) {
+		if allowFailures(options) && w.version.AtLeastPatch(10, 37, 2) {
 			kinds = append(kinds, batchProgress)
 			if w.version.AtLeast(12, 32) {
 				kinds = append(kinds, batchFailureKind)

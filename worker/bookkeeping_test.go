@@ -873,6 +873,7 @@ func TestBatchCallbackKindsByVersion(t *testing.T) {
 	}{
 		{"8.83", "8.83", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "", "catch"},
 		{"10.37", "10.37", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "progress", "progress catch"},
+		{"10.37.1", "10.37.1", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "", "catch"},
 		{"12.32", "12.32", `a:6:{s:13:"allowFailures";b:1;` + every + `}`, "progress", "progress failure catch"},
 		{"12.32 not allowed", "12.32", `a:5:{` + every + `}`, "progress", "catch"},
 		{"12.32 allowFailures 1", "12.32", `a:6:{s:13:"allowFailures";i:1;` + every + `}`, "progress", "catch"},

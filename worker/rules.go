@@ -10,6 +10,8 @@ import (
 // Version is a Laravel framework version such as 8.83 or 12.54. Worker semantics differ by version
 // (messages, unique-lock keys, which payload keys exist), so every rule that differs takes one.
 type Version struct {
+	// Patch is the patch release, -1 when the version does not say (the newest of the minor, as
+	// "12" means the newest minor).
 	Major, Minor, Patch int
 }
 
@@ -21,7 +23,7 @@ func ParseVersion(s string) (Version, error) {
 	if s == "" {
 		return Version{Major: 8, Minor: 83}, nil
 	}
-	parts := [3]int{0, 999, 0}
+	parts := [3]int{0, 999, -1}
 	fields := strings.SplitN(s, ".", 3)
 	for i, f := range fields {
 		end := 0
@@ -67,10 +69,19 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Minor >= minor
 }
 
+// AtLeastPatch reports whether v is major.minor.patch or later; a version that does not name its
+// patch release counts as the newest of its minor.
+func (v Version) AtLeastPatch(major, minor, patch int) bool {
+	if v.Major != major || v.Minor != minor {
+		return v.AtLeast(major, minor)
+	}
+	return v.Patch < 0 || v.Patch >= patch
+}
+
 // String returns the version as major.minor(.patch).
 func (v Version) String() string {
 	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
-	if v.Patch != 0 {
+	if v.Patch > 0 {
 		s += "." + strconv.Itoa(v.Patch)
 	}
 	return s

@@ -10,18 +10,32 @@ func TestParseVersion(t *testing.T) {
 		err  bool
 	}{
 		{"", Version{8, 83, 0}, false},
-		{"8.83", Version{8, 83, 0}, false},
+		{"8.83", Version{8, 83, -1}, false},
 		{"8.83.26", Version{8, 83, 26}, false},
 		{"v10.10.0", Version{10, 10, 0}, false},
-		{"11", Version{11, 999, 0}, false},
-		{"12.x", Version{12, 999, 0}, false},
-		{"11.0-dev", Version{11, 0, 0}, false},
+		{"11", Version{11, 999, -1}, false},
+		{"12.x", Version{12, 999, -1}, false},
+		{"11.0-dev", Version{11, 0, -1}, false},
 		{"laravel", Version{}, true},
 		{"4.2", Version{}, true},
 	} {
 		got, err := ParseVersion(tc.in)
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("ParseVersion(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestAtLeastPatch gates on a patch release: a version without one counts as the newest of its minor.
+func TestAtLeastPatch(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{"10.37": true, "10.37.1": false, "10.37.2": true, "10.36.9": false, "10.38": true, "10": true, "9.52.22": false} {
+		v, err := ParseVersion(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.AtLeastPatch(10, 37, 2); got != want {
+			t.Errorf("%s at least 10.37.2: %v, want %v", in, got, want)
 		}
 	}
 }
