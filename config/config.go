@@ -305,7 +305,8 @@ type App struct {
 	// (the cache key in the default store).
 	MaintenanceDriver string `mapstructure:"maintenance_driver"`
 	// MaintenanceStore is maintenance.store, the cache store the cache driver uses ("" is the default
-	// store). APP_MAINTENANCE_STORE from 11. Default "".
+	// store). APP_MAINTENANCE_STORE from 11. Default "" before 11, "database" from 11 (the
+	// framework's config/app.php); a config/app.php whose maintenance array has no store gives "".
 	MaintenanceStore string `mapstructure:"maintenance_store"`
 }
 

@@ -82,6 +82,15 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 		from("app.cipher", app, where, "cipher")
 		from("app.maintenance_driver", app, where, "maintenance", "driver")
 		from("app.maintenance_store", app, where, "maintenance", "store")
+		if m, ok, unknown := sourceGet(app, "maintenance"); ok && !unknown {
+			if arr, isArr := m.(*phpArray); isArr && !arr.spread {
+				if _, has := arr.values["store"]; !has {
+					// Laravel 10's layout: MaintenanceModeManager takes the default cache store, and
+					// APP_MAINTENANCE_STORE does not count.
+					set("app.maintenance_store", "", where)
+				}
+			}
+		}
 	}
 	queue, queueWhere := read("queue.php")
 	if queue != nil {
@@ -120,6 +129,10 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 		}
 		if v, ok, unknown := sourceGet(queue, "failed", "driver"); !unknown && ok && v == nil {
 			set("failed.driver", "null", where)
+		} else if f, _, _ := sourceGet(queue, "failed"); !unknown && !ok && f != nil {
+			if d, known := failedWithoutDriver(f); known {
+				set("failed.driver", d, where)
+			}
 		} else {
 			from("failed.driver", queue, where, "failed", "driver")
 		}
@@ -218,6 +231,23 @@ func sourceGet(a *phpArray, keys ...string) (v any, ok, unknown bool) {
 		}
 	}
 	return v, true, false
+}
+
+// failedWithoutDriver is the failed-job provider of a queue.failed array without a driver key (the
+// Laravel 5.8 layout), as QueueServiceProvider picks it: the database one when isset($config['table']),
+// else the Null provider. known is false when the array is code the reader does not evaluate.
+func failedWithoutDriver(failed any) (driver string, known bool) {
+	arr, ok := failed.(*phpArray)
+	if !ok || arr.spread {
+		return "", false
+	}
+	if t, has := arr.values["table"]; has && t != nil {
+		if isUnknown(t) {
+			return "", false
+		}
+		return "database", true
+	}
+	return "null", true
 }
 
 // fileKeys are the settings each config file gives, for the note on a file that cannot be read.

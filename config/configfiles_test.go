@@ -372,6 +372,10 @@ func TestFrameworkConfigPrefixes(t *testing.T) {
 		{"12.x, no cache.php or database.php", "12.50", map[string]string{}, "my_shop_cache_", "my_shop_database_", false},
 		{"13.x, no cache.php or database.php", "13.0", map[string]string{}, "my-shop-cache-", "my-shop-database-", false},
 		{"12.x, no config directory", "12.50", nil, "my-shop-cache-", "my-shop-database-", true},
+		{"12.x, files without the prefixes", "12.50", map[string]string{
+			"cache.php":    "<?php\nreturn ['default' => env('CACHE_STORE', 'database')];\n",
+			"database.php": "<?php\nreturn ['default' => env('DB_CONNECTION', 'sqlite')];\n",
+		}, "my_shop_cache_", "my_shop_database_", false},
 	} {
 		dir := t.TempDir()
 		if tc.files != nil {
@@ -388,6 +392,87 @@ func TestFrameworkConfigPrefixes(t *testing.T) {
 		note := strings.Contains(strings.Join(cfg.Warnings(), "\n"), "June 2025")
 		if cfg.Cache.Prefix != tc.cache || cfg.Cache.Redis.Prefix != tc.redis || note != tc.note {
 			t.Errorf("%s: prefixes %q and %q, note %v; want %q, %q, %v", tc.name, cfg.Cache.Prefix, cfg.Cache.Redis.Prefix, note, tc.cache, tc.redis, tc.note)
+		}
+	}
+}
+
+// TestFrameworkConfigMerge reads what Laravel 11+ takes from the framework's own config files where
+// the application's lack a key, and what PHP takes where a file's array leaves a key out: a
+// maintenance array without a store (Laravel 10's layout) uses the default cache store whatever
+// APP_MAINTENANCE_STORE says, no maintenance array the framework's 'database'; a database cache store
+// without lock_table CacheManager's cache_locks, whatever DB_CACHE_LOCK_TABLE says.
+func TestFrameworkConfigMerge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		store string // app.maintenance_store
+		locks string // tables.cache_locks
+	}{
+		{"Laravel 10's app.php and cache.php", map[string]string{
+			"app.php":   "<?php\nreturn ['name' => 'Shop', 'maintenance' => ['driver' => 'cache']];\n",
+			"cache.php": "<?php\nreturn ['default' => 'database', 'stores' => ['database' => ['driver' => 'database', 'table' => 'cache']]];\n",
+		}, "", "cache_locks"},
+		{"no app.php or cache.php", map[string]string{}, "file", "mylocks"},
+		{"the 11 skeleton's", map[string]string{
+			"app.php":   "<?php\nreturn ['maintenance' => ['driver' => env('APP_MAINTENANCE_DRIVER', 'file'), 'store' => env('APP_MAINTENANCE_STORE', 'database')]];\n",
+			"cache.php": "<?php\nreturn ['stores' => ['database' => ['driver' => 'database', 'lock_table' => env('DB_CACHE_LOCK_TABLE')]]];\n",
+		}, "file", "mylocks"},
+	} {
+		dir := appWithConfig(t, tc.files)
+		env := filepath.Join(dir, ".env")
+		if err := os.WriteFile(env, []byte("ARTISAN_GO_LARAVEL_VERSION=11\nAPP_MAINTENANCE_STORE=file\nDB_CACHE_LOCK_TABLE=mylocks\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadParams{EnvFile: env})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if cfg.App.MaintenanceStore != tc.store || cfg.Tables.CacheLocks != tc.locks {
+			t.Errorf("%s: maintenance store %q, lock table %q; want %q, %q", tc.name, cfg.App.MaintenanceStore, cfg.Tables.CacheLocks, tc.store, tc.locks)
+		}
+	}
+	// Without APP_MAINTENANCE_STORE, 11+ takes the framework's default.
+	dir := appWithConfig(t, map[string]string{})
+	env := filepath.Join(dir, ".env")
+	if err := os.WriteFile(env, []byte("ARTISAN_GO_LARAVEL_VERSION=12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{EnvFile: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.App.MaintenanceStore != "database" {
+		t.Errorf("12 without app.php: maintenance store %q, want database", cfg.App.MaintenanceStore)
+	}
+}
+
+// TestFailedWithoutDriver reads a queue.failed array without a driver key (Laravel 5.8's layout) as
+// QueueServiceProvider does: the database provider when it has a table, else the Null provider; from
+// the config files and from a cached configuration.
+func TestFailedWithoutDriver(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ failed, want string }{
+		{"['database' => env('DB_CONNECTION', 'mysql'), 'table' => 'failed_jobs']", "database"},
+		{"['database' => 'mysql']", "null"},
+	} {
+		queue := "<?php\nreturn ['default' => 'database', 'connections' => ['database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90]],\n    'failed' => " + tc.failed + "];\n"
+		dir := appWithConfig(t, map[string]string{"queue.php": queue})
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "ARTISAN_GO_LARAVEL_VERSION=8.83\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Failed.Driver != tc.want {
+			t.Errorf("config/queue.php failed %s: driver %q, want %q", tc.failed, cfg.Failed.Driver, tc.want)
+		}
+		cached := "<?php return array (\n  'database' => array ('default' => 'mysql', 'connections' => array ('mysql' => array ('driver' => 'mysql', 'host' => 'db', 'port' => '3306', 'database' => 'app', 'username' => 'u', 'password' => '', 'prefix' => ''))),\n  'queue' => array ('default' => 'database', 'connections' => array ('database' => array ('driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90)),\n    'failed' => " +
+			strings.NewReplacer("[", "array (", "]", ")", "env('DB_CONNECTION', 'mysql')", "'mysql'").Replace(tc.failed) + "),\n);\n"
+		cfg, err = Load(LoadParams{EnvFile: cachedApp(t, []byte(cached), "ARTISAN_GO_LARAVEL_VERSION=8.83\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Failed.Driver != tc.want {
+			t.Errorf("cached failed %s: driver %q, want %q", tc.failed, cfg.Failed.Driver, tc.want)
 		}
 	}
 }

@@ -194,7 +194,8 @@ ARTISAN_GO_LARAVEL_VERSION=11
 	want.DB = DB{Driver: "sqlite", Host: "127.0.0.1", Database: filepath.Join(dir, "database", "database.sqlite"), Username: "root"}
 	want.App.Key = "base64:2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10="
 	want.App.Env = "local"
-	want.App.MaintenanceDriver = "file" // APP_MAINTENANCE_DRIVER, read from 11
+	want.App.MaintenanceDriver = "file"    // APP_MAINTENANCE_DRIVER, read from 11
+	want.App.MaintenanceStore = "database" // env('APP_MAINTENANCE_STORE', 'database') from 11
 	want.Cache.Store = "database"
 	want.Cache.Prefix = "" // CACHE_PREFIX= sets it to empty, as Laravel's env() does
 	want.Cache.Redis.Prefix = "laravel_database_"

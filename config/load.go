@@ -664,16 +664,22 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	}
 	// The skeleton hyphenates the cache and Redis prefixes from its June 2025 release on, which
 	// ships with framework 12.20; an application created earlier keeps the underscores (a note
-	// says so). An application whose config directory lacks cache.php (or database.php) runs on the
-	// framework's own copy, which kept the underscores until 13.0: that is no guess.
+	// says so). From 11.0 Laravel merges its own config files into the application's: a prefix that
+	// the application's files do not give (no cache.php, or one without a prefix; no database.php, or
+	// one without redis) is the framework's, which kept the underscores until 13.0: that is no guess.
 	hyphens := ver.atLeast(12, 20)
 	cacheHyphens, redisHyphens := hyphens, hyphens
 	cacheGuessed := hyphens
-	if frameworkConfig(baseDir, "cache.php") {
+	merged := ver.atLeast(11, 0) && hasConfigDir(baseDir)
+	if merged && !slices.Contains(c.unevaluated, "cache.prefix") {
 		cacheHyphens, cacheGuessed = ver.atLeast(13, 0), false
 	}
-	if frameworkConfig(baseDir, "database.php") {
+	if merged && !slices.Contains(c.unevaluated, "cache.redis.prefix") {
 		redisHyphens = ver.atLeast(13, 0)
+	}
+	if unset("app.maintenance_store") && ver.atLeast(11, 0) {
+		// The framework's config/app.php (and the skeleton's): env('APP_MAINTENANCE_STORE', 'database').
+		c.App.MaintenanceStore = "database"
 	}
 	if unset("cache.prefix") {
 		switch {
@@ -720,17 +726,14 @@ func deriveDefaults(c *Config, set map[string]setting, baseDir string) {
 	}
 }
 
-// frameworkConfig reports whether the application in dir has a config directory without the file
-// name, so that Laravel uses the framework's own config/<name> (from 11.0, which merges it in).
-func frameworkConfig(dir, name string) bool {
+// hasConfigDir reports whether the application in dir has its config directory, whose files (and,
+// from Laravel 11, the framework's merged into them) decide what they set.
+func hasConfigDir(dir string) bool {
 	if dir == "" {
 		return false
 	}
-	if st, err := os.Stat(filepath.Join(dir, "config")); err != nil || !st.IsDir() {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(dir, "config", name))
-	return errors.Is(err, fs.ErrNotExist)
+	st, err := os.Stat(filepath.Join(dir, "config"))
+	return err == nil && st.IsDir()
 }
 
 // keyElsewhere finds the one key whose last part is name ("concurrency": worker.concurrency), for a key

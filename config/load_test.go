@@ -172,7 +172,7 @@ log:
 		Backoff: []int{10, 30, 60}, MaxJobs: 1000, MaxTime: time.Hour, StopWhenEmpty: true, Name: "supervisor-1",
 		Concurrency: 16, RetryAfter: 300 * time.Second, Strategy: "skip-locked", ShutdownGrace: 30 * time.Second}
 	want.App = App{Name: "My Shop!", Timezone: "Europe/Paris", Cipher: "AES-256-CBC", Env: "production",
-		PreviousKeys: []string{"base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}
+		PreviousKeys: []string{"base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}, MaintenanceStore: "database"}
 	want.Cache = Cache{Store: "redis", Prefix: "my_shop_cache_", Redis: Redis{Host: "redis.internal", Port: 6379, Password: "pw", DB: 1, Prefix: "my_shop_database_"}, Memcached: Memcached{Host: "127.0.0.1", Port: 11211, Distribution: "modula"}}
 	want.Failed.Driver = "database"
 	want.Unhandled = "move:php"

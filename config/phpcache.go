@@ -307,6 +307,10 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	c.problems = append(c.problems, otherDatabases(arr, dbName, where, " and run php artisan config:cache again")...)
 	if v, ok := arr.get("queue", "failed", "driver"); ok && v == nil {
 		s.put("failed.driver", "null", true) // Laravel's Null provider
+	} else if f, _ := arr.get("queue", "failed"); !ok && f != nil {
+		if d, known := failedWithoutDriver(f); known {
+			s.put("failed.driver", d, true)
+		}
 	} else {
 		s.put("failed.driver", v, ok)
 	}
@@ -446,6 +450,12 @@ func (s *settingSink) cache(arr *phpArray) {
 	s.from("cache.prefix", arr, "cache", "prefix")
 	s.from("tables.cache", arr, "cache", "stores", "database", "table")
 	s.from("tables.cache_locks", arr, "cache", "stores", "database", "lock_table")
+	if db := arrSub(arr, "cache", "stores", "database"); db != nil && !db.spread {
+		if _, has := db.values["lock_table"]; !has {
+			// CacheManager's own default; DB_CACHE_LOCK_TABLE counts only where a file reads it.
+			s.put("tables.cache_locks", "cache_locks", true)
+		}
+	}
 	s.from("cache.file.path", arr, "cache", "stores", "file", "path")
 	s.from("cache.file.lock_path", arr, "cache", "stores", "file", "lock_path")
 	if servers := arrSub(arr, "cache", "stores", "memcached", "servers"); servers != nil {
