@@ -89,12 +89,12 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 	if c, _ := next.Get("connection"); !phpFalsy(c) {
 		target, named = phpString(c), true
 	}
-	if target != "" && target != w.cfg.Connection {
+	if target != "" && target != w.cfg.Connection && w.chainWarned.add(next.Class+"\x00"+target) {
 		why := "chain link names another queue connection"
 		if !named {
 			why = "chain link names no connection, and the application's default queue connection is another"
 		}
-		w.log.Warn(why+"; it is pushed to this connection's jobs table", "class", next.Class, "connection", target, "used", w.cfg.Connection)
+		w.log.Warn(why+"; it is pushed to this connection's jobs table (said once per class)", "class", next.Class, "connection", target, "used", w.cfg.Connection)
 	}
 	now := w.clock()
 	link.availableAt = now.Unix()

@@ -293,6 +293,8 @@ type Worker struct {
 	batchCallbacks batchMemo
 	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
 	uniqueWarned onceSet
+	// chainWarned names the chain link classes whose connection is not this worker's, logged once each.
+	chainWarned onceSet
 	// leftLogged names the classes (and reasons) of rows left for PHP logged at info level once.
 	leftLogged onceSet
 	// uniqueByLock holds, by class, whether findUniqueByLock found the class unique (true) or looked
