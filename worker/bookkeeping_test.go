@@ -970,6 +970,9 @@ func TestChainLinkDelayAndConnection(t *testing.T) {
 		{"a past date", date(now.Add(-60 * time.Second)), -60, 0},
 		{"an interval", interval, 86400 + 300, 86400 + 300},
 		{"seconds", int64(45), 45, 45},
+		{"a numeric string", "20", 20, 20}, // PHP's addRealSeconds('20')
+		{"an inverted interval", payload.NewObject("DateInterval").Set("y", int64(0)).Set("m", int64(0)).Set("d", int64(0)).Set("h", int64(0)).
+			Set("i", int64(1)).Set("s", int64(0)).Set("f", 0.0).Set("invert", int64(1)).Set("days", false), -60, 0},
 	} {
 		next := payload.NewObject(`App\Jobs\Next`).Set("connection", nil).Set("queue", nil).Set("delay", tc.delay).
 			Set("deleteWhenMissingModels", true).Set("chained", payload.NewList())

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/artisan-go/artisan-go/laravel"
@@ -100,12 +103,10 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 	link.availableAt = now.Unix()
 	delay := int64(0)
 	if d, _ := next.Get("delay"); d != nil {
-		at, ok := delayUntil(d, now)
-		switch {
-		case !ok:
-			w.log.Warn("chain link delay is neither seconds, a date nor an interval; dispatched without delay", "class", next.Class, "delay_type", fmt.Sprintf("%T", d))
-		case at > now.Unix() || isDate(d):
+		if at, ok := delayUntil(d, now); ok {
 			link.availableAt, delay = at, max(at-now.Unix(), 0)
+		} else {
+			w.log.Warn("chain link delay is neither seconds, a date nor an interval; dispatched without delay", "class", next.Class, "delay_type", fmt.Sprintf("%T", d))
 		}
 	}
 	link.payload, err = w.newJobPayload(next, now, delay)
@@ -116,15 +117,21 @@ func (w *Worker) nextInChain(r *jobRun) (*chainLink, error) {
 }
 
 // delayUntil is when a job whose delay property is d becomes available, as Laravel's availableAt reads
-// it: seconds from now (an int, or a float cut to whole seconds), a date (DateTime, Carbon: its own
-// time, even a past one) or an interval (DateInterval, CarbonInterval: now plus the interval, months
-// and years by the calendar).
+// it: seconds from now (an int, a float cut to whole seconds, or a numeric string as PHP reads one), a
+// date (DateTime, Carbon: its own time, even a past one) or an interval (DateInterval,
+// CarbonInterval: now plus the interval, months and years by the calendar, inverted ones back).
 func delayUntil(d payload.Value, now time.Time) (int64, bool) {
 	switch d := d.(type) {
 	case int64:
 		return now.Unix() + d, true
 	case float64:
 		return now.Unix() + int64(d), true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(d), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return 0, false
+		}
+		return now.Unix() + int64(f), true
 	case *payload.Object:
 		if tm, err := payload.Time(d); err == nil {
 			return tm.Unix(), true
@@ -151,16 +158,6 @@ func delayUntil(d payload.Value, now time.Time) (int64, bool) {
 		return at.Unix(), true
 	}
 	return 0, false
-}
-
-// isDate reports whether a delay is a date, whose time applies even when it has passed.
-func isDate(d payload.Value) bool {
-	o, ok := d.(*payload.Object)
-	if !ok {
-		return false
-	}
-	_, err := payload.Time(o)
-	return err == nil
 }
 
 // deleteWithChain deletes a finished job and, in the same transaction, pushes its chain's next link

@@ -192,10 +192,11 @@ func keyString(v any) string {
 // the class the job is displayed as (for a queued mailable or notification the mailable's or the
 // notification's, for a queued listener the listener's), from 12.0 the command's class (for those
 // wrappers Laravel's own, which has none). Go cannot read a PHP class, so the configuration names the
-// classes that set it (Config.DeleteWhenMissingModels); without that, the serialized object of that
-// class answers when it holds the property: Laravel before 9.4 serializes every property, 9.4+ leaves
-// out those at their default, so there it says something only when the job changed it. From 13.0 PHP
-// reads the payload's deleteWhenMissingModels key alone.
+// classes that set it (Config.DeleteWhenMissingModels); before 9.4, which serializes every property,
+// the serialized object of that class answers too (its value is the default unless the job changed
+// it). From 9.4 SerializesModels leaves out a property at its default, so one in the payload is not
+// the default PHP reads, and only the configuration counts. From 13.0 PHP reads the payload's
+// deleteWhenMissingModels key alone.
 func (w *Worker) deleteWhenMissingModels(r *jobRun) bool {
 	if w.version.AtLeast(13, 0) {
 		return r.env.DeleteWhenMissingModels != nil && *r.env.DeleteWhenMissingModels
@@ -206,6 +207,9 @@ func (w *Worker) deleteWhenMissingModels(r *jobRun) bool {
 	}
 	if w.cfg.DeleteWhenMissingModels[class] {
 		return true
+	}
+	if w.version.AtLeast(9, 4) {
+		return false
 	}
 	var obj *payload.Object
 	if r.cmd != nil && r.cmd.Class == class {

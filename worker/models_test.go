@@ -269,6 +269,8 @@ func TestDeleteWhenMissingModelsByVersion(t *testing.T) {
 		{"8.x serializes the property", "8.83", false, envelope(t, `App\Jobs\Greet`, "", withProperty), true},
 		{"9.4+ leaves the default out", "9.52", false, envelope(t, `App\Jobs\Greet`, "", gone), false},
 		{"9.4+ with the class named", "9.52", true, envelope(t, `App\Jobs\Greet`, "", gone), true},
+		// On 9.4+ a property in the payload is one the job changed from the class's default, which PHP reads.
+		{"9.4+ property set by the job", "9.52", false, envelope(t, `App\Jobs\Greet`, "", withProperty), false},
 		{"before 12 PHP reads the displayed class", "11.40", true, renamed(envelope(t, `App\Jobs\Greet`, "", gone)), false},
 		{"8.x property of a renamed class", "8.83", false, renamed(envelope(t, `App\Jobs\Greet`, "", withProperty)), false},
 		{"12.x reads the command's class", "12.50", true, renamed(envelope(t, `App\Jobs\Greet`, "", gone)), true},
