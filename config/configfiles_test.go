@@ -476,3 +476,17 @@ func TestFailedWithoutDriver(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedMaintenanceWithoutStore reads a cached configuration whose maintenance array has no store
+// (Laravel 10's layout, cached on 11+) as the default cache store, not the framework's 'database'.
+func TestCachedMaintenanceWithoutStore(t *testing.T) {
+	t.Parallel()
+	cached := "<?php return array (\n  'app' => array ('name' => 'Shop', 'maintenance' => array ('driver' => 'cache')),\n);\n"
+	cfg, err := Load(LoadParams{EnvFile: cachedApp(t, []byte(cached), "ARTISAN_GO_LARAVEL_VERSION=11\nAPP_MAINTENANCE_STORE=file\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.App.MaintenanceDriver != "cache" || cfg.App.MaintenanceStore != "" {
+		t.Errorf("maintenance driver %q, store %q; want cache and the default store", cfg.App.MaintenanceDriver, cfg.App.MaintenanceStore)
+	}
+}

@@ -321,7 +321,11 @@ func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting
 	}
 	if v, ok := arr.get("app", "maintenance", "driver"); ok {
 		s.put("app.maintenance_driver", v, ok)
-		s.from("app.maintenance_store", arr, "app", "maintenance", "store")
+		if _, has := arr.get("app", "maintenance", "store"); has {
+			s.from("app.maintenance_store", arr, "app", "maintenance", "store")
+		} else {
+			s.put("app.maintenance_store", "", true) // no store: MaintenanceModeManager's default cache store
+		}
 	}
 	if keys, ok := arr.get("app", "previous_keys"); ok {
 		s.put("app.previous_keys", joinList(keys), true)
