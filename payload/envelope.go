@@ -184,15 +184,15 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
 	e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
 	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
-	if b := r.boolp(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {
+	if b := r.truthy(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {
 		e.FailOnTimeout = *b
 	}
 	e.Backoff = r.backoff(names[kBackoff], vals[kBackoff])
-	e.TimeoutAt = r.int64p(names[kTimeoutAt], vals[kTimeoutAt])
-	e.RetryUntil = r.int64p(names[kRetryUntil], vals[kRetryUntil])
+	e.TimeoutAt = r.deadline(names[kTimeoutAt], vals[kTimeoutAt])
+	e.RetryUntil = r.deadline(names[kRetryUntil], vals[kRetryUntil])
 	e.CreatedAt = r.int64p(names[kCreatedAt], vals[kCreatedAt])
 	e.Delay = r.intp(names[kDelay], vals[kDelay])
-	e.DeleteWhenMissingModels = r.boolp(names[kDeleteWhenMissingModels], vals[kDeleteWhenMissingModels])
+	e.DeleteWhenMissingModels = r.truthy(names[kDeleteWhenMissingModels], vals[kDeleteWhenMissingModels])
 	e.Data = vals[kData]
 	if r.err != nil {
 		return nil, r.err
@@ -279,7 +279,7 @@ func (e *Envelope) BackoffSpec() (string, bool) {
 }
 
 // RetryDeadline returns the Unix time after which the job must not be retried (retryUntil, falling back
-// to the old timeoutAt key as Laravel 8.x does) and whether there is one.
+// to the old timeoutAt key as Laravel before 9.26 does) and whether there is one.
 func (e *Envelope) RetryDeadline() (int64, bool) {
 	if e.RetryUntil != nil {
 		return *e.RetryUntil, true
@@ -416,20 +416,45 @@ func (r *envReader) countp(key string, v json.RawMessage) *int {
 	return r.intp(key, v)
 }
 
-func (r *envReader) boolp(key string, v json.RawMessage) *bool {
+// truthy reads a flag PHP tests with `?? false` (failOnTimeout, deleteWhenMissingModels): nil when it
+// is null or absent, else PHP's truthiness of the value, as a class declaring `$failOnTimeout = 1`
+// writes it: 0, "", "0", [] and {} are false, other numbers, strings, arrays and objects true.
+func (r *envReader) truthy(key string, v json.RawMessage) *bool {
 	if isNull(v) {
 		return nil
 	}
 	var b bool
-	switch string(v) {
-	case "true":
+	switch v[0] {
+	case 't':
 		b = true
-	case "false":
+	case 'f':
+	case '"':
+		s, _ := jsonString(v)
+		b = s != "" && s != "0"
+	case '[', '{':
+		b = len(bytes.TrimSpace(v[1:len(v)-1])) > 0
 	default:
-		r.fail(key, "is not a boolean")
-		return nil
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			r.fail(key, "is not a boolean")
+			return nil
+		}
+		b = f != 0
 	}
 	return &b
+}
+
+// deadline reads a Unix time PHP compares the current second with (retryUntil, timeoutAt): an
+// integer, a numeric string, or a float, as a retryUntil() returning microtime(true) writes it,
+// rounded down (the second it falls in is the last one at or before it).
+func (r *envReader) deadline(key string, v json.RawMessage) *int64 {
+	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f != math.Trunc(f) && math.Abs(f) < 1<<53 {
+			n := int64(math.Floor(f))
+			return &n
+		}
+	}
+	return r.int64p(key, v)
 }
 
 // backoff accepts a string ("1,5,10"), a number (old payloads) or null. An object or a list, which

@@ -168,7 +168,6 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{`{"job":"X","maxTries":"three"}`, "maxTries"},
 		{`{"job":"X","maxTries":1.5}`, "maxTries"},
 		{`{"job":"X","timeout":99999999999}`, "timeout"},
-		{`{"job":"X","failOnTimeout":1}`, "failOnTimeout"},
 		{`{"job":"X","backoff":true}`, "backoff"},
 		{`{"job":"X","retryUntil":"soon"}`, "retryUntil"},
 	}
@@ -229,6 +228,34 @@ func TestEmptyBackoffIsTheJobs(t *testing.T) {
 		}
 		if spec, got := e.BackoffSpec(); spec != "" || got != own {
 			t.Errorf("%s: BackoffSpec() = %q, %v; want \"\", %v", in, spec, got, own)
+		}
+	}
+}
+
+// TestEnvelopeFlagsAsPHP reads failOnTimeout and deleteWhenMissingModels with PHP's truthiness, as a
+// class declaring `$failOnTimeout = 1` writes them, and a fractional retryUntil (a retryUntil() of
+// microtime(true)) as the second it falls in.
+func TestEnvelopeFlagsAsPHP(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{`1`: true, `0`: false, `0.0`: false, `-2`: true, `"0"`: false, `""`: false, `"0.0"`: true,
+		`"yes"`: true, `[]`: false, `[0]`: true, `{}`: false, `true`: true, `false`: false} {
+		e, err := ParseEnvelope([]byte(`{"job":"X","failOnTimeout":` + in + `,"deleteWhenMissingModels":` + in + `}`))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if e.FailOnTimeout != want || e.DeleteWhenMissingModels == nil || *e.DeleteWhenMissingModels != want {
+			t.Errorf("%s: failOnTimeout %v, deleteWhenMissingModels %v; want %v", in, e.FailOnTimeout, e.DeleteWhenMissingModels, want)
+		}
+	}
+	for in, want := range map[string]int64{`1763700000.75`: 1763700000, `1763700000`: 1763700000, `"1763700000"`: 1763700000, `-1.5`: -2} {
+		e, err := ParseEnvelope([]byte(`{"job":"X","retryUntil":` + in + `}`))
+		if err != nil {
+			t.Errorf("retryUntil %s: %v", in, err)
+			continue
+		}
+		if e.RetryUntil == nil || *e.RetryUntil != want {
+			t.Errorf("retryUntil %s: %v, want %d", in, e.RetryUntil, want)
 		}
 	}
 }

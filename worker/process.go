@@ -341,7 +341,15 @@ func (w *Worker) limits(env *payload.Envelope) Limits {
 	if env.MaxTries != nil {
 		l.MaxTries = *env.MaxTries
 	}
-	if until, ok := env.RetryDeadline(); ok && until != 0 && w.version.AtLeast(5, 5) {
+	until, ok := env.RetryDeadline()
+	if w.version.AtLeast(9, 26) {
+		// Job::retryUntil reads retryUntil alone from 9.26; before, it fell back to timeoutAt.
+		until, ok = 0, env.RetryUntil != nil
+		if ok {
+			until = *env.RetryUntil
+		}
+	}
+	if ok && until != 0 && w.version.AtLeast(5, 5) {
 		l.RetryUntil, l.HasRetryUntil = until, true
 	}
 	return l

@@ -167,6 +167,36 @@ func TestRetryUntil(t *testing.T) {
 	})
 }
 
+// TestTimeoutAtBefore926: a payload's old timeoutAt counts as its retry deadline only before Laravel
+// 9.26, whose Job::retryUntil stopped falling back to it; a fractional retryUntil counts as the second
+// it falls in.
+func TestTimeoutAtBefore926(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, failing(&calls, errors.New("boom")))
+	past := `"timeoutAt":` + itoa(f.clock.Unix()-60)
+	f.push(t, "default", envelope(t, jobClass, past, nil))
+	runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = "9.25" }))
+	if calls.Load() != 0 {
+		t.Fatalf("9.25 ran a job past its timeoutAt")
+	}
+	f.wantRows(t, 0, 1)
+	f.push(t, "default", envelope(t, jobClass, past, nil))
+	runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = "9.26" }))
+	if calls.Load() != 1 {
+		t.Fatalf("9.26 did not run a job whose only deadline is the timeoutAt it no longer reads")
+	}
+	f.wantRows(t, 1, 1) // released: attempt 1 of --tries 3
+	f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+	f.push(t, "default", envelope(t, jobClass, `"retryUntil":`+itoa(f.clock.Unix()+60)+`.5`, nil))
+	runOnce(t, f.worker(t, func(c *Config) { c.LaravelVersion = "13.26"; c.Tries = 1 }))
+	if calls.Load() != 2 {
+		t.Fatalf("a fractional retryUntil ahead: the job did not run")
+	}
+	f.wantRows(t, 1, 1) // released: the deadline, not --tries 1, decides
+}
+
 func TestBackoffList(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
