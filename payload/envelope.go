@@ -182,6 +182,12 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	e.DisplayName = displayText(vals[kDisplayName])
 	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
 	e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
+	if raw := vals[kMaxTries]; e.MaxTries != nil && *e.MaxTries == 0 && len(raw) > 0 && raw[0] == '"' {
+		// A class's `$tries = '0'`: PHP's worker tests `$maxTries === 0` for "no limit", which a string
+		// is not, and then fails the job as `attempts <= "0"` is false: as a negative limit does.
+		n := -1
+		e.MaxTries = &n
+	}
 	e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
 	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
 	if b := r.truthy(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {

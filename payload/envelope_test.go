@@ -248,6 +248,16 @@ func TestEnvelopeFlagsAsPHP(t *testing.T) {
 			t.Errorf("%s: failOnTimeout %v, deleteWhenMissingModels %v; want %v", in, e.FailOnTimeout, e.DeleteWhenMissingModels, want)
 		}
 	}
+	for in, want := range map[string]int{`0`: 0, `"0"`: -1, `"3"`: 3, `3`: 3} {
+		e, err := ParseEnvelope([]byte(`{"job":"X","maxTries":` + in + `}`))
+		if err != nil {
+			t.Errorf("maxTries %s: %v", in, err)
+			continue
+		}
+		if *e.MaxTries != want {
+			t.Errorf("maxTries %s: %d, want %d (PHP: a string zero is no \"no limit\")", in, *e.MaxTries, want)
+		}
+	}
 	for in, want := range map[string]int64{`1763700000.75`: 1763700000, `1763700000`: 1763700000, `"1763700000"`: 1763700000, `-1.5`: -2} {
 		e, err := ParseEnvelope([]byte(`{"job":"X","retryUntil":` + in + `}`))
 		if err != nil {

@@ -197,6 +197,25 @@ func TestTimeoutAtBefore926(t *testing.T) {
 	f.wantRows(t, 1, 1) // released: the deadline, not --tries 1, decides
 }
 
+// TestMaxTriesStringZero fails a job whose payload's maxTries is the string "0" (a class's
+// `$tries = '0'`) before it runs, as PHP's worker does ("0" is not its "no limit" 0); the number 0 is
+// no limit.
+func TestMaxTriesStringZero(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	var calls atomic.Int32
+	f.reg.Register(jobClass, ok(&calls))
+	f.push(t, "default", envelope(t, jobClass, `"maxTries":"0"`, nil))
+	f.push(t, "default", envelope(t, jobClass, `"maxTries":0`, nil))
+	w := f.worker(t, nil)
+	runOnce(t, w)
+	runOnce(t, w)
+	if calls.Load() != 1 {
+		t.Fatalf("ran %d jobs, want only the one of maxTries 0", calls.Load())
+	}
+	f.wantRows(t, 0, 1)
+}
+
 func TestBackoffList(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {
