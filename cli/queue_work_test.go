@@ -381,7 +381,13 @@ func TestQueueWorkStopWhenEmptyFor(t *testing.T) {
 // pushClass queues a Laravel 8.83 job of class on queue emails.
 func pushClass(t *testing.T, conn *laravel.Conn, class string) {
 	t.Helper()
-	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(class)})
+	pushCommand(t, conn, payload.NewObject(class))
+}
+
+// pushCommand queues a Laravel 8.83 job of the command cmd on queue emails.
+func pushCommand(t *testing.T, conn *laravel.Conn, cmd *payload.Object) {
+	t.Helper()
+	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: cmd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,19 +573,7 @@ func TestQueueWorkChainLinkQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		head := payload.NewObject(`App\Jobs\ChainHead`).Set("chained", payload.NewList(string(next)))
-		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: head})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := laravel.NewQueue(conn, laravel.QueueParams{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().Unix()
-		if _, err := q.JobPush(context.Background(), &laravel.JobPushParams{Queue: "emails", Payload: p, Now: now, AvailableAt: now}); err != nil {
-			t.Fatal(err)
-		}
+		pushCommand(t, conn, payload.NewObject(`App\Jobs\ChainHead`).Set("chained", payload.NewList(string(next))))
 		cfg := writeConfig(t, env, "routes:\n  - class: 'App\\Jobs\\ChainHead'\n    builtin: noop\n")
 		var out, errb bytes.Buffer
 		if code := Do(context.Background(), []string{"queue:work", "--env-file", env, "--config", cfg, "--queue", "emails", "--once"}, nil, &out, &errb); code != 0 {
