@@ -17,7 +17,8 @@ import (
 // TestChainLinkOfLaravelSource runs the head of a chain written by each Laravel release's own queue
 // code (../dispatch/testdata/laravel-source, made from laravel/framework's source by make.sh there) and
 // compares the next link the worker pushes, byte for byte apart from its uuid and createdAt, with the
-// one that release's dispatchNextJobInChain and Queue::createPayload write.
+// one that release's dispatchNextJobInChain and Queue::createPayload write; and the unique lock keys
+// with the ones that release's UniqueLock takes.
 func TestChainLinkOfLaravelSource(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "dispatch", "testdata", "laravel-source", "*.jsonl"))
@@ -27,7 +28,7 @@ func TestChainLinkOfLaravelSource(t *testing.T) {
 	createdAt := regexp.MustCompile(`"createdAt":\d+`)
 	for _, file := range files {
 		version := strings.TrimSuffix(filepath.Base(file), ".jsonl")
-		cases := map[string]string{}
+		cases, keys := map[string]string{}, map[string]string{}
 		f, err := os.Open(file)
 		if err != nil {
 			t.Fatal(err)
@@ -35,16 +36,34 @@ func TestChainLinkOfLaravelSource(t *testing.T) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			var c struct{ Case, Payload string }
+			var c struct{ Case, Payload, Key string }
 			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			cases[c.Case] = c.Payload
+			cases[c.Case], keys[c.Case] = c.Payload, c.Key
 		}
 		f.Close()
 		head, next := cases["chain-head"], cases["chain-next"]
 		if head == "" || next == "" {
 			t.Fatalf("%s: no chain-head or chain-next case", file)
+		}
+		// The ShouldBeUnique lock key that release's UniqueLock takes, for a class without and with a
+		// displayName() of its own.
+		v, err := ParseVersion(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range map[string]struct {
+			class, displayName string
+			defines            bool
+		}{
+			"unique-plain": {`App\Jobs\SendInvoice`, `App\Jobs\SendInvoice`, false},
+			"unique-named": {`App\Jobs\Named`, "Invoices for 42", true},
+		} {
+			got, ok := UniqueLockKey(v, args.class, args.displayName, args.defines, "42", XXH128)
+			if !ok || got != keys[name] {
+				t.Errorf("Laravel %s, %s: lock key %q (%v), want %q", version, name, got, ok, keys[name])
+			}
 		}
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()

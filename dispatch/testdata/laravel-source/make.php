@@ -7,6 +7,7 @@
 namespace {
     $src = $argv[1];
     require '/usr/share/php/Illuminate/Support/autoload.php';
+    require '/usr/share/php/Illuminate/Cache/autoload.php'; // the array store that records a unique lock's key
     // The release's queue, bus and their contracts win over 8.83's: this autoloader goes first.
     spl_autoload_register(function ($class) use ($src) {
         foreach (['Illuminate\\Queue\\', 'Illuminate\\Bus\\', 'Illuminate\\Contracts\\Queue\\', 'Illuminate\\Contracts\\Bus\\', 'Illuminate\\Support\\Reflector'] as $ns) {
@@ -83,7 +84,31 @@ namespace App\Jobs {
     }
 }
 
+namespace App\Jobs {
+    // A unique job whose displayName() is not its class name, for the lock key (12.41+ uses the name).
+    class Named implements \Illuminate\Contracts\Queue\ShouldQueue
+    {
+        use \Illuminate\Queue\InteractsWithQueue, \Illuminate\Bus\Queueable, \Illuminate\Queue\SerializesModels;
+
+        public $uniqueId = 42;
+
+        public function displayName()
+        {
+            return 'Invoices for 42';
+        }
+    }
+}
+
 namespace {
+    // The key UniqueLock::acquire takes the job's lock under, read from an array store's locks.
+    function uniqueKey($job)
+    {
+        $store = new \Illuminate\Cache\ArrayStore;
+        (new \Illuminate\Bus\UniqueLock(new \Illuminate\Cache\Repository($store)))->acquire($job);
+
+        return array_keys($store->locks)[0];
+    }
+
     // Queueable::dispatchNextJobInChain hands the next link to dispatch(): kept here to be pushed.
     function dispatch($job)
     {
@@ -122,5 +147,12 @@ namespace {
     $GLOBALS['head']->chainQueue = 'chainq';
     foreach ($cases as $name => $make) {
         echo json_encode(['case' => $name, 'payload' => $make()], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
+    }
+    // ShouldBeUnique lock keys (without the cache prefix): the class and its uniqueId, or from 12.41
+    // the displayName() the class defines (hashed from 12.54).
+    $plain = new App\Jobs\SendInvoice(7);
+    $plain->uniqueId = 42;
+    foreach (['unique-plain' => $plain, 'unique-named' => new App\Jobs\Named] as $name => $job) {
+        echo json_encode(['case' => $name, 'key' => uniqueKey($job)], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
     }
 }

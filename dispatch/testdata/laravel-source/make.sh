@@ -8,7 +8,7 @@ repo=$1
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for tag in v9.3.1 v9.4.0 v9.52.22 v10.50.3 v11.1.1 v11.2.0 v11.56.0 v12.10.2 v12.11.0 v12.50.0 v12.51.0 v12.67.0 v13.0.0 v13.26.1; do
+for tag in v9.3.1 v9.4.0 v9.52.22 v10.50.3 v11.1.1 v11.2.0 v11.56.0 v12.10.2 v12.11.0 v12.40.0 v12.41.0 v12.50.0 v12.51.0 v12.53.0 v12.54.0 v12.67.0 v13.0.0 v13.26.1; do
 	mkdir "$tmp/$tag"
 	git -C "$repo" archive "$tag" src/Illuminate/Queue src/Illuminate/Bus src/Illuminate/Contracts src/Illuminate/Support src/Illuminate/Collections src/Illuminate/Foundation/Bus $(git -C "$repo" ls-tree --name-only "$tag" src/Illuminate/Reflection) |
 		tar -x -C "$tmp/$tag"
