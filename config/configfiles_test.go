@@ -381,10 +381,7 @@ func TestFrameworkConfigPrefixes(t *testing.T) {
 		if tc.files != nil {
 			dir = appWithConfig(t, tc.files)
 		}
-		env := filepath.Join(dir, ".env")
-		if err := os.WriteFile(env, []byte("APP_NAME=\"My Shop\"\nARTISAN_GO_LARAVEL_VERSION="+tc.version+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		env := writeFile(t, dir, ".env", "APP_NAME=\"My Shop\"\nARTISAN_GO_LARAVEL_VERSION="+tc.version+"\n")
 		cfg, err := Load(LoadParams{EnvFile: env})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -420,10 +417,7 @@ func TestFrameworkConfigMerge(t *testing.T) {
 		}, "file", "mylocks"},
 	} {
 		dir := appWithConfig(t, tc.files)
-		env := filepath.Join(dir, ".env")
-		if err := os.WriteFile(env, []byte("ARTISAN_GO_LARAVEL_VERSION=11\nAPP_MAINTENANCE_STORE=file\nDB_CACHE_LOCK_TABLE=mylocks\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		env := writeFile(t, dir, ".env", "ARTISAN_GO_LARAVEL_VERSION=11\nAPP_MAINTENANCE_STORE=file\nDB_CACHE_LOCK_TABLE=mylocks\n")
 		cfg, err := Load(LoadParams{EnvFile: env})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -434,10 +428,7 @@ func TestFrameworkConfigMerge(t *testing.T) {
 	}
 	// Without APP_MAINTENANCE_STORE, 11+ takes the framework's default.
 	dir := appWithConfig(t, map[string]string{})
-	env := filepath.Join(dir, ".env")
-	if err := os.WriteFile(env, []byte("ARTISAN_GO_LARAVEL_VERSION=12\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := writeFile(t, dir, ".env", "ARTISAN_GO_LARAVEL_VERSION=12\n")
 	cfg, err := Load(LoadParams{EnvFile: env})
 	if err != nil {
 		t.Fatal(err)
