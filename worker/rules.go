@@ -78,6 +78,11 @@ func (v Version) AtLeastPatch(major, minor, patch int) bool {
 	return v.Patch < 0 || v.Patch >= patch
 }
 
+// payload is v as the payload package takes a version, its patch release included.
+func (v Version) payload() payload.Version {
+	return payload.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+}
+
 // String returns the version as major.minor(.patch).
 func (v Version) String() string {
 	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
@@ -180,5 +185,5 @@ func TimeoutFailure(v Version, displayName string) (class, message string) {
 // UniqueLockKey returns the cache key (without the store prefix) of a ShouldBeUnique job's lock for the
 // given Laravel version; see payload.UniqueLockKey.
 func UniqueLockKey(v Version, class, displayName string, definesDisplayName bool, uniqueID string, hashName func(string) string) (key string, ok bool) {
-	return payload.UniqueLockKey(payload.Version{Major: v.Major, Minor: v.Minor}, class, displayName, definesDisplayName, uniqueID, hashName)
+	return payload.UniqueLockKey(v.payload(), class, displayName, definesDisplayName, uniqueID, hashName)
 }
