@@ -10,45 +10,26 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/artisan-go/artisan-go/payload"
 )
 
-// version is a parsed Laravel version; ok is false when the text is not a version.
+// version is the configured Laravel version, read as every package reads it; err says why the text
+// is not a version (Validate reports it), and the default version stands in meanwhile.
 type version struct {
-	major, minor int
-	ok           bool
+	payload.Version
+	err error
 }
 
 func parseVersion(s string) version {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	parts := strings.Split(s, ".")
-	if len(parts) == 0 || len(parts) > 3 {
-		return version{}
+	v, err := payload.ParseVersion(s)
+	if err != nil {
+		v, _ = payload.ParseVersion(DefaultLaravelVersion)
 	}
-	var n [2]int
-	for i, p := range parts {
-		d, err := strconv.Atoi(p)
-		if err != nil || d < 0 || p == "" || p[0] == '+' {
-			return version{}
-		}
-		if i < 2 {
-			n[i] = d
-		}
-	}
-	return version{major: n[0], minor: n[1], ok: true}
+	return version{Version: v, err: err}
 }
 
-// orDefault returns v, or the default version's when v did not parse.
-func (v version) orDefault() version {
-	if v.ok {
-		return v
-	}
-	return parseVersion(DefaultLaravelVersion)
-}
-
-func (v version) atLeast(major, minor int) bool {
-	v = v.orDefault()
-	return v.major > major || v.major == major && v.minor >= minor
-}
+func (v version) atLeast(major, minor int) bool { return v.AtLeast(major, minor) }
 
 // LaravelAtLeast reports whether the configured Laravel version is major.minor or later. A version that
 // does not parse counts as the default, 8.83 (Validate reports it).

@@ -212,6 +212,15 @@ func TestLoadVersionDefaults(t *testing.T) {
 			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-" &&
 				strings.Contains(strings.Join(c.Warnings(), "\n"), "set CACHE_PREFIX")
 		}, "hyphenated prefixes and a note about them"},
+		{"12", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Redis.Prefix == "laravel-database-"
+		}, "12 is 12's newest minor: hyphenated prefixes"},
+		{"12.x", func(c *Config) bool {
+			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Store == "database"
+		}, "12.x is 12's newest minor: hyphenated prefixes, database store"},
+		{"11.0-dev", func(c *Config) bool {
+			return c.Cache.Store == "database" && c.Cache.Prefix == "laravel_cache_"
+		}, "11.0: database store, laravel_cache_"},
 		{"13.24", func(c *Config) bool {
 			return c.Cache.Prefix == "laravel-cache-" && c.Cache.Store == "database"
 		}, "13.x: the framework's and skeleton's laravel-cache- prefix"},

@@ -112,7 +112,7 @@ func (c *Config) validateTop(v *validator) {
 		v.add("connection", fmt.Sprintf("The [%s] queue connection has not been configured.", c.Connection),
 			fmt.Sprintf("name a connection of config/queue.php: %q, QUEUE_CONNECTION's, or one listed under connections: in the YAML configuration", "database"))
 	}
-	if ver := parseVersion(c.LaravelVersion); !ver.ok || ver.major < 5 {
+	if ver := parseVersion(c.LaravelVersion); ver.err != nil {
 		v.add("laravel_version", fmt.Sprintf("%q is not a Laravel version from 5.4 on", c.LaravelVersion),
 			`set it to the application's version as composer show laravel/framework prints it, e.g. "8.83" or "11"`)
 	}

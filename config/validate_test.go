@@ -161,6 +161,8 @@ func TestValidateAccepts(t *testing.T) {
 		{"search path", func(c *Config) { c.DB.Schema = `"$user", public` }},
 		{"prefix starting with a digit", func(c *Config) { c.DB.Prefix = "2024_" }},
 		{"versions", func(c *Config) { c.LaravelVersion = "v12.54.1" }},
+		{"a major's newest minor", func(c *Config) { c.LaravelVersion = "12.x" }},
+		{"a development version", func(c *Config) { c.LaravelVersion = "11.0-dev" }},
 		{"timeout at retry_after is a warning only", func(c *Config) { c.Worker.Timeout = c.Worker.RetryAfter }},
 		{"file permission", func(c *Config) { c.Cache.File.Permission = "0o2775" }},
 		{"memcached pool", func(c *Config) {

@@ -17,7 +17,8 @@ import (
 // ErrVersion is wrapped when a Laravel version string cannot be read.
 var ErrVersion = errors.New("invalid Laravel version")
 
-// Version is a Laravel major.minor version.
+// Version is a Laravel framework version such as 8.83 or 12.54.0. What PHP's queue writes and does
+// differs by version (payload keys, lock keys, messages, defaults), so every rule that differs takes one.
 type Version struct {
 	// Major is the major version, e.g. 8.
 	Major int
@@ -28,27 +29,53 @@ type Version struct {
 	Patch int
 }
 
-// ParseVersion reads "8.83", "8.83.26", "v12.54.0", "11" or "12.x". A version without a minor ("12",
-// "12.x") means the newest minor of that major, since that is what an app on that major usually runs.
+// ParseVersion reads a Laravel version as composer and `php artisan --version` print it: "8.83",
+// "8.83.26", "v12.54.0", or a major alone ("12", "12.x"), which means the newest minor of that major,
+// since that is what an app on that major usually runs; "10.37" is the newest patch of 10.37. What
+// follows a field's digits ends the version ("11.0-dev" is 11.0). Every package that gates on the
+// version reads it here, so that "12" means the same release everywhere.
 func ParseVersion(s string) (Version, error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	parts := strings.Split(t, ".")
-	major, err := strconv.Atoi(parts[0])
-	if err != nil || major < 5 {
-		return Version{}, fmt.Errorf("%q: want MAJOR.MINOR such as 8.83 or 12.54, from 5.4 on: %w", s, ErrVersion)
-	}
-	v := Version{Major: major, Minor: 999, Patch: -1}
-	if len(parts) > 1 && parts[1] != "x" && parts[1] != "*" {
-		if v.Minor, err = strconv.Atoi(parts[1]); err != nil || v.Minor < 0 {
-			return Version{}, fmt.Errorf("%q: the minor version is not a number: %w", s, ErrVersion)
+	v := Version{Minor: 999, Patch: -1}
+	for i, f := range strings.SplitN(t, ".", 3) {
+		end := 0
+		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
+			end++
 		}
-		if len(parts) > 2 {
-			if p, err := strconv.Atoi(parts[2]); err == nil && p >= 0 {
-				v.Patch = p
+		if end == 0 {
+			if i == 0 {
+				return Version{}, versionError(s, "it does not start with the major version")
 			}
+			if i == 1 && f != "x" && f != "X" && f != "*" {
+				return Version{}, versionError(s, "the minor version is not a number")
+			}
+			break
 		}
+		n, err := strconv.Atoi(f[:end])
+		if err != nil {
+			return Version{}, versionError(s, "a number in it is too large")
+		}
+		switch i {
+		case 0:
+			v.Major = n
+		case 1:
+			v.Minor = n
+		default:
+			v.Patch = n
+		}
+		if end < len(f) {
+			break
+		}
+	}
+	if v.Major < 5 {
+		return Version{}, versionError(s, "artisan-go reads Laravel from 5.4 on")
 	}
 	return v, nil
+}
+
+// versionError names the version that could not be read, why, and how to write one.
+func versionError(s, why string) error {
+	return fmt.Errorf("laravel version %q: %s; write the app's framework version as `composer show laravel/framework` prints it, e.g. 8.83, 11 or 12.54: %w", s, why, ErrVersion)
 }
 
 // AtLeastPatch reports whether v is major.minor.patch or newer; a version that does not name its
@@ -58,6 +85,15 @@ func (v Version) AtLeastPatch(major, minor, patch int) bool {
 		return v.AtLeast(major, minor)
 	}
 	return v.Patch < 0 || v.Patch >= patch
+}
+
+// String returns the version as major.minor, and .patch when it names one.
+func (v Version) String() string {
+	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
+	if v.Patch >= 0 {
+		s += "." + strconv.Itoa(v.Patch)
+	}
+	return s
 }
 
 // AtLeast reports whether v is major.minor or newer.

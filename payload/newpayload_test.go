@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/fixtures"
@@ -150,5 +151,46 @@ func TestNewJobPayloadFromGo(t *testing.T) {
 	}
 	if _, err := ParseVersion("4.2"); !errors.Is(err, ErrVersion) {
 		t.Errorf("4.2: %v", err)
+	}
+}
+
+// TestParseVersion reads versions as composer and `php artisan --version` print them, and as users
+// write them; String gives back a text that reads as the same version.
+func TestParseVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want Version
+		err  bool
+	}{
+		{"8.83", Version{Major: 8, Minor: 83, Patch: -1}, false},
+		{"8.83.26", Version{Major: 8, Minor: 83, Patch: 26}, false},
+		{" v10.10.0 ", Version{Major: 10, Minor: 10, Patch: 0}, false},
+		{"11", Version{Major: 11, Minor: 999, Patch: -1}, false},
+		{"12.x", Version{Major: 12, Minor: 999, Patch: -1}, false},
+		{"12.*", Version{Major: 12, Minor: 999, Patch: -1}, false},
+		{"10.37.x", Version{Major: 10, Minor: 37, Patch: -1}, false},
+		{"11.0-dev", Version{Major: 11, Minor: 0, Patch: -1}, false},
+		{"12.54.1-beta.2", Version{Major: 12, Minor: 54, Patch: 1}, false},
+		{"", Version{}, true},
+		{"laravel", Version{}, true},
+		{"12.foo", Version{}, true},
+		{"4.2", Version{}, true},
+		{"99999999999999999999.1", Version{}, true},
+	} {
+		got, err := ParseVersion(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "composer show laravel/framework") {
+				t.Errorf("ParseVersion(%q): %v, want ErrVersion with the fix", tc.in, err)
+			}
+			continue
+		}
+		if again, err := ParseVersion(got.String()); err != nil || again != got {
+			t.Errorf("ParseVersion(%q).String() = %q, which reads as %v, %v", tc.in, got.String(), again, err)
+		}
 	}
 }

@@ -218,7 +218,7 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		}
 		if env.CommandEncrypted() && (errors.Is(decodeErr, payload.ErrNoKeyring) || errors.Is(decodeErr, payload.ErrNotEncrypted) && w.keyring == nil) {
 			// PHP makes its encrypter before it reads the command, and that throws first.
-			class, msg := payload.KeyException(w.version.payload(), w.keyErr == nil)
+			class, msg := payload.KeyException(w.version, w.keyErr == nil)
 			w.exception(ctx, r, limits, newException(class, msg, nil))
 			return
 		}

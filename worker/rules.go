@@ -1,95 +1,22 @@
 package worker
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/artisan-go/artisan-go/payload"
 )
 
-// Version is a Laravel framework version such as 8.83 or 12.54. Worker semantics differ by version
-// (messages, unique-lock keys, which payload keys exist), so every rule that differs takes one.
-type Version struct {
-	// Patch is the patch release, -1 when the version does not say (the newest of the minor, as
-	// "12" means the newest minor).
-	Major, Minor, Patch int
-}
+// Version is a Laravel framework version such as 8.83 or 12.54: the payload package's, so that the
+// worker, the dispatcher and the configuration read one version alike.
+type Version = payload.Version
 
-// ParseVersion reads a version written as "8.83" or "8.83.26"; a leading "v" and any suffix after the
-// numbers ("11.0-dev") are ignored. A version without a minor ("12", "12.x") means the newest minor of
-// that major, as the payload package reads it. An empty string is Laravel 8.83, artisan-go's default.
+// ParseVersion reads a version as payload.ParseVersion does; an empty string is Laravel 8.83,
+// artisan-go's default.
 func ParseVersion(s string) (Version, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if s == "" {
-		return Version{Major: 8, Minor: 83}, nil
+	if strings.TrimSpace(s) == "" {
+		s = "8.83"
 	}
-	parts := [3]int{0, 999, -1}
-	fields := strings.SplitN(s, ".", 3)
-	for i, f := range fields {
-		end := 0
-		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
-			end++
-		}
-		if end == 0 {
-			if i == 0 {
-				return Version{}, &VersionError{Value: s}
-			}
-			break
-		}
-		n, err := strconv.Atoi(f[:end])
-		if err != nil {
-			return Version{}, &VersionError{Value: s}
-		}
-		parts[i] = n
-		if end < len(f) {
-			break
-		}
-	}
-	if parts[0] < 5 {
-		return Version{}, &VersionError{Value: s}
-	}
-	return Version{Major: parts[0], Minor: parts[1], Patch: parts[2]}, nil
-}
-
-// VersionError reports a Laravel version that cannot be read.
-type VersionError struct {
-	Value string
-}
-
-// Error names the value and how to write a version.
-func (e *VersionError) Error() string {
-	return "laravel version " + strconv.Quote(e.Value) + " is not a version: write the app's framework version, e.g. 8.83, 11 or 12.54 (composer show laravel/framework)"
-}
-
-// AtLeast reports whether v is major.minor or later.
-func (v Version) AtLeast(major, minor int) bool {
-	if v.Major != major {
-		return v.Major > major
-	}
-	return v.Minor >= minor
-}
-
-// AtLeastPatch reports whether v is major.minor.patch or later; a version that does not name its
-// patch release counts as the newest of its minor.
-func (v Version) AtLeastPatch(major, minor, patch int) bool {
-	if v.Major != major || v.Minor != minor {
-		return v.AtLeast(major, minor)
-	}
-	return v.Patch < 0 || v.Patch >= patch
-}
-
-// payload is v as the payload package takes a version, its patch release included.
-func (v Version) payload() payload.Version {
-	return payload.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
-}
-
-// String returns the version as major.minor(.patch).
-func (v Version) String() string {
-	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
-	if v.Patch > 0 {
-		s += "." + strconv.Itoa(v.Patch)
-	}
-	return s
+	return payload.ParseVersion(s)
 }
 
 // BackoffDelay returns the seconds to wait before a failed attempt runs again, as Laravel 8+ computes
@@ -185,5 +112,5 @@ func TimeoutFailure(v Version, displayName string) (class, message string) {
 // UniqueLockKey returns the cache key (without the store prefix) of a ShouldBeUnique job's lock for the
 // given Laravel version; see payload.UniqueLockKey.
 func UniqueLockKey(v Version, class, displayName string, definesDisplayName bool, uniqueID string, hashName func(string) string) (key string, ok bool) {
-	return payload.UniqueLockKey(v.payload(), class, displayName, definesDisplayName, uniqueID, hashName)
+	return payload.UniqueLockKey(v, class, displayName, definesDisplayName, uniqueID, hashName)
 }
