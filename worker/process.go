@@ -355,8 +355,13 @@ func (w *Worker) limits(env *payload.Envelope) Limits {
 	return l
 }
 
-// timeout returns the job's timeout: payload timeout ?? --timeout; 0 means none.
+// timeout returns the job's timeout: payload timeout ?? --timeout; 0 means none. Under --once there
+// is none, as in PHP, whose worker sets its timeout alarm only in the daemon loop (runNextJob, which
+// --once calls, runs the job to its end, in every version from 5.4 to 13.x).
 func (w *Worker) timeout(env *payload.Envelope) time.Duration {
+	if w.cfg.Once {
+		return 0
+	}
 	if env.Timeout != nil {
 		if *env.Timeout <= 0 {
 			return 0

@@ -82,7 +82,7 @@ var diffScenarios = []diffScenario{
 	}},
 	{name: "timeout-once", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3)), work(diffWork{once: true}),
-	}, differs: "PHP's worker sets no timeout under --once (only its daemon loop does) and runs the job to its end; artisan-go applies the job's timeout there too"},
+	}},
 	{name: "timeout-max-exceptions", steps: []diffStep{
 		dispatchJobs(job("a", "sleep:3").with("timeout", 1).with("tries", 3).with("maxExceptions", 1)), work(diffWork{phpExits: true}),
 	}},
