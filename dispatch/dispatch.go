@@ -489,7 +489,11 @@ func (d *Dispatcher) withTraits(cmd *payload.Object, queue string, delay int, co
 			}
 			continue
 		}
-		out.Props = append(out.Props, payload.Property{Name: p.name, Value: p.value})
+		prop := payload.Property{Name: p.name, Value: p.value}
+		if p.name == "job" && !v.AtLeast(7, 7) {
+			prop.Visibility = payload.Protected // InteractsWithQueue's $job, public from 7.7
+		}
+		out.Props = append(out.Props, prop)
 	}
 	return out
 }

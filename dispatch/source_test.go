@@ -68,7 +68,11 @@ func TestPayloadsOfLaravelSource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g := strings.Replace(string(got), env.UUID, "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", 1); g != c.Payload {
+			g := string(got)
+			if env.UUID != "" { // from 7.0 on
+				g = strings.Replace(g, env.UUID, "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", 1)
+			}
+			if g != c.Payload {
 				t.Errorf("Laravel %s, %s:\n got %s\nwant %s", version, c.Case, g, c.Payload)
 			}
 			n++

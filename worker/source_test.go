@@ -43,16 +43,16 @@ func TestChainLinkOfLaravelSource(t *testing.T) {
 			cases[c.Case], keys[c.Case] = c.Payload, c.Key
 		}
 		f.Close()
-		head, next := cases["chain-head"], cases["chain-next"]
-		if head == "" || next == "" {
-			t.Fatalf("%s: no chain-head or chain-next case", file)
-		}
-		// The ShouldBeUnique lock key that release's UniqueLock takes, for a class without and with a
-		// displayName() of its own.
 		v, err := ParseVersion(version)
 		if err != nil {
 			t.Fatal(err)
 		}
+		head, next := cases["chain-head"], cases["chain-next"]
+		if (head == "" || next == "") && v.AtLeast(5, 5) {
+			t.Fatalf("%s: no chain-head or chain-next case", file)
+		}
+		// The ShouldBeUnique lock key that release's UniqueLock takes, for a class without and with a
+		// displayName() of its own (releases before 8.83's UniqueLock have no case).
 		for name, args := range map[string]struct {
 			class, displayName string
 			defines            bool
@@ -60,10 +60,16 @@ func TestChainLinkOfLaravelSource(t *testing.T) {
 			"unique-plain": {`App\Jobs\SendInvoice`, `App\Jobs\SendInvoice`, false},
 			"unique-named": {`App\Jobs\Named`, "Invoices for 42", true},
 		} {
+			if keys[name] == "" && !v.AtLeast(8, 83) {
+				continue
+			}
 			got, ok := UniqueLockKey(v, args.class, args.displayName, args.defines, "42", XXH128)
 			if !ok || got != keys[name] {
 				t.Errorf("Laravel %s, %s: lock key %q (%v), want %q", version, name, got, ok, keys[name])
 			}
+		}
+		if head == "" {
+			continue // no chains before 5.5
 		}
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
@@ -77,7 +83,10 @@ func TestChainLinkOfLaravelSource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Replace(string(row.Payload), env.UUID, "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", 1)
+			got := string(row.Payload)
+			if env.UUID != "" { // from 7.0 on
+				got = strings.Replace(got, env.UUID, "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", 1)
+			}
 			got = createdAt.ReplaceAllString(got, `"createdAt":1763700000`)
 			if got != next || row.Queue != "chainq" {
 				t.Errorf("Laravel %s: the next link on %q\n got %s\nwant %s", version, row.Queue, got, next)

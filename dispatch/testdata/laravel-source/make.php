@@ -143,13 +143,20 @@ namespace {
             return $q->payload($next, $next->queue ?? 'default');
         },
     ];
-    $GLOBALS['head'] = (new App\Jobs\SendInvoice(11))->onQueue('chainq')->chain([new App\Jobs\SendInvoice(12)]);
-    $GLOBALS['head']->chainQueue = 'chainq';
+    if (method_exists(App\Jobs\SendInvoice::class, 'chain')) { // chains came in 5.5
+        $GLOBALS['head'] = (new App\Jobs\SendInvoice(11))->onQueue('chainq')->chain([new App\Jobs\SendInvoice(12)]);
+        $GLOBALS['head']->chainQueue = 'chainq';
+    } else {
+        unset($cases['chain-head'], $cases['chain-next']);
+    }
     foreach ($cases as $name => $make) {
         echo json_encode(['case' => $name, 'payload' => $make()], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
     }
     // ShouldBeUnique lock keys (without the cache prefix): the class and its uniqueId, or from 12.41
     // the displayName() the class defines (hashed from 12.54).
+    if (! is_file("$src/Illuminate/Bus/UniqueLock.php")) { // before it, 8.83's would stand in
+        exit;
+    }
     $plain = new App\Jobs\SendInvoice(7);
     $plain->uniqueId = 42;
     foreach (['unique-plain' => $plain, 'unique-named' => new App\Jobs\Named] as $name => $job) {
