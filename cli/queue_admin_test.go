@@ -549,3 +549,56 @@ func TestRetryBatchIDs(t *testing.T) {
 		t.Errorf("12.0 with an unknown id twice: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestQueueCommandsOnSyncConnection: with QUEUE_CONNECTION=sync or null, the commands' default
+// connection holds no jobs, as in PHP: queue:clear says it cannot clear it and deletes nothing from
+// the jobs table, and queue:monitor sizes it 0.
+func TestQueueCommandsOnSyncConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newAdminEnv(t, testenv.SQLite(t), true)
+	now := time.Now().Unix()
+	p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: payload.NewObject(`App\Jobs\Noop`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.pushPayload(t, "default", p, now)
+	env, err := os.ReadFile(e.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for driver, class := range map[string]string{"sync": "SyncQueue", "null": "NullQueue"} {
+		other := &adminEnv{file: filepath.Join(t.TempDir(), ".env"), conn: e.conn, q: e.q}
+		text := strings.Replace(string(env), "QUEUE_CONNECTION=database", "QUEUE_CONNECTION="+driver, 1)
+		if err := os.WriteFile(other.file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, errOut, code := other.run(ctx, "", "queue:clear", "--force"); code != 0 || out != "Clearing queues is not supported on ["+class+"] \n" {
+			t.Errorf("%s: queue:clear: exit %d, %q %q", driver, code, out, errOut)
+		}
+		if jobs, _ := e.counts(t); jobs != 1 {
+			t.Errorf("%s: queue:clear left %d jobs in the jobs table, want 1", driver, jobs)
+		}
+		if out, errOut, code := other.run(ctx, "", "queue:monitor", "default"); code != 0 || !strings.Contains(out, "| "+driver+" ") || !strings.Contains(out, "| default | 0    | OK     |") {
+			t.Errorf("%s: queue:monitor: exit %d\n%s%s", driver, code, out, errOut)
+		}
+		if _, errOut, code := other.run(ctx, "", "queue:clear", "database", "--force"); code != 1 || !strings.Contains(errOut, "QUEUE_CONNECTION=database") {
+			t.Errorf("%s: queue:clear database: exit %d, %q", driver, code, errOut)
+		}
+	}
+}
+
+// TestQueueFailedJobNameOfRawPayloads: a hand-made payload's `job` is printed as PHP prints the
+// value in the table: a number as written, true as 1.
+func TestQueueFailedJobNameOfRawPayloads(t *testing.T) {
+	t.Parallel()
+	a := &adminRun{version: payload.Version{Major: 8, Minor: 83, Patch: -1}}
+	for raw, want := range map[string]string{
+		`{"job":123}`: "123", `{"job":-7}`: "-7", `{"job":1.5}`: "1.5", `{"job":true}`: "1", `{"job":false}`: "",
+		`{"job":null}`: "", `{"job":[1]}`: "", `{"job":"App\\Legacy@run","data":[]}`: `App\Legacy@run`, `not json`: "",
+	} {
+		if got := a.jobName([]byte(raw)); got != want {
+			t.Errorf("jobName(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

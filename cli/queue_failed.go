@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,10 +168,12 @@ var firstQuoted = regexp.MustCompile(`"([^"]+)"`)
 // the first quoted string of data.command, or `job`; "" for a payload that is not JSON.
 func (a *adminRun) jobName(raw []byte) string {
 	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil || len(p) == 0 {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil || len(p) == 0 {
 		return ""
 	}
-	job, _ := p["job"].(string)
+	job := phpText(p["job"])
 	data, _ := p["data"].(map[string]any)
 	cmd, ok := data["command"].(string)
 	if !ok {
@@ -183,6 +186,27 @@ func (a *adminRun) jobName(raw []byte) string {
 		return m[1]
 	}
 	return job
+}
+
+// phpText is a JSON scalar as PHP prints it in a table cell: a string as it is, a number as written
+// (a fraction as its shortest form), true "1"; false, null, arrays and objects "".
+func phpText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return strconv.FormatInt(n, 10)
+		}
+		if f, err := v.Float64(); err == nil {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+	case bool:
+		if v {
+			return "1"
+		}
+	}
+	return ""
 }
 
 // phpJSON writes a list of objects with the given keys in order as PHP's json_encode does by default

@@ -20,18 +20,25 @@ func (a *adminRun) connectionArg(name string) error {
 	return err
 }
 
-// connectionDriver returns "database" for the configured queue connection (name "" or its name), and
-// for sync and null, which hold no jobs, their driver; any other connection is refused, with
-// Laravel's message for one that is not configured.
+// connectionDriver returns the driver of a queue connection named on the command line (name "": the
+// configured one): "database" for the configured database connection, and for sync and null, which
+// hold no jobs, their driver, also when QUEUE_CONNECTION names them; any other connection is refused,
+// with Laravel's message for one that is not configured.
 func (a *adminRun) connectionDriver(name string) (string, error) {
-	if name == "" || name == a.cfg.Connection {
-		return "database", nil
+	if name == "" {
+		name = a.cfg.Connection
 	}
-	switch driver, known := a.cfg.QueueDriver(name); {
+	driver, known := a.cfg.QueueDriver(name)
+	switch {
 	case !known:
 		return "", fmt.Errorf("The [%s] queue connection has not been configured.", name)
 	case driver == "sync" || driver == "null":
 		return driver, nil
+	case driver == "database" && name == a.cfg.Connection:
+		return driver, nil
+	}
+	if d, _ := a.cfg.QueueDriver(a.cfg.Connection); d != "database" {
+		return "", fmt.Errorf("queue connection [%s]: artisan-go reads the settings of the connection QUEUE_CONNECTION names, and [%s] is not a database one; run it with QUEUE_CONNECTION=%s", name, a.cfg.Connection, name)
 	}
 	return "", fmt.Errorf("queue connection [%s]: artisan-go manages the database connection [%s] (QUEUE_CONNECTION) only", name, a.cfg.Connection)
 }

@@ -177,7 +177,10 @@ func Load(p LoadParams) (*Config, error) {
 		} else {
 			for _, name := range []string{"QUEUE_CONNECTION", "QUEUE_DRIVER"} {
 				if v, ok := lookup(name); ok && envConnection == "" {
-					envConnection, _ = laravelEnvValue(v)
+					var defined bool
+					if envConnection, defined = laravelEnvValue(v); !defined {
+						envConnection = "null" // QueueManager reads a null connection as the null driver
+					}
 				}
 			}
 		}
@@ -444,6 +447,10 @@ func envSettings(vars map[string]string, ver version, where, dir string) ([]sett
 			val, defined := laravelEnvValue(raw)
 			if !defined && k.path == "failed.driver" {
 				// A null failed driver is Laravel's Null provider, not the default.
+				val, defined = "null", true
+			}
+			if !defined && k.path == "connection" {
+				// A null connection is the Null queue to Laravel's QueueManager, not the default.
 				val, defined = "null", true
 			}
 			if !defined && k.path == "worker.retry_after" {

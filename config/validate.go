@@ -533,19 +533,22 @@ func (c *Config) checkDatabaseConnection(example string) error {
 }
 
 // QueueDriver returns the driver of the queue connection name, as far as artisan-go can know it: the
-// cached configuration's; database for the configured connection and those listed under connections;
-// without a cached configuration, database for "database" and the driver of its name for the
-// skeleton's others (sync, redis, …). known is false for any other name, which Laravel would say has
+// cached configuration's; database for those listed under connections; without a cached
+// configuration, the driver of its name for the skeleton's others (sync, redis, …), even when it is
+// the configured connection; database for the configured connection and "database". known is false for any other name, which Laravel would say has
 // not been configured.
 func (c *Config) QueueDriver(name string) (driver string, known bool) {
 	if d, ok := c.cachedDrivers[name]; ok {
 		return d, true
 	}
 	switch {
-	case name == c.Connection || oneOf(name, c.Connections) || len(c.cachedDrivers) == 0 && (name == "database" || name == c.configured):
+	case oneOf(name, c.Connections):
 		return "database", true
 	case len(c.cachedDrivers) == 0 && oneOf(name, skeletonConnections):
+		// QUEUE_CONNECTION=sync too: CheckWorkable refuses to work it as a database connection.
 		return name, true
+	case name == c.Connection || len(c.cachedDrivers) == 0 && (name == "database" || name == c.configured):
+		return "database", true
 	}
 	return "", false
 }
