@@ -198,8 +198,8 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 			bar.end()
 			return r.a.failure(err)
 		}
-		p, err := r.prepare(f)
-		if errors.Is(err, worker.ErrCommandUnreadable) {
+		p, err := r.prepare(ctx, f)
+		if fix := retryStopFix(err); fix != "" {
 			// PHP's queue:retry throws at such a job and stops: the jobs before it are retried, this
 			// one and those after it stay failed.
 			if merr := move(); merr != nil {
@@ -208,7 +208,7 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 			}
 			bar.end()
 			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
-			return r.a.failure(fmt.Errorf("stopped at failed job [%s], as PHP's queue:retry stops: it and the %d after it were not retried; fix APP_KEY (or forget the job with queue:forget) and run the command again", id, len(ids)-i-1))
+			return r.a.failure(fmt.Errorf("stopped at failed job [%s], as PHP's queue:retry stops: it and the %d after it were not retried; %s (or forget the job with queue:forget) and run the command again", id, len(ids)-i-1, fix))
 		}
 		if err != nil {
 			fmt.Fprintf(r.a.stderr, "artisan-go %s: failed job [%s]: %v\n", r.a.name, id, err)
@@ -241,18 +241,35 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 	return status
 }
 
+// retryStopFix says how to fix a failed job at which PHP's queue:retry stops, as it throws there: a
+// command that cannot be read, a model it holds that is gone, a model table that does not exist; ""
+// for any other error.
+func retryStopFix(err error) string {
+	var table *worker.ModelTableError
+	switch {
+	case errors.Is(err, worker.ErrCommandUnreadable):
+		return "fix APP_KEY"
+	case errors.Is(err, worker.ErrModelNotFound):
+		return "restore the model's row"
+	case errors.As(err, &table):
+		return "give the model's table under models:"
+	}
+	return ""
+}
+
 // retryGroup is how many jobs one transaction moves back onto the queue.
 const retryGroup = 100
 
 // prepare checks that a failed job can be pushed back by artisan-go and writes the payload
 // queue:retry pushes.
-func (r *retrier) prepare(f *laravel.FailedJob) (*laravel.FailedJobRetryParams, error) {
+func (r *retrier) prepare(ctx context.Context, f *laravel.FailedJob) (*laravel.FailedJobRetryParams, error) {
 	if f.Connection != r.a.cfg.Connection {
 		return nil, fmt.Errorf("it failed on the queue connection [%s], and artisan-go pushes onto [%s] only (QUEUE_CONNECTION); retry it with php artisan queue:retry", f.Connection, r.a.cfg.Connection)
 	}
-	out, note, err := worker.RetryPayload(worker.RetryParams{
+	out, note, err := worker.RetryPayload(ctx, worker.RetryParams{
 		Payload: f.Payload, Connection: f.Connection, Queue: f.Queue, Registry: handlers.Default(), Keyring: r.kr,
 		LaravelVersion: r.a.cfg.LaravelVersion,
+		Models:         r.conn, ModelTables: workerModels(r.a.cfg), DBConnection: r.a.cfg.DB.Driver,
 	})
 	if err != nil {
 		return nil, err

@@ -711,11 +711,17 @@ func workerConfig(cfg *config.Config) (worker.Config, error) {
 	wc.RunUnknownMiddleware, wc.DontRetry = classSet(w.RunUnknownMiddleware), classSet(w.DontRetry)
 	wc.DeleteWhenMissingModels = classSet(w.DeleteWhenMissingModels)
 	wc.DBConnection = cfg.DB.Driver
-	wc.Models = map[string]worker.Model{}
-	for _, m := range cfg.Models {
-		wc.Models[strings.TrimPrefix(m.Class, `\`)] = worker.Model{Table: m.Table, Key: m.Key, Connection: m.Connection}
-	}
+	wc.Models = workerModels(cfg)
 	return wc, nil
+}
+
+// workerModels is the configuration's models: by class, where their rows are.
+func workerModels(cfg *config.Config) map[string]worker.Model {
+	models := map[string]worker.Model{}
+	for _, m := range cfg.Models {
+		models[strings.TrimPrefix(m.Class, `\`)] = worker.Model{Table: m.Table, Key: m.Key, Connection: m.Connection}
+	}
+	return models
 }
 
 // classSet is a set of PHP class names, written with or without a leading backslash.

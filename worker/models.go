@@ -62,15 +62,27 @@ func (w *Worker) checkModels(ctx context.Context, r *jobRun) (*Exception, error)
 	if !ok {
 		return nil, nil
 	}
-	c := modelCheck{w: w, finder: finder, seen: map[*payload.Object]bool{}}
+	c := newModelCheck(finder, w.cfg.Models, w.cfg.DBConnection, func(class, conn string) {
+		if w.modelWarned.add(class) {
+			w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
+				"model", class, "connection", conn, "worker_connection", w.cfg.DBConnection)
+		}
+	})
 	return c.object(ctx, r.cmd)
 }
 
-// modelCheck walks a command for checkModels.
+// modelCheck walks a command for the models PHP's unserialize restores.
 type modelCheck struct {
-	w      *Worker
-	finder ModelFinder
-	seen   map[*payload.Object]bool // objects walked: a back-reference can make a cycle
+	finder       ModelFinder
+	models       map[string]Model // Config.Models
+	dbConnection string           // Config.DBConnection
+	// elsewhere is told of a model on another database connection, which is not checked.
+	elsewhere func(class, connection string)
+	seen      map[*payload.Object]bool // objects walked: a back-reference can make a cycle
+}
+
+func newModelCheck(finder ModelFinder, models map[string]Model, dbConnection string, elsewhere func(class, connection string)) *modelCheck {
+	return &modelCheck{finder: finder, models: models, dbConnection: dbConnection, elsewhere: elsewhere, seen: map[*payload.Object]bool{}}
 }
 
 // object checks the models of o in the order PHP's unserialize restores them: the objects nested in
@@ -116,24 +128,22 @@ func (c *modelCheck) nested(ctx context.Context, v payload.Value) (*Exception, e
 
 // identifier looks up the model or collection one ModelIdentifier names.
 func (c *modelCheck) identifier(ctx context.Context, id *payload.Object) (*Exception, error) {
-	w := c.w
 	class, _ := id.Get("class")
 	className, _ := class.(string)
 	ids, _ := id.Get("id")
 	conn, _ := id.Get("connection")
 	connName, _ := conn.(string)
-	m := w.cfg.Models[className]
+	m := c.models[className]
 	if connName == "" {
 		connName = m.Connection
 	}
 	if className == "" {
 		return nil, nil
 	}
-	if connName != "" && w.cfg.DBConnection != "" && connName != w.cfg.DBConnection {
-		// This worker reaches one database; PHP loads the model from its own connection.
-		if w.modelWarned.add(className) {
-			w.log.Warn("model on another database connection than the worker's: not checked before its jobs run",
-				"model", className, "connection", connName, "worker_connection", w.cfg.DBConnection)
+	if connName != "" && c.dbConnection != "" && connName != c.dbConnection {
+		// One database is reached; PHP loads the model from its own connection.
+		if c.elsewhere != nil {
+			c.elsewhere(className, connName)
 		}
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -290,5 +291,45 @@ func TestDeleteWhenMissingModelsByVersion(t *testing.T) {
 		}
 		f.wantRows(t, 0, len(failed))
 		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().FailedJobs))
+	}
+}
+
+// TestRetryPayloadMissingModels: queue:retry unserializes the command from Laravel 8.21, and a single
+// model that is gone stops it with ModelNotFoundException, as PHP's SerializesModels throws; a
+// collection missing some of its models is retried, and before 8.21 nothing is looked up.
+func TestRetryPayloadMissingModels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	f.exec(t, "create table people (id integer primary key, name varchar(20))")
+	f.exec(t, "insert into people (id, name) values (1, 'ada'), (3, 'lin')")
+	build := func(props map[string]payload.Value) []byte {
+		cmd := payload.NewObject(`App\Jobs\Greet`)
+		for k, v := range props {
+			cmd.Set(k, v)
+		}
+		p, err := payload.NewJobPayload(payload.JobPayloadParams{LaravelVersion: "8.83", Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	person := func(id int64) *payload.Object { return modelID(`App\Models\Person`, id) }
+	retry := func(p []byte, version string) error {
+		_, _, err := RetryPayload(context.Background(), RetryParams{Payload: p, LaravelVersion: version, Models: f.Conn})
+		return err
+	}
+	if err := retry(build(map[string]payload.Value{"person": person(1), "people": modelID(`App\Models\Person`, payload.NewList(int64(1), int64(2)))}), "8.83"); err != nil {
+		t.Errorf("models there, a collection missing one: %v", err)
+	}
+	err := retry(build(map[string]payload.Value{"person": person(2)}), "8.83")
+	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "No query results for model [App\\Models\\Person].") {
+		t.Errorf("a missing model: %v, want ErrModelNotFound with PHP's message", err)
+	}
+	if err := retry(build(map[string]payload.Value{"person": person(2)}), "8.20"); err != nil {
+		t.Errorf("a missing model before 8.21: %v, want no lookup", err)
+	}
+	var table *ModelTableError
+	if err := retry(build(map[string]payload.Value{"invoice": modelID(`App\Models\Invoice`, int64(1))}), "8.83"); !errors.As(err, &table) {
+		t.Errorf("a model without a table: %v, want a ModelTableError", err)
 	}
 }

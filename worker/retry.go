@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -20,6 +21,11 @@ type RetryUntiler interface {
 // or decrypt: PHP's queue:retry throws there, and stops, leaving that job and the ones after it failed.
 var ErrCommandUnreadable = errors.New("the command cannot be read")
 
+// ErrModelNotFound is wrapped by RetryPayload's error when a model the job holds is gone: PHP's
+// queue:retry unserializes the command (from 8.21), its SerializesModels throws Eloquent's
+// ModelNotFoundException, and the command stops there as for an unreadable command.
+var ErrModelNotFound = errors.New("a model of the job is gone")
+
 // RetryParams is a failed job to put back on its queue.
 type RetryParams struct {
 	// Payload is the failed_jobs row's payload.
@@ -33,6 +39,12 @@ type RetryParams struct {
 	// LaravelVersion is the configured version; retryUntil is refreshed from 8.21 on, as
 	// RetryCommand does. Empty means the newest.
 	LaravelVersion string
+	// Models looks up the models the command holds when it is unserialized (from 8.21); nil leaves
+	// them unchecked. ModelTables and DBConnection are the worker's Config.Models and
+	// Config.DBConnection: models on another connection are not checked.
+	Models       ModelFinder
+	ModelTables  map[string]Model
+	DBConnection string
 }
 
 // RetryPayload returns the payload `php artisan queue:retry` would push for a failed job: attempts
@@ -41,7 +53,7 @@ type RetryParams struct {
 // refreshRetryUntil needs it to, else the error says why and nothing should be pushed. note is not
 // empty when the payload has a retryUntil that PHP would recompute with the class's retryUntil()
 // method and no Go handler can: the old value is kept, and note says so and how to fix it.
-func RetryPayload(p RetryParams) (out []byte, note string, err error) {
+func RetryPayload(ctx context.Context, p RetryParams) (out []byte, note string, err error) {
 	env, err := payload.ParseEnvelope(p.Payload)
 	if err != nil {
 		return nil, "", fmt.Errorf("unable to extract job payload: %w", err)
@@ -53,6 +65,17 @@ func RetryPayload(p RetryParams) (out []byte, note string, err error) {
 	cmd, err := payload.DecodeCommand(env, p.Keyring)
 	if err != nil {
 		return nil, "", fmt.Errorf("unable to extract job payload: %w: %w", ErrCommandUnreadable, err)
+	}
+	if p.Models != nil {
+		// A model of a collection that is gone is left out, as Eloquent's restoreCollection does;
+		// only a single model throws.
+		missing, err := newModelCheck(p.Models, p.ModelTables, p.DBConnection, nil).object(ctx, cmd)
+		if err != nil {
+			return nil, "", err
+		}
+		if missing != nil {
+			return nil, "", fmt.Errorf("%w: %s", ErrModelNotFound, missing.Message)
+		}
 	}
 	var until *payload.RetryUntil
 	var h handlers.Handler

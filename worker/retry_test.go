@@ -55,16 +55,16 @@ func TestRetryPayloadRetryUntil(t *testing.T) {
 		{`App\Jobs\Plain`, false, `"retryUntil":1700000000`, `App\Jobs\Plain computes it in its retryUntil() method`},
 		{`App\Jobs\Plain`, true, `"retryUntil":1700000000`, ""},
 	} {
-		out, note, err := RetryPayload(RetryParams{Payload: build(tc.class, tc.prop, false), Registry: reg})
+		out, note, err := RetryPayload(context.Background(), RetryParams{Payload: build(tc.class, tc.prop, false), Registry: reg})
 		if err != nil || !strings.Contains(string(out), tc.want) || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
 			t.Errorf("%s (property %v): %s, note %q, %v; want %s and note %q", tc.class, tc.prop, out, note, err, tc.want, tc.note)
 		}
 	}
-	if _, _, err := RetryPayload(RetryParams{Payload: build(`App\Jobs\Plain`, false, true), Registry: reg}); !errors.Is(err, payload.ErrNoKeyring) {
+	if _, _, err := RetryPayload(context.Background(), RetryParams{Payload: build(`App\Jobs\Plain`, false, true), Registry: reg}); !errors.Is(err, payload.ErrNoKeyring) {
 		t.Errorf("encrypted command without APP_KEY: err = %v, want ErrNoKeyring", err)
 	}
 	// Before 8.21 RetryCommand only resets attempts: the command is not read, retryUntil is kept.
-	out, note, err := RetryPayload(RetryParams{Payload: build(`App\Jobs\WithDeadline`, false, true), Registry: reg, LaravelVersion: "8.20"})
+	out, note, err := RetryPayload(context.Background(), RetryParams{Payload: build(`App\Jobs\WithDeadline`, false, true), Registry: reg, LaravelVersion: "8.20"})
 	if err != nil || note != "" || !strings.Contains(string(out), `"retryUntil":1700000000`) {
 		t.Errorf("Laravel 8.20: %s, note %q, %v; want retryUntil kept", out, note, err)
 	}

@@ -137,7 +137,7 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 			}
 			gj, pj := jobs[0], jobs[1]
 			// What Go writes for PHP's twin is what PHP wrote, byte for byte.
-			want, _, err := worker.RetryPayload(worker.RetryParams{Payload: []byte(php.Payload), Keyring: s.keyring})
+			want, _, err := worker.RetryPayload(context.Background(), worker.RetryParams{Payload: []byte(php.Payload), Keyring: s.keyring})
 			if err != nil || string(want) != pj.Payload {
 				t.Errorf("%s: for PHP's failed row Go would push (%v)\n%s\nPHP pushed\n%s", class, err, want, pj.Payload)
 			}
@@ -171,54 +171,73 @@ func TestQueueRetryWritesWhatPHPWrites(t *testing.T) {
 	})
 }
 
-// TestQueueRetryAllStopsWherePHPStops retries all failed jobs after APP_KEY changed, one of them an
-// encrypted job the new key cannot read: PHP's queue:retry pushes the jobs before it (newest first),
-// throws at it and leaves it and the older ones failed. artisan-go, on a twin of the same rows, stops
-// at the same job, with exit status 1.
+// TestQueueRetryAllStopsWherePHPStops retries all failed jobs, one of which PHP's queue:retry cannot
+// unserialize: an encrypted job after APP_KEY changed, or a job whose model's row was deleted since. PHP
+// pushes the jobs before it (newest first), throws at it and leaves it and the older ones failed.
+// artisan-go, on a twin of the same rows, stops at the same job, with exit status 1.
 func TestQueueRetryAllStopsWherePHPStops(t *testing.T) {
 	t.Parallel()
-	testenv.Each(t, func(t *testing.T, db testenv.Database) {
-		ctx := testContext(t)
-		left := map[string]string{}
-		fresh := map[string]func(testing.TB) testenv.Database{"mysql": testenv.MySQL, "pgsql": testenv.Postgres, "sqlite": testenv.SQLite}
-		for _, who := range []string{"php", "go"} {
-			twin := db
-			if who == "go" {
-				twin = fresh[db.Dialect](t)
+	for _, c := range []struct {
+		name, kind, class, php string
+		// spoil changes the twin so that the job cannot be retried, and returns the app to retry with.
+		spoil func(t *testing.T, ctx context.Context, s *side, twin testenv.Database) *phpapp.App
+	}{
+		{"another APP_KEY", "encrypted", `App\Jobs\Secret`, "The MAC is invalid.", func(t *testing.T, ctx context.Context, s *side, twin testenv.Database) *phpapp.App {
+			return phpapp.New(t, twin, phpapp.WithoutSchema(), phpapp.WithEnv("CACHE_PREFIX="+s.app.Getenv("CACHE_PREFIX")))
+		}},
+		{"a deleted model", "model", `App\Jobs\WithModel`, "No query results for model [App\\Models\\User].", func(t *testing.T, ctx context.Context, s *side, twin testenv.Database) *phpapp.App {
+			if _, err := s.app.DB().ExecContext(ctx, "delete from "+s.app.Table("users")); err != nil {
+				t.Fatal(err)
 			}
-			s := newSide(t, twin)
-			fail := s.record(func(job *handlers.Job) error { job.Fail(errors.New("no")); return nil })
-			s.reg.Register(`App\Jobs\Plain`, fail)
-			s.reg.Register(`App\Jobs\Secret`, fail)
-			for _, kind := range []string{"plain", "encrypted", "plain"} {
-				s.app.MustDispatch(ctx, kind)
-			}
-			if st := s.drain(t, ctx, func(c *worker.Config) { c.Concurrency = 1 }); st.Failed != 3 {
-				t.Fatalf("Go failed %d jobs, want 3", st.Failed)
-			}
-			rotated := phpapp.New(t, twin, phpapp.WithoutSchema(), phpapp.WithEnv("CACHE_PREFIX="+s.app.Getenv("CACHE_PREFIX")))
-			if who == "php" {
-				if out, err := rotated.Artisan(ctx, "queue:retry", "all"); err == nil || !strings.Contains(out, "The MAC is invalid.") {
-					t.Fatalf("php artisan queue:retry all under another APP_KEY: %v\n%s", err, out)
+			return s.app
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testenv.Each(t, func(t *testing.T, db testenv.Database) {
+				ctx := testContext(t)
+				left := map[string]string{}
+				fresh := map[string]func(testing.TB) testenv.Database{"mysql": testenv.MySQL, "pgsql": testenv.Postgres, "sqlite": testenv.SQLite}
+				for _, who := range []string{"php", "go"} {
+					twin := db
+					if who == "go" {
+						twin = fresh[db.Dialect](t)
+					}
+					s := newSide(t, twin)
+					fail := s.record(func(job *handlers.Job) error { job.Fail(errors.New("no")); return nil })
+					s.reg.Register(`App\Jobs\Plain`, fail)
+					s.reg.Register(c.class, fail)
+					for _, kind := range []string{"plain", c.kind, "plain"} {
+						s.app.MustDispatch(ctx, kind)
+					}
+					if st := s.drain(t, ctx, func(c *worker.Config) { c.Concurrency = 1 }); st.Failed != 3 {
+						t.Fatalf("Go failed %d jobs, want 3", st.Failed)
+					}
+					app := c.spoil(t, ctx, s, twin)
+					if who == "php" {
+						if out, err := app.Artisan(ctx, "queue:retry", "all"); err == nil || !strings.Contains(out, c.php) {
+							t.Fatalf("php artisan queue:retry all: %v\n%s", err, out)
+						}
+					} else if out, errOut, code := goArtisan(ctx, app, "", "queue:retry", "all"); code != 1 || !strings.Contains(errOut, "stopped at failed job") || !strings.Contains(errOut, c.php) {
+						t.Fatalf("artisan-go queue:retry all: exit %d\n%s%s", code, out, errOut)
+					}
+					var classes []string
+					for _, f := range s.failed(t, ctx) {
+						var env struct {
+							DisplayName string `json:"displayName"`
+						}
+						_ = json.Unmarshal([]byte(f.Payload), &env)
+						classes = append(classes, env.DisplayName)
+					}
+					left[who] = fmt.Sprintf("failed %v, %d jobs queued", classes, len(s.jobs(t, ctx)))
 				}
-			} else if out, errOut, code := goArtisan(ctx, rotated, "", "queue:retry", "all"); code != 1 || !strings.Contains(errOut, "stopped at failed job") {
-				t.Fatalf("artisan-go queue:retry all under another APP_KEY: exit %d\n%s%s", code, out, errOut)
-			}
-			var classes []string
-			for _, f := range s.failed(t, ctx) {
-				var env struct {
-					DisplayName string `json:"displayName"`
+				if left["go"] != left["php"] {
+					t.Errorf("after artisan-go queue:retry all: %s; after PHP's: %s", left["go"], left["php"])
 				}
-				_ = json.Unmarshal([]byte(f.Payload), &env)
-				classes = append(classes, env.DisplayName)
-			}
-			left[who] = fmt.Sprintf("failed %v, %d jobs queued", classes, len(s.jobs(t, ctx)))
-		}
-		if left["go"] != left["php"] {
-			t.Errorf("after artisan-go queue:retry all: %s; after PHP's: %s", left["go"], left["php"])
-		}
-		t.Logf("left as PHP leaves them: %s", left["php"])
-	})
+				t.Logf("left as PHP leaves them: %s", left["php"])
+			})
+		})
+	}
 }
 
 // cacheStores runs fn on every database, with the app's cache store in the database, in Redis, in
