@@ -100,8 +100,11 @@ type Config struct {
 	// unevaluated are the settings the config files give as code the reader does not evaluate, and
 	// nothing else gives (each is noted).
 	unevaluated []string
-	// cachedDrivers is the driver of each queue connection of the cached configuration (nil without one).
-	cachedDrivers map[string]string
+	// drivers is the driver of each queue connection of the application, as read from the cached
+	// configuration or config/queue.php (with, from Laravel 11, the framework's own merged in); nil when
+	// neither lists them all. A driver the reader does not evaluate is "". driversWhere names the file.
+	drivers      map[string]string
+	driversWhere string
 }
 
 // CachedConfig is the file `php artisan config:cache` wrote that the configuration was read from
@@ -190,6 +193,7 @@ type Tables struct {
 // Worker holds the options of `php artisan queue:work`, with Laravel's defaults, and ours.
 type Worker struct {
 	// Queues are the queues to serve, in strict priority order (--queue). DB_QUEUE. Default ["default"].
+	// Names are trimmed: --queue="high, low" works "low", where PHP's worker looks for " low".
 	Queues []string `mapstructure:"queues"`
 	// Sleep is how long to wait when every queue is empty (--sleep). Default 3s.
 	Sleep time.Duration `mapstructure:"sleep"`

@@ -95,6 +95,14 @@ func sourceSettings(appDir, connection, envConnection string, lookup func(string
 	queue, queueWhere := read("queue.php")
 	if queue != nil {
 		where := queueWhere
+		if conns, ok, unknown := sourceGet(queue, "connections"); ok && !unknown {
+			if arr, isArr := conns.(*phpArray); isArr && !arr.spread {
+				facts.drivers, facts.driversWhere = map[string]string{}, queueWhere
+				for _, name := range arr.keys {
+					facts.drivers[name], _ = knownString(arr, name, "driver")
+				}
+			}
+		}
 		if connection == "" {
 			// No connection named on the command line: the file's default, as PHP reads it (whatever
 			// QUEUE_CONNECTION says when the file does not read it), when it is a database
@@ -199,6 +207,10 @@ type sourceFacts struct {
 	// pathNotes name, by setting, a value the reader could not evaluate, and the setting to give;
 	// one given (ARTISAN_GO_…, the YAML file) makes its note moot.
 	pathNotes map[string]string
+	// drivers are the drivers of config/queue.php's connections ("" where the reader does not
+	// evaluate one), nil when the file does not list them all; driversWhere is the file.
+	drivers      map[string]string
+	driversWhere string
 }
 
 // knownString is the string (or number) at keys of a, when the file gives one the reader evaluates.

@@ -318,7 +318,7 @@ return [
 
 	// Code the reader does not evaluate: named, and CACHE_PREFIX (which PHP does not read then) left out.
 	computed := strings.Replace(cachePHP, "'prefix' => env('CACHE_PREFIX',", "'prefix' => strtolower(env('X', 'Shop_')), 'was' => env('CACHE_PREFIX',", 1)
-	dir := appWithConfig(t, map[string]string{"database.php": strings.Replace(databasePHP, "'default' => env('DB_CONNECTION', 'mysql')", "'default' => env('DB_CONNECTION') ?? 'pgsql'", 1), "cache.php": computed})
+	dir := appWithConfig(t, map[string]string{"database.php": strings.Replace(databasePHP, "'default' => env('DB_CONNECTION', 'mysql')", "'default' => env('DB_CONNECTION') ?: config('database.fallback')", 1), "cache.php": computed})
 	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "CACHE_PREFIX=foo_\nARTISAN_GO_LARAVEL_VERSION=12.30\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -479,5 +479,79 @@ func TestCachedMaintenanceWithoutStore(t *testing.T) {
 	}
 	if cfg.App.MaintenanceDriver != "cache" || cfg.App.MaintenanceStore != "" {
 		t.Errorf("maintenance driver %q, store %q; want cache and the default store", cfg.App.MaintenanceDriver, cfg.App.MaintenanceStore)
+	}
+}
+
+// TestLoadInteropAppRedis reads the interop application's config/database.php, whose Redis array is
+// an array_merge() of a conditional (a Redis Cluster's nodes when REDIS_CLUSTER_NODES is set): the
+// branch PHP takes is evaluated, so REDIS_PREFIX counts as it does for PHP, and no note is given.
+func TestLoadInteropAppRedis(t *testing.T) {
+	t.Parallel()
+	app, err := filepath.Abs(filepath.Join("..", "testdata", "laravel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadParams{AppDir: app, Environ: []string{"CACHE_DRIVER=redis", "REDIS_PREFIX=p2_", "REDIS_CACHE_DB=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Cache.Redis.Prefix != "p2_" || cfg.Cache.Redis.DB != 3 {
+		t.Errorf("Redis prefix %q, database %d; want p2_ and 3 from the environment", cfg.Cache.Redis.Prefix, cfg.Cache.Redis.DB)
+	}
+	if slices.ContainsFunc(cfg.Warnings(), func(w string) bool { return strings.Contains(w, "redis") }) {
+		t.Errorf("a note on the Redis settings: %q", cfg.Warnings())
+	}
+}
+
+// TestQueueConnectionsOfQueuePHP: the queue connections config/queue.php lists are the application's,
+// as PHP reads them: another name has not been configured (from Laravel 11 the framework's own are
+// merged in), a connection's driver is the file's, and null is always the Null queue.
+func TestQueueConnectionsOfQueuePHP(t *testing.T) {
+	t.Parallel()
+	queuePHP := `<?php
+return [
+    'default' => env('QUEUE_CONNECTION', 'database'),
+    'connections' => [
+        'sync' => ['driver' => 'database', 'table' => 'jobs', 'retry_after' => 90],
+        'database' => ['driver' => 'database', 'table' => 'jobs', 'retry_after' => 90],
+        'later' => ['driver' => env('LATER_DRIVER', 'redis')],
+    ],
+];
+`
+	dir := appWithConfig(t, map[string]string{"queue.php": queuePHP})
+	for _, tc := range []struct {
+		version, name, driver string
+		known                 bool
+	}{
+		{"8.83", "database", "database", true}, {"8.83", "sync", "database", true}, {"8.83", "later", "redis", true},
+		{"8.83", "redis", "", false}, {"8.83", "sqs", "", false}, {"8.83", "null", "null", true},
+		{"11", "redis", "redis", true}, {"11", "sqs", "sqs", true}, {"11", "sync", "database", true}, {"11", "nope", "", false},
+	} {
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env."+tc.version, "ARTISAN_GO_LARAVEL_VERSION="+tc.version+"\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, known := cfg.QueueDriver(tc.name); d != tc.driver || known != tc.known {
+			t.Errorf("%s: QueueDriver(%s) = %q, %v; want %q, %v", tc.version, tc.name, d, known, tc.driver, tc.known)
+		}
+	}
+	cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "QUEUE_CONNECTION=sync\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckWorkable(); err != nil {
+		t.Errorf("a sync connection config/queue.php makes a database one: %v", err)
+	}
+	for conn, want := range map[string]string{"redis": "The [redis] queue connection has not been configured.", "later": "has the redis driver in " + filepath.Join(dir, "config", "queue.php")} {
+		cfg, err := Load(LoadParams{EnvFile: writeFile(t, dir, ".env", "QUEUE_CONNECTION="+conn+"\n")})
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil {
+			err = cfg.CheckWorkable()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("QUEUE_CONNECTION=%s: %v, want %q", conn, err, want)
+		}
 	}
 }

@@ -231,7 +231,17 @@ func Load(p LoadParams) (*Config, error) {
 	cfg.envFile = p.EnvFile
 	if cache != nil {
 		cfg.cachedConfig = cachePath
-		cfg.cachedDrivers = facts.connections
+		cfg.drivers, cfg.driversWhere = facts.connections, "the cached configuration ("+cachePath+")"
+	} else if srcFacts.drivers != nil {
+		cfg.drivers, cfg.driversWhere = srcFacts.drivers, srcFacts.driversWhere
+		if ver.atLeast(11, 0) {
+			// Laravel 11 merges the framework's queue connections into the application's.
+			for _, name := range append([]string{"database"}, skeletonConnections...) {
+				if _, ok := cfg.drivers[name]; !ok && name != "null" {
+					cfg.drivers[name] = name
+				}
+			}
+		}
 	}
 	cfg.sources = make(map[string]string, len(winner))
 	for path, s := range winner {

@@ -12,7 +12,8 @@ import (
 // This file reads an application's config/*.php as PHP evaluates it when no configuration is cached,
 // for the simple values the worker needs: the array the file returns, with strings, numbers, booleans,
 // null, nested arrays ([...] and array(...)), arithmetic and concatenation, env('NAME', default),
-// Str::slug and the casts (int), (bool), (string) and (float). Anything else (another function call,
+// Str::slug, array_merge, the conditionals ?:, ?? and ? : and the casts (int), (bool), (string) and
+// (float). Anything else (another function call,
 // a constant) is unknown: phpUnknown, so that the caller falls back to what it reads otherwise.
 
 // phpUnknown is a value the reader does not evaluate.
@@ -288,13 +289,104 @@ func (r *phpSourceReader) peek() phpToken {
 // next ',' ']' ')' ';' or '=>' at its own depth.
 func (r *phpSourceReader) value() any {
 	start := r.pos
-	v := r.sum()
+	v := r.conditional()
 	if _, unknown := v.(phpUnknown); !unknown && r.ends() {
 		return v
 	}
 	r.pos = start
 	r.skip()
 	return phpUnknown{}
+}
+
+// conditional reads `a ? b : c`, `a ?: c` and `a ?? c` on a known a, and only the operand PHP
+// evaluates: the one it skips may hold code the reader does not know (a closure for a Redis cluster).
+func (r *phpSourceReader) conditional() any {
+	v := r.sum()
+	for r.peek().kind == '?' {
+		if _, unknown := v.(phpUnknown); unknown {
+			return v
+		}
+		r.pos++
+		switch r.peek().kind {
+		case '?': // a ?? c
+			r.pos++
+			if v != nil {
+				r.skipOperand(false)
+				continue
+			}
+			v = r.sum()
+		case ':': // a ?: c
+			r.pos++
+			if phpTruthy(v) {
+				r.skipOperand(false)
+				continue
+			}
+			v = r.sum()
+		default: // a ? b : c
+			if phpTruthy(v) {
+				v = r.sum()
+				if r.peek().kind != ':' {
+					return phpUnknown{}
+				}
+				r.pos++
+				r.skipOperand(false)
+				continue
+			}
+			r.skipOperand(true)
+			if r.peek().kind != ':' {
+				return phpUnknown{}
+			}
+			r.pos++
+			v = r.sum()
+		}
+	}
+	return v
+}
+
+// skipOperand passes over an operand of a conditional: up to the ':' of its own depth (toColon), or
+// to the end of the expression.
+func (r *phpSourceReader) skipOperand(toColon bool) {
+	depth := 0
+	for r.pos < len(r.toks) {
+		switch r.toks[r.pos].kind {
+		case '[', '(', '{':
+			depth++
+		case ']', ')', '}':
+			if depth == 0 {
+				return
+			}
+			depth--
+		case ':':
+			if depth == 0 && toColon {
+				return
+			}
+		case ',', ';', '>', '?':
+			if depth == 0 {
+				return
+			}
+		}
+		r.pos++
+	}
+}
+
+// phpTruthy is PHP's truthiness of a known value: null, false, 0, 0.0, "", "0" and an empty array are
+// false.
+func phpTruthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0"
+	case *phpArray:
+		return len(x.keys) > 0 || x.spread
+	}
+	return true
 }
 
 // sum reads terms joined by . (concatenation), + and -, and product terms joined by * and /, of
@@ -565,6 +657,10 @@ func (r *phpSourceReader) term() any {
 			if r.peek().kind == '(' {
 				return r.env()
 			}
+		case "array_merge", `\array_merge`:
+			if r.peek().kind == '(' {
+				return r.arrayMerge()
+			}
 		case "str::slug", `illuminate\support\str::slug`, `\illuminate\support\str::slug`:
 			if r.peek().kind == '(' {
 				return r.slug()
@@ -596,6 +692,43 @@ func (r *phpSourceReader) env() any {
 	}
 	r.pos++
 	return envValue(name.text, def, r.lookup)
+}
+
+// arrayMerge reads array_merge(...$arrays) of known arrays: string keys replaced in the first one's
+// place, integer keys renumbered after the others, as PHP merges them.
+func (r *phpSourceReader) arrayMerge() any {
+	r.pos++ // (
+	out := &phpArray{values: map[string]any{}}
+	next := int64(0)
+	for r.peek().kind != ')' {
+		a, ok := r.value().(*phpArray)
+		if !ok || a.spread {
+			r.skip()
+			for r.peek().kind == ',' {
+				r.pos++
+				r.skip()
+			}
+			if r.peek().kind == ')' {
+				r.pos++
+			}
+			return phpUnknown{}
+		}
+		for _, k := range a.keys {
+			if n, err := strconv.ParseInt(k, 10, 64); err == nil && strconv.FormatInt(n, 10) == k {
+				out.set(strconv.FormatInt(next, 10), a.values[k])
+				next++
+				continue
+			}
+			out.set(k, a.values[k])
+		}
+		if r.peek().kind == ',' {
+			r.pos++
+		} else if r.peek().kind != ')' {
+			return phpUnknown{}
+		}
+	}
+	r.pos++
+	return out
 }
 
 // path reads base_path($path), database_path($path) or storage_path($path) (dir "base", "database"

@@ -72,6 +72,11 @@ return [
     'underscored' => 'x' . '1_000' + 1, 'saturated' => (int) '99999999999999999999',
     'string_casts' => (string) true . '|' . (string) null . '|' . (string) 1.5 . '|' . (string) false,
     'sqlite' => env('DB_DATABASE', database_path('database.sqlite')), 'files' => storage_path('framework/cache/data'), 'base' => base_path(),
+    'tern_true' => env('X') ? 'yes' : function () { return [1]; }, 'tern_false' => env('NOPE') ? [f() => 1] : ['a' => 'b'],
+    'elvis' => env('NOPE') ?: 'fallback', 'elvis_set' => env('X') ?: g(), 'coalesce' => env('NOPE') ?? 'dflt', 'coalesce_set' => env('X') ?? g(),
+    'tern_unknown' => f() ? 1 : 2, 'tern_zero' => '0' ? 'a' : 'b',
+    'merged' => array_merge(['a' => 1, 'b' => 2, 5 => 'x'], env('NOPE') ? ['c' => array_map(fn ($n) => $n, explode(':', 'a:b'))] : ['b' => 3, 9 => 'y']),
+    'merge_unknown' => array_merge(['a' => 1], f(), ['b' => 2]), 'after_merge' => 'kept',
 ];
 `
 	env := map[string]string{"DB_QUEUE_RETRY_AFTER": "300.7", "QUEUE_CONNECTION": "database", "APP_NAME": "My App", "X": "2"}
@@ -121,6 +126,11 @@ return [
 		{[]string{"overflow"}, -9223372036854775817.0}, {[]string{"pow_overflow"}, 18446744073709551616.0}, {[]string{"nulls"}, "a1"},
 		{[]string{"string_casts"}, "1||1.5|"}, {[]string{"underscored"}, phpUnknown{}}, {[]string{"saturated"}, int64(math.MaxInt64)},
 		{[]string{"sqlite"}, "/app/database/database.sqlite"}, {[]string{"files"}, "/app/storage/framework/cache/data"}, {[]string{"base"}, "/app"},
+		{[]string{"tern_true"}, "yes"}, {[]string{"tern_false", "a"}, "b"},
+		{[]string{"elvis"}, "fallback"}, {[]string{"elvis_set"}, "2"}, {[]string{"coalesce"}, "dflt"}, {[]string{"coalesce_set"}, "2"},
+		{[]string{"tern_unknown"}, phpUnknown{}}, {[]string{"tern_zero"}, "b"},
+		{[]string{"merged", "a"}, int64(1)}, {[]string{"merged", "b"}, int64(3)}, {[]string{"merged", "0"}, "x"}, {[]string{"merged", "1"}, "y"},
+		{[]string{"merge_unknown"}, phpUnknown{}}, {[]string{"after_merge"}, "kept"},
 	} {
 		if got, ok := a.get(c.path...); !ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%v = %#v (%v), want %#v", c.path, got, ok, c.want)

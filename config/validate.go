@@ -517,14 +517,17 @@ func (c *Config) CheckPushable() error {
 // checkDatabaseConnection is CheckWorkable and CheckPushable; example is the command line that names
 // a database connection.
 func (c *Config) checkDatabaseConnection(example string) error {
-	if d, ok := c.cachedDrivers[c.Connection]; ok {
+	if oneOf(c.Connection, c.Connections) {
+		return nil
+	}
+	if d, ok := c.drivers[c.Connection]; ok && d != "" {
 		if d == "database" {
 			return nil
 		}
-		return fmt.Errorf("the [%s] queue connection has the %s driver in the cached configuration (%s), not the database driver: its jobs are not in a jobs table artisan-go works. "+
-			"Name the database connection the jobs are pushed to (%s; QUEUE_CONNECTION names the default)", c.Connection, d, c.cachedConfig, example)
+		return fmt.Errorf("the [%s] queue connection has the %s driver in %s, not the database driver: its jobs are not in a jobs table artisan-go works. "+
+			"Name the database connection the jobs are pushed to (%s; QUEUE_CONNECTION names the default)", c.Connection, d, c.driversWhere, example)
 	}
-	if !oneOf(c.Connection, skeletonConnections) || oneOf(c.Connection, c.Connections) {
+	if !oneOf(c.Connection, skeletonConnections) {
 		return nil
 	}
 	return fmt.Errorf("the [%s] queue connection is Laravel's %s driver, not a database connection: artisan-go works the jobs tables of database connections. "+
@@ -532,40 +535,47 @@ func (c *Config) checkDatabaseConnection(example string) error {
 		"or list %q under connections: in the YAML configuration if your config/queue.php makes it a database connection", c.Connection, c.Connection, example, c.Connection)
 }
 
-// QueueDriver returns the driver of the queue connection name, as far as artisan-go can know it: the
-// cached configuration's; database for those listed under connections; without a cached
-// configuration, the driver of its name for the skeleton's others (sync, redis, …), even when it is
-// the configured connection; database for the configured connection and "database". known is false for any other name, which Laravel would say has
-// not been configured.
+// QueueDriver returns the driver of the queue connection name, as far as artisan-go can know it:
+// database for those listed under connections; the driver the cached configuration or
+// config/queue.php gives it; "null" for null, which Laravel's QueueManager always takes as the Null
+// queue; else the driver of its name for the skeleton's others (sync, redis, …), even when it is the
+// configured connection, and database for the configured connection and "database". known is false
+// for any other name, which Laravel would say has not been configured.
 func (c *Config) QueueDriver(name string) (driver string, known bool) {
-	if d, ok := c.cachedDrivers[name]; ok {
-		return d, true
-	}
-	switch {
-	case oneOf(name, c.Connections):
+	if oneOf(name, c.Connections) {
 		return "database", true
-	case len(c.cachedDrivers) == 0 && oneOf(name, skeletonConnections):
+	}
+	if name == "null" {
+		return "null", true
+	}
+	d, listed := c.drivers[name]
+	switch {
+	case d != "":
+		return d, true
+	case c.drivers != nil && !listed:
+		return "", false
+	case oneOf(name, skeletonConnections):
 		// QUEUE_CONNECTION=sync too: CheckWorkable refuses to work it as a database connection.
 		return name, true
-	case name == c.Connection || len(c.cachedDrivers) == 0 && (name == "database" || name == c.configured):
+	case listed || name == c.Connection || name == "database" || name == c.configured:
 		return "database", true
 	}
 	return "", false
 }
 
 // knownConnection reports whether the application has a queue connection of that name, as far as
-// artisan-go can know: those of the cached configuration when there is one, else "database", the
-// connection the configuration names and the skeleton's; and those listed under connections. Laravel
-// refuses any other name.
+// artisan-go can know: those of the cached configuration or config/queue.php when they list them all,
+// else "database", the connection the configuration names and the skeleton's; null; and those listed
+// under connections. Laravel refuses any other name.
 func (c *Config) knownConnection(name string) bool {
-	if len(c.cachedDrivers) > 0 { // the cached configuration lists them all, as PHP reads them
-		_, cached := c.cachedDrivers[name]
-		return cached || oneOf(name, c.Connections)
-	}
-	if name == "database" || name == c.configured || c.configured == "" || oneOf(name, c.Connections) || oneOf(name, skeletonConnections) {
+	if oneOf(name, c.Connections) || name == "null" {
 		return true
 	}
-	return false
+	if c.drivers != nil { // the application's files list them all, as PHP reads them
+		_, listed := c.drivers[name]
+		return listed
+	}
+	return name == "database" || name == c.configured || c.configured == "" || oneOf(name, skeletonConnections)
 }
 
 // Mode is Permission as a file mode (0 when it is not set or not an octal mode up to 07777).
