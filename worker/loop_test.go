@@ -218,6 +218,28 @@ func TestStopConditions(t *testing.T) {
 	})
 }
 
+// TestIdleStopWaitsOutSleep: on an empty queue a worker past --memory or --max-time exits once a
+// --sleep has passed since its claims began to find nothing, as Laravel's daemon loop checks them after
+// that sleep, not at the first short poll.
+func TestIdleStopWaitsOutSleep(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		status int
+	}{
+		{"--memory=1", func(c *Config) { c.MemoryMB = 1 }, ExitMemoryLimit},
+		{"--max-time", func(c *Config) { c.MaxTime = 50 * time.Millisecond }, ExitSuccess},
+	} {
+		start := time.Now()
+		status, err := f.worker(t, func(c *Config) { c.Sleep = 400 * time.Millisecond; tc.mod(c) }).Run(bg)
+		if took := time.Since(start); err != nil || status != tc.status || took < 400*time.Millisecond {
+			t.Errorf("%s on an empty queue: status %d (%v) after %v; want %d after --sleep (400ms)", tc.name, status, err, took, tc.status)
+		}
+	}
+}
+
 func TestQueuePriority(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

@@ -574,6 +574,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 	claimBackoff := time.Duration(0)
 	idle := idlePoll{max: w.cfg.Sleep}
 	var churn leftChurn
+	var idleFrom time.Time // when the claims began to find nothing
 	for {
 		if ctx.Err() != nil {
 			return w.finish(ctx, cancelJobs, ExitSuccess), nil
@@ -656,6 +657,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			sleepCtx(ctx, idle.next()) // not woken by the handed-back jobs' slots
 		case claimed+int(passed) > 0:
 			idle.reset()
+			idleFrom = time.Time{}
 			if w.cfg.Rest > 0 {
 				sleepCtx(ctx, w.cfg.Rest)
 			}
@@ -670,6 +672,9 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 				w.waitForCompletion(ctx)
 			}
 		default:
+			if idleFrom.IsZero() {
+				idleFrom = time.Now()
+			}
 			w.sleepOrSlot(ctx, idle.next())
 		}
 		// Rows given back while the claim ran were maybe not seen by it. A return counts as finished
@@ -706,9 +711,20 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			sleepCtx(ctx, w.cfg.Sleep)
 		}
 		if status, stop := w.shouldStop(ctx, st, empty); stop {
+			if empty && !idleFrom.IsZero() && (status == ExitMemoryLimit || w.maxTimeReached(st)) {
+				// Laravel's daemon loop checks --memory and --max-time after the --sleep that follows
+				// a pop that found nothing: an idle worker does not exit sooner than that (which
+				// supervisor's startsecs would count as a failed start), though its polls are shorter.
+				sleepCtx(ctx, time.Until(idleFrom.Add(w.cfg.Sleep)))
+			}
 			return w.finish(ctx, cancelJobs, status), nil
 		}
 	}
+}
+
+// maxTimeReached reports whether --max-time has passed since the worker started.
+func (w *Worker) maxTimeReached(st *stopState) bool {
+	return w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime
 }
 
 // availableIDer lists the rows a claim could take (*laravel.Conn does).
@@ -952,7 +968,7 @@ func (w *Worker) shouldStop(ctx context.Context, st *stopState, empty bool) (int
 		w.log.Info("the queue has been empty for --stop-when-empty-for; stopping", "empty_for", w.idleFor(st).Round(time.Millisecond))
 		return ExitSuccess, true
 	}
-	if w.cfg.MaxTime > 0 && time.Since(st.started) >= w.cfg.MaxTime {
+	if w.maxTimeReached(st) {
 		w.log.Info("--max-time reached; stopping")
 		w.closeStopping()
 		return ExitSuccess, true
