@@ -53,11 +53,17 @@ type Envelope struct {
 	DisplayName string
 	// Job is the handler PHP calls: CallQueuedHandler for object jobs, "Class@method" for raw jobs.
 	Job string
-	// MaxTries is the job's tries (null when the job does not set it).
+	// MaxTries is the job's tries (null when the job does not set it). A limit PHP cannot take as
+	// "none" (a float or string zero, a negative one) is -1: the job fails at its first claim.
 	MaxTries *int
-	// MaxExceptions is the job's maxExceptions (7.x+).
+	// MaxTriesFraction says the job's tries were a fraction (`$tries = 2.5`): MaxTries is its floor,
+	// which bounds the attempts at claim as PHP's `attempts <= 2.5` does, and since PHP fails a job
+	// that throws only at `attempts >= 2.5`, no attempt that runs reaches the limit.
+	MaxTriesFraction bool
+	// MaxExceptions is the job's maxExceptions (7.x+); a fraction is rounded up, as PHP's
+	// `maxExceptions <= count` counts.
 	MaxExceptions *int
-	// Timeout is the job's timeout in seconds.
+	// Timeout is the job's timeout in seconds; a fraction is rounded down, as pcntl_alarm takes it.
 	Timeout *int
 	// FailOnTimeout is the job's failOnTimeout (8.43+; false when absent).
 	FailOnTimeout bool
@@ -181,15 +187,36 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	e.UUID = r.str(names[kUUID], vals[kUUID])
 	e.DisplayName = displayText(vals[kDisplayName])
 	e.Job = r.strAs(names[kJob], vals[kJob], []byte(callQueuedHandlerJSON), CallQueuedHandler)
-	e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
-	if raw := vals[kMaxTries]; e.MaxTries != nil && *e.MaxTries == 0 && len(raw) > 0 && raw[0] == '"' {
-		// A class's `$tries = '0'`: PHP's worker tests `$maxTries === 0` for "no limit", which a string
-		// is not, and then fails the job as `attempts <= "0"` is false: as a negative limit does.
+	if f, ok := fraction(vals[kMaxTries]); ok {
+		// `$tries = 2.5`: PHP's claim fails the job at the attempt past 2.5, an exception never.
+		n := clampInt(math.Floor(f))
+		e.MaxTriesFraction = n > 0
+		if n <= 0 {
+			n = -1
+		}
+		e.MaxTries = &n
+	} else {
+		e.MaxTries = r.countp(names[kMaxTries], vals[kMaxTries])
+	}
+	if raw := vals[kMaxTries]; e.MaxTries != nil && *e.MaxTries == 0 && (raw[0] == '"' || bytes.ContainsAny(raw, ".eE")) {
+		// A class's `$tries = '0'` (or 0.0): PHP's worker tests `$maxTries === 0` for "no limit",
+		// which a string or a float is not, and then fails the job as `attempts <= "0"` is false: as
+		// a negative limit does.
 		n := -1
 		e.MaxTries = &n
 	}
-	e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
-	e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
+	if f, ok := fraction(vals[kMaxExceptions]); ok {
+		n := clampInt(math.Ceil(f))
+		e.MaxExceptions = &n
+	} else {
+		e.MaxExceptions = r.countp(names[kMaxExceptions], vals[kMaxExceptions])
+	}
+	if f, ok := fraction(vals[kTimeout]); ok {
+		n := clampInt(math.Trunc(f))
+		e.Timeout = &n
+	} else {
+		e.Timeout = r.intp(names[kTimeout], vals[kTimeout])
+	}
 	if b := r.truthy(names[kFailOnTimeout], vals[kFailOnTimeout]); b != nil {
 		e.FailOnTimeout = *b
 	}
@@ -420,6 +447,30 @@ func (r *envReader) countp(key string, v json.RawMessage) *int {
 		}
 	}
 	return r.intp(key, v)
+}
+
+// fraction reads a limit PHP compares as a number (maxTries, maxExceptions, timeout) when it is a
+// fraction: a float such as a class's `$tries = 2.5` writes, or a numeric string of one. ok is false
+// for anything else (whole numbers, null, other types), which countp and intp read.
+func fraction(v json.RawMessage) (float64, bool) {
+	text := string(v)
+	if len(v) > 0 && v[0] == '"' {
+		s, ok := jsonString(v)
+		if !ok {
+			return 0, false
+		}
+		text = s
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f == math.Trunc(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// clampInt is a whole float as an int, saturated at the int32 range as countp saturates limits.
+func clampInt(f float64) int {
+	return int(max(min(f, math.MaxInt32), math.MinInt32))
 }
 
 // truthy reads a flag PHP tests with `?? false` (failOnTimeout, deleteWhenMissingModels): nil when it

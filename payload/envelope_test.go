@@ -166,7 +166,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"A"}}`, "data.command"},
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"command":5}}`, "data.command"},
 		{`{"job":"X","maxTries":"three"}`, "maxTries"},
-		{`{"job":"X","maxTries":1.5}`, "maxTries"},
+		{`{"job":"X","maxTries":"1.5x"}`, "maxTries"},
 		{`{"job":"X","timeout":99999999999}`, "timeout"},
 		{`{"job":"X","backoff":true}`, "backoff"},
 		{`{"job":"X","retryUntil":"soon"}`, "retryUntil"},
@@ -208,6 +208,31 @@ func TestParseEnvelopeAsPHPReadsIt(t *testing.T) {
 		}
 		if *e.MaxTries != tt.maxTries || *e.MaxExceptions != tt.maxExcept || backoffSpec(e) != "" {
 			t.Errorf("%s: maxTries %d maxExceptions %d backoff %q", tt.in, *e.MaxTries, *e.MaxExceptions, backoffSpec(e))
+		}
+	}
+	// Fractions, as a class's `$tries = 2.5` writes them: PHP compares attempts with them as they
+	// are, so tries bound the attempts at claim by their floor (and an exception never reaches them),
+	// maxExceptions count up to their ceiling, and a timeout is the whole seconds pcntl_alarm takes;
+	// a zero that is a float or a string is no "no limit" to PHP's `=== 0`.
+	for _, tt := range []struct {
+		in                          string
+		maxTries, maxExcept, timout int
+		fraction                    bool
+	}{
+		{`{"job":"X","maxTries":2.5,"maxExceptions":1.5,"timeout":1.5}`, 2, 2, 1, true},
+		{`{"job":"X","maxTries":"2.5","maxExceptions":"0.5","timeout":"0.5"}`, 2, 1, 0, true},
+		{`{"job":"X","maxTries":0.5,"maxExceptions":-1.5,"timeout":-2.5}`, -1, -1, -2, false},
+		{`{"job":"X","maxTries":0.0,"maxExceptions":0,"timeout":0}`, -1, 0, 0, false},
+		{`{"job":"X","maxTries":3.0,"maxExceptions":2.0,"timeout":60.0}`, 3, 2, 60, false},
+		{`{"job":"X","maxTries":1e10,"maxExceptions":4294967296.5,"timeout":7}`, math.MaxInt32, math.MaxInt32, 7, false},
+	} {
+		e, err := ParseEnvelope([]byte(tt.in))
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if *e.MaxTries != tt.maxTries || e.MaxTriesFraction != tt.fraction || *e.MaxExceptions != tt.maxExcept || *e.Timeout != tt.timout {
+			t.Errorf("%s: maxTries %d (fraction %v) maxExceptions %d timeout %d", tt.in, *e.MaxTries, e.MaxTriesFraction, *e.MaxExceptions, *e.Timeout)
 		}
 	}
 }

@@ -339,7 +339,7 @@ func (w *Worker) atAttemptsCeiling(j *laravel.Job) bool {
 func (w *Worker) limits(env *payload.Envelope) Limits {
 	l := Limits{MaxTries: w.cfg.Tries}
 	if env.MaxTries != nil {
-		l.MaxTries = *env.MaxTries
+		l.MaxTries, l.MaxTriesFraction = *env.MaxTries, env.MaxTriesFraction
 	}
 	until, ok := env.RetryDeadline()
 	if w.version.AtLeast(9, 26) {

@@ -50,9 +50,12 @@ func BackoffDelay(jobBackoff string, hasJobBackoff bool, workerBackoff []int, at
 
 // Limits are the retry limits of one job: the payload's values, falling back to the worker's options.
 type Limits struct {
-	MaxTries      int   // payload maxTries ?? --tries; 0 means unlimited
-	RetryUntil    int64 // Unix seconds; 0 when the job has no retryUntil (or timeoutAt before 8.x)
-	HasRetryUntil bool
+	MaxTries int // payload maxTries ?? --tries; 0 means unlimited
+	// MaxTriesFraction says the payload's maxTries was a fraction, of which MaxTries is the floor: the
+	// claim bounds the attempts by it, and an exception never reaches it (payload.Envelope).
+	MaxTriesFraction bool
+	RetryUntil       int64 // Unix seconds; 0 when the job has no retryUntil (or timeoutAt before 8.x)
+	HasRetryUntil    bool
 }
 
 // AlreadyExceeded reports whether a job must fail before it runs (Worker::
@@ -78,7 +81,7 @@ func (l Limits) WillExceed(v Version, attempts int, now int64) bool {
 	if l.HasRetryUntil && v.AtLeast(8, 0) {
 		return false
 	}
-	return l.MaxTries > 0 && attempts >= l.MaxTries
+	return l.MaxTries > 0 && !l.MaxTriesFraction && attempts >= l.MaxTries
 }
 
 // PHP exception classes the worker itself throws.

@@ -87,6 +87,10 @@ func TestLimits(t *testing.T) {
 		{"retryUntil now", v8, Limits{MaxTries: 1, RetryUntil: now, HasRetryUntil: true}, 1, false, true},
 		{"retryUntil past", v8, Limits{MaxTries: 9, RetryUntil: now - 1, HasRetryUntil: true}, 1, true, true},
 		{"7.x timeoutAt and tries independent", v7, Limits{MaxTries: 2, RetryUntil: now + 10, HasRetryUntil: true}, 2, false, true},
+		// $tries = 2.5: PHP runs attempts 1 and 2, releasing each that throws (2 >= 2.5 is false), and
+		// fails the job at the third claim (3 <= 2.5 is false).
+		{"second of 2.5", v8, Limits{MaxTries: 2, MaxTriesFraction: true}, 2, false, false},
+		{"third of 2.5", v8, Limits{MaxTries: 2, MaxTriesFraction: true}, 3, true, false},
 	} {
 		if got := tc.l.AlreadyExceeded(tc.v, tc.attempts, now); got != tc.already {
 			t.Errorf("%s: AlreadyExceeded = %v, want %v", tc.name, got, tc.already)

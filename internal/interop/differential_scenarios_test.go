@@ -22,6 +22,9 @@ var diffScenarios = []diffScenario{
 	}},
 	{name: "throw-fails-on-last-try", steps: []diffStep{dispatchJobs(job("a", "throw")), work(diffWork{tries: 2})}},
 	{name: "tries-from-job", steps: []diffStep{dispatchJobs(job("a", "throw").with("tries", 3)), work(diffWork{})}},
+	// $tries = 2.5 and $maxExceptions = 1.5, which PHP compares with the attempts as they are.
+	{name: "tries-fraction", steps: []diffStep{dispatchJobs(job("a", "throw").with("tries", 2.5), job("b", "throw").with("tries", 0.5)), work(diffWork{})}},
+	{name: "max-exceptions-fraction", steps: []diffStep{dispatchJobs(job("a", "throw").with("tries", 5).with("maxExceptions", 1.5)), work(diffWork{})}},
 	{name: "tries-unlimited-release-loop-bounded", steps: []diffStep{
 		dispatchJobs(job("a", "throw", "throw", "ok").with("tries", 0)), work(diffWork{tries: 1}),
 	}},
