@@ -300,22 +300,37 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 		return nil
 	}
 	queue := j.Queue
-	if q, ok := public("queue").(string); ok && queue == "" {
-		queue = q
+	if q := public("queue"); queue == "" && q != nil && payload.StringCast(q) != "" && payload.StringCast(q) != "0" {
+		queue = payload.StringCast(q) // onQueue(5) is queue "5"; a falsy one is the default
 	}
 	if queue == "" {
 		queue = d.defaultQueue
 	}
-	delay := int(j.Delay / time.Second)
-	if n, ok := public("delay").(int64); ok && j.Delay == 0 && n > 0 {
-		delay = int(n)
+	// The job's delay: the Job's, or as PHP's Dispatcher takes the command's delay property when it is
+	// set (seconds, a date or an interval; the payload's 12.11+ delay key is the seconds until then,
+	// at least 0 for a date).
+	traitDelay := int(j.Delay / time.Second)
+	delay, delayKey := traitDelay, (*int)(nil)
+	if traitDelay > 0 {
+		delayKey = &traitDelay
+	}
+	if v := public("delay"); v != nil && j.Delay == 0 {
+		now := d.clock()
+		if at, ok := payload.AvailableAt(v, now); ok {
+			delay = int(at - now.Unix())
+			key := delay
+			if _, date := v.(*payload.Object); date {
+				key = max(key, 0)
+			}
+			delayKey = &key
+		}
 	}
 	cmd := j.Command
 	if strings.HasPrefix(cmd.Class, `\`) {
 		cmd = &payload.Object{Class: strings.TrimPrefix(cmd.Class, `\`), Props: cmd.Props}
 	}
 	if !j.Bare {
-		cmd = d.withTraits(cmd, j.Queue, delay, j.Connection)
+		cmd = d.withTraits(cmd, j.Queue, traitDelay, j.Connection)
 		if d.version.AtLeast(13, 24) && j.lockOwner != "" {
 			cmd.Set("uniqueLockOwner", j.lockOwner) // where Queueable declares it
 		}
@@ -349,10 +364,8 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 		u := j.RetryUntil.Unix()
 		jp.RetryUntil = &u
 	}
-	fromProperties(&jp, public)
-	if delay > 0 {
-		jp.Delay = &delay
-	}
+	jp.FromProperties(d.clock())
+	jp.Delay = delayKey
 	created := d.clock().Unix()
 	jp.CreatedAt = &created
 	b, err := payload.NewJobPayload(jp)
@@ -365,53 +378,6 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 // classNamePattern is a PHP class name: identifiers (a letter, underscore or non-ASCII character,
 // then those and digits) separated by single backslashes.
 var classNamePattern = regexp.MustCompile(`^[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*(\\[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*)*$`)
-
-// fromProperties fills what the Job left unset from the job's public properties, as Laravel's
-// Queue::createObjectPayload reads $job->tries, ->timeout, ->maxExceptions, ->backoff,
-// ->failOnTimeout, ->retryUntil and (13.x) ->deleteWhenMissingModels.
-func fromProperties(jp *payload.JobPayloadParams, public func(string) payload.Value) {
-	intOf := func(name string) (int, bool) {
-		n, ok := public(name).(int64)
-		return int(n), ok
-	}
-	if n, ok := intOf("tries"); ok && jp.MaxTries == nil {
-		jp.MaxTries = &n
-	}
-	if n, ok := intOf("timeout"); ok && jp.Timeout == nil {
-		jp.Timeout = &n
-	}
-	if n, ok := intOf("maxExceptions"); ok && jp.MaxExceptions == nil {
-		jp.MaxExceptions = &n
-	}
-	if n, ok := public("retryUntil").(int64); ok && jp.RetryUntil == nil {
-		jp.RetryUntil = &n
-	}
-	if b, ok := public("failOnTimeout").(bool); ok && b {
-		jp.FailOnTimeout = true
-	}
-	if b, ok := public("deleteWhenMissingModels").(bool); ok && jp.DeleteWhenMissingModels == nil {
-		jp.DeleteWhenMissingModels = &b // the envelope key of 13.x, which its worker reads alone
-	}
-	if jp.Backoff == nil {
-		var parts []string
-		switch b := public("backoff").(type) {
-		case int64:
-			parts = []string{strconv.FormatInt(b, 10)}
-		case *payload.Array:
-			for _, e := range b.Entries {
-				n, ok := e.Value.(int64)
-				if !ok {
-					return // PHP's implode of other values: left to the job's own backoff
-				}
-				parts = append(parts, strconv.FormatInt(n, 10))
-			}
-		}
-		if parts != nil {
-			s := strings.Join(parts, ",")
-			jp.Backoff = &s
-		}
-	}
-}
 
 // withTraits returns a copy of cmd with the properties that InteractsWithQueue and Queueable declare,
 // in the order PHP serializes them for the version (after the class's own), set as dispatch() leaves

@@ -57,6 +57,11 @@ func TestPayloadsOfLaravelSource(t *testing.T) {
 				continue // the worker's test (a chain's next link as the worker dispatches it, lock keys)
 			}
 			j, ok := jobs[c.Case]
+			if c.Case == "loose" {
+				// The command PHP serialized, dispatched again: its properties of other types than
+				// Laravel writes (a string or float tries, dates) are read as createPayload reads them.
+				j, ok = Job{Command: phpCommand(t, c.Payload)}, true
+			}
 			if !ok {
 				t.Fatalf("%s: no job for the case %q", file, c.Case)
 			}
@@ -78,8 +83,22 @@ func TestPayloadsOfLaravelSource(t *testing.T) {
 			n++
 		}
 		f.Close()
-		if err := sc.Err(); err != nil || n != len(jobs) {
+		if err := sc.Err(); err != nil || n != len(jobs)+1 {
 			t.Errorf("%s: %d cases read (%v), want %d", file, n, err, len(jobs))
 		}
 	}
+}
+
+// phpCommand is the command of a payload PHP wrote.
+func phpCommand(t *testing.T, p string) *payload.Object {
+	t.Helper()
+	env, err := payload.ParseEnvelope([]byte(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := payload.DecodeCommand(env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd
 }

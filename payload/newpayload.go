@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -167,6 +168,95 @@ type JobPayloadParams struct {
 	Extra []ExtraKey
 
 	rand io.Reader
+	// props are the envelope keys FromProperties read from the command's properties, written as
+	// json_encode writes the property's value where the typed field above is not set.
+	props map[string]Value
+}
+
+// FromProperties reads from Command's public properties what Laravel's Queue::createObjectPayload
+// reads from the job's, for the keys p does not set already: $tries, $timeout, $maxExceptions and
+// $failOnTimeout, written as json_encode writes the property's value (a string or a float as it is),
+// $backoff joined with commas as getJobBackoff joins it (a date as the seconds from now until it),
+// $retryUntil ($timeoutAt before 8.0; a date as its timestamp), 5.8–7.x's $retryAfter and 13.x's
+// $deleteWhenMissingModels.
+func (p *JobPayloadParams) FromProperties(now time.Time) {
+	if p.Command == nil {
+		return
+	}
+	public := func(name string) (Value, bool) {
+		if pr := p.Command.Prop(name); pr != nil && pr.Visibility == Public && pr.Value != nil {
+			return pr.Value, true
+		}
+		return nil, false
+	}
+	keep := func(key string, v Value) {
+		switch v.(type) {
+		case bool, int64, float64, string:
+			if p.props == nil {
+				p.props = map[string]Value{}
+			}
+			p.props[key] = v
+		}
+	}
+	for _, k := range []struct {
+		prop, key string
+		set       bool
+	}{
+		{"tries", "maxTries", p.MaxTries != nil}, {"timeout", "timeout", p.Timeout != nil},
+		{"maxExceptions", "maxExceptions", p.MaxExceptions != nil}, {"failOnTimeout", "failOnTimeout", p.FailOnTimeout},
+		{"deleteWhenMissingModels", "deleteWhenMissingModels", p.DeleteWhenMissingModels != nil},
+	} {
+		if v, ok := public(k.prop); ok && !k.set {
+			keep(k.key, v)
+		}
+	}
+	version, err := ParseVersion(p.LaravelVersion)
+	if err != nil {
+		return // NewJobPayload says why
+	}
+	until := "retryUntil"
+	if !version.AtLeast(8, 0) {
+		until = "timeoutAt" // getJobExpiration read $job->timeoutAt before 8.0
+	}
+	if v, ok := public(until); ok && p.RetryUntil == nil {
+		if o, isObject := v.(*Object); isObject {
+			if t, err := Time(o); err == nil {
+				u := t.Unix()
+				p.RetryUntil = &u
+			}
+		} else {
+			keep("retryUntil", v)
+		}
+	}
+	if v, ok := public("retryAfter"); ok && p.RetryAfter == nil && version.AtLeast(5, 8) && !version.AtLeast(8, 0) {
+		// getJobRetryDelay, the delay key of 5.8–7.x: a date as the seconds until it.
+		if o, isObject := v.(*Object); isObject {
+			if t, err := Time(o); err == nil {
+				n := int(max(0, t.Unix()-now.Unix()))
+				p.RetryAfter = &n
+			}
+		} else {
+			keep("retryAfter", v)
+		}
+	}
+	if v, ok := public("backoff"); ok && p.Backoff == nil {
+		list := []Value{v}
+		if a, isArray := v.(*Array); isArray {
+			list = a.Values()
+		}
+		parts := make([]string, 0, len(list))
+		for _, x := range list {
+			if o, isObject := x.(*Object); isObject {
+				if t, err := Time(o); err == nil {
+					parts = append(parts, strconv.FormatInt(max(0, t.Unix()-now.Unix()), 10)) // secondsUntil
+					continue
+				}
+			}
+			parts = append(parts, StringCast(x))
+		}
+		b := strings.Join(parts, ",")
+		p.Backoff = &b
+	}
 }
 
 // NewJobPayload builds a payload exactly as PHP's Queue::createPayload writes it for the given Laravel
@@ -232,28 +322,28 @@ func NewJobPayload(p JobPayloadParams) ([]byte, error) {
 			return nil, fmt.Errorf("new job payload: data: %w", err)
 		}
 	} else {
-		w.key("maxTries").intp(p.MaxTries)
+		w.key("maxTries").intOr(p.MaxTries, p.props, "maxTries")
 		if v.AtLeast(7, 0) {
-			w.key("maxExceptions").intp(p.MaxExceptions)
+			w.key("maxExceptions").intOr(p.MaxExceptions, p.props, "maxExceptions")
 		}
 		if v.AtLeast(5, 8) && !v.AtLeast(8, 0) {
-			w.key("delay").intp(p.RetryAfter)
+			w.key("delay").intOr(p.RetryAfter, p.props, "retryAfter")
 		}
 		if v.AtLeast(8, 43) {
-			w.key("failOnTimeout").bool(p.FailOnTimeout)
+			w.key("failOnTimeout").boolOr(p.FailOnTimeout, p.props, "failOnTimeout")
 		}
 		if v.AtLeast(8, 0) {
 			w.key("backoff").strp(p.Backoff)
 		}
-		w.key("timeout").intp(p.Timeout)
+		w.key("timeout").intOr(p.Timeout, p.props, "timeout")
 		if v.AtLeast(5, 5) && !v.AtLeast(8, 0) {
-			w.key("timeoutAt").int64p(p.RetryUntil)
+			w.key("timeoutAt").int64Or(p.RetryUntil, p.props, "retryUntil")
 		}
 		if v.AtLeast(8, 0) {
-			w.key("retryUntil").int64p(p.RetryUntil)
+			w.key("retryUntil").int64Or(p.RetryUntil, p.props, "retryUntil")
 		}
 		if v.AtLeast(13, 0) {
-			w.key("deleteWhenMissingModels").bool(p.DeleteWhenMissingModels != nil && *p.DeleteWhenMissingModels)
+			w.key("deleteWhenMissingModels").boolOr(p.DeleteWhenMissingModels != nil && *p.DeleteWhenMissingModels, p.props, "deleteWhenMissingModels")
 		}
 		w.key("data").open()
 		w.key("commandName").str(commandName)
@@ -382,6 +472,56 @@ func (w *phpJSON) int64p(n *int64) {
 		return
 	}
 	w.b = strconv.AppendInt(w.b, *n, 10)
+}
+
+// intOr writes n, or when it is nil the property props holds for key (as json_encode writes it), or null.
+func (w *phpJSON) intOr(n *int, props map[string]Value, key string) {
+	if n != nil {
+		w.intp(n)
+		return
+	}
+	w.scalar(props[key])
+}
+
+// int64Or is intOr for an int64.
+func (w *phpJSON) int64Or(n *int64, props map[string]Value, key string) {
+	if n != nil {
+		w.int64p(n)
+		return
+	}
+	w.scalar(props[key])
+}
+
+// boolOr writes true when b is, else the property props holds for key, else false.
+func (w *phpJSON) boolOr(b bool, props map[string]Value, key string) {
+	if v, ok := props[key]; ok && !b {
+		w.scalar(v)
+		return
+	}
+	w.bool(b)
+}
+
+// scalar writes a scalar as json_encode does; a float that is not finite is an error, as in PHP.
+func (w *phpJSON) scalar(v Value) {
+	switch v := v.(type) {
+	case bool:
+		w.bool(v)
+	case int64:
+		w.b = strconv.AppendInt(w.b, v, 10)
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			if w.err == nil {
+				w.err = errors.New("Inf and NaN cannot be JSON encoded")
+			}
+			w.null()
+			return
+		}
+		w.b = AppendPHPFloat(w.b, v)
+	case string:
+		w.str(v)
+	default:
+		w.null()
+	}
 }
 
 func (w *phpJSON) strp(s *string) {

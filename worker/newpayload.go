@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"strings"
 	"time"
 
 	"github.com/artisan-go/artisan-go/payload"
@@ -19,26 +18,9 @@ func (w *Worker) newJobPayload(cmd *payload.Object, now time.Time, delay int64) 
 	p := payload.JobPayloadParams{
 		LaravelVersion: version,
 		Command:        cmd,
-		MaxTries:       intProp(cmd, "tries"),
-		MaxExceptions:  intProp(cmd, "maxExceptions"),
-		Timeout:        intProp(cmd, "timeout"),
-		RetryAfter:     intProp(cmd, "retryAfter"),
-		Backoff:        backoffString(cmd),
 		CreatedAt:      &created,
 	}
-	if f, _ := cmd.Get("failOnTimeout"); f == true {
-		p.FailOnTimeout = true
-	}
-	if d, ok := cmd.Get("deleteWhenMissingModels"); ok {
-		if b, ok := d.(bool); ok {
-			p.DeleteWhenMissingModels = &b // 13.x's envelope key, which its worker reads alone
-		}
-	}
-	if t, ok := cmd.Get("retryUntil"); ok {
-		if t, ok := t.(int64); ok {
-			p.RetryUntil = &t
-		}
-	}
+	p.FromProperties(now)
 	if b, _ := cmd.Get("batchId"); !phpFalsy(b) {
 		s := phpString(b)
 		p.BatchID = &s
@@ -51,35 +33,6 @@ func (w *Worker) newJobPayload(cmd *payload.Object, now time.Time, delay int64) 
 		p.Delay = &d
 	}
 	return payload.NewJobPayload(p)
-}
-
-// intProp returns an integer property, nil when absent or not an integer.
-func intProp(cmd *payload.Object, name string) *int {
-	v, _ := cmd.Get(name)
-	if n, ok := v.(int64); ok {
-		i := int(n)
-		return &i
-	}
-	return nil
-}
-
-// backoffString is Laravel's getJobBackoff over the backoff property: an array joined with commas, a
-// number as its string, nil when unset.
-func backoffString(cmd *payload.Object) *string {
-	var s string
-	switch v, _ := cmd.Get("backoff"); v := v.(type) {
-	case *payload.Array:
-		parts := make([]string, 0, v.Len())
-		for _, x := range v.Values() {
-			parts = append(parts, phpString(x))
-		}
-		s = strings.Join(parts, ",")
-	case int64, float64, string:
-		s = phpString(v)
-	default:
-		return nil
-	}
-	return &s
 }
 
 // Encrypted is implemented by handlers of ShouldBeEncrypted classes, so that the worker encrypts the

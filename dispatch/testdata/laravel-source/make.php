@@ -85,6 +85,35 @@ namespace App\Jobs {
 }
 
 namespace App\Jobs {
+    // Properties createPayload reads as they are: limits written as a string or a float, dates (a
+    // retryUntil, timeoutAt before 8.0, and a backoff entry) as timestamps or the seconds until them.
+    class Loose implements \Illuminate\Contracts\Queue\ShouldQueue
+    {
+        use \Illuminate\Queue\InteractsWithQueue, \Illuminate\Bus\Queueable, \Illuminate\Queue\SerializesModels;
+
+        public $tries;
+        public $timeout;
+        public $maxExceptions;
+        public $failOnTimeout;
+        public $backoff;
+        public $retryUntil;
+        public $timeoutAt;
+        public $retryAfter;
+
+        public function __construct()
+        {
+            $this->tries = '3';
+            $this->timeout = 1.5;
+            $this->maxExceptions = '2';
+            $this->failOnTimeout = 1;
+            $this->backoff = [1, '2', 3.5, \Carbon\Carbon::createFromTimestamp(1763700060)];
+            $this->retryUntil = $this->timeoutAt = \Carbon\Carbon::createFromTimestamp(1763703600);
+            $this->retryAfter = '30';
+        }
+    }
+}
+
+namespace App\Jobs {
     // A unique job whose displayName() is not its class name, for the lock key (12.41+ uses the name).
     class Named implements \Illuminate\Contracts\Queue\ShouldQueue
     {
@@ -132,6 +161,12 @@ namespace {
         'queued' => fn () => $q->payload((new App\Jobs\SendInvoice(8))->onQueue('emails')->delay(90), 'emails', 90),
         'connection' => fn () => $q->payload((new App\Jobs\SendInvoice(9))->onConnection('other'), 'default'),
         'options' => fn () => $q->payload(new App\Jobs\Flaky(10), 'default'),
+        // Delayed by a date, as ->delay(now()->addMinutes(5)) delays it.
+        'loose' => function () use ($q) {
+            $at = \Carbon\Carbon::createFromTimestamp(1763700300);
+
+            return $q->payload((new App\Jobs\Loose)->delay($at), 'default', $at);
+        },
         // A chain of two on chainq: the head as Bus::chain dispatches it, and its next link as the
         // head's dispatchNextJobInChain hands it to dispatch() after the head ran.
         'chain-head' => fn () => $q->payload($GLOBALS['head'], 'chainq'),
