@@ -189,17 +189,20 @@ func bindValue(v Value, dst reflect.Value, path string, budget *bindState) error
 			dst.SetString(x)
 		case *Enum:
 			dst.SetString(x.Case)
-		case int64:
-			dst.SetString(strconv.FormatInt(x, 10))
+		case int64, float64, bool:
+			dst.SetString(StringCast(x)) // 42 is "42", 0.1 "0.1", true "1", false ""
 		default:
 			return bindErr(path, "cannot put %s into a string", typeName(v))
 		}
 	case reflect.Bool:
-		b, ok := v.(bool)
-		if !ok {
+		switch x := v.(type) {
+		case bool:
+			dst.SetBool(x)
+		case int64, float64, string:
+			dst.SetBool(truthy(x)) // 0, 0.0, "" and "0" are false
+		default:
 			return bindErr(path, "cannot put %s into a bool", typeName(v))
 		}
-		dst.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, err := toInt(v)
 		if err != nil {
@@ -224,6 +227,14 @@ func bindValue(v Value, dst reflect.Value, path string, budget *bindState) error
 			dst.SetFloat(x)
 		case int64:
 			dst.SetFloat(float64(x))
+		case bool:
+			dst.SetFloat(FloatCast(x))
+		case string:
+			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil {
+				return bindErr(path, "string %q is not a number", x)
+			}
+			dst.SetFloat(f)
 		default:
 			return bindErr(path, "cannot put %s into a float", typeName(v))
 		}
@@ -273,13 +284,36 @@ func toInt(v Value) (int64, error) {
 		}
 		return 0, fmt.Errorf("float %v is not an integer", x)
 	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("string %q is not an integer", x)
+		t := strings.TrimSpace(x)
+		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return n, nil
 		}
-		return n, nil
+		if f, err := strconv.ParseFloat(t, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return int64(f), nil // "1e3", "42.0": numeric strings of a whole number
+		}
+		return 0, fmt.Errorf("string %q is not an integer", x)
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
 	}
 	return 0, fmt.Errorf("cannot put %s into an integer", typeName(v))
+}
+
+// truthy is PHP's truthiness of a scalar: 0, 0.0, "" and "0" are false.
+func truthy(v Value) bool {
+	switch x := v.(type) {
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0"
+	case bool:
+		return x
+	}
+	return v != nil
 }
 
 // entries lists the name/value pairs of an object or array, for struct and map binding.

@@ -3,6 +3,7 @@ package payload
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,5 +198,45 @@ func TestBindNilObjectAndUnexportedTag(t *testing.T) {
 	var be *BindError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "note") || hidden.note != "" {
 		t.Errorf("Bind into a tagged unexported field: %v, want a BindError naming it", err)
+	}
+}
+
+// TestBindLooseScalars converts scalars as PHP's loose typing does: any scalar into a string as PHP's
+// (string) writes it, into a bool by its truthiness, numeric strings into numbers (a whole one into an
+// int), a bool into a number as 0 or 1; what PHP would not take still fails.
+func TestBindLooseScalars(t *testing.T) {
+	var dst struct {
+		Strings []string  `php:"strings"`
+		Bools   []bool    `php:"bools"`
+		Floats  []float64 `php:"floats"`
+		Ints    []int64   `php:"ints"`
+	}
+	o := NewObject("A").
+		Set("strings", NewList(int64(1), "x", nil, true, false, 2.5, 0.1)).
+		Set("bools", NewList(int64(0), int64(2), 0.0, "", "0", "a", true)).
+		Set("floats", NewList("4.5", " 7 ", "1e3", true, int64(2))).
+		Set("ints", NewList("42", " 7", "1e3", "42.0", true, false, 3.0))
+	if err := Bind(o, &dst); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1", "x", "", "1", "", "2.5", "0.1"}
+	if !slices.Equal(dst.Strings, want) {
+		t.Errorf("strings %q, want %q", dst.Strings, want)
+	}
+	if wantB := []bool{false, true, false, false, false, true, true}; !slices.Equal(dst.Bools, wantB) {
+		t.Errorf("bools %v, want %v", dst.Bools, wantB)
+	}
+	if wantF := []float64{4.5, 7, 1000, 1, 2}; !slices.Equal(dst.Floats, wantF) {
+		t.Errorf("floats %v, want %v", dst.Floats, wantF)
+	}
+	if wantI := []int64{42, 7, 1000, 42, 1, 0, 3}; !slices.Equal(dst.Ints, wantI) {
+		t.Errorf("ints %v, want %v", dst.Ints, wantI)
+	}
+	var be *BindError
+	for _, bad := range []*Object{NewObject("A").Set("ints", NewList("4.5")), NewObject("A").Set("ints", NewList(9.75)),
+		NewObject("A").Set("floats", NewList("x")), NewObject("A").Set("strings", NewList(NewList()))} {
+		if err := Bind(bad, &dst); !errors.As(err, &be) {
+			t.Errorf("%v: %v, want a BindError", bad, err)
+		}
 	}
 }
