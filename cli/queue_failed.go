@@ -88,6 +88,13 @@ func runQueueFailed(ctx context.Context, a *adminRun) int {
 		if jobs, err = conn.FailedJobList(ctx, &laravel.FailedJobListParams{}); err != nil {
 			return a.failure(err)
 		}
+		if len(jobs) > 0 && prov.byUUID && !hasUUID {
+			// PHP's uuid provider lists rows by a uuid they lack, and stops (Undefined property);
+			// a table without ids to retry or forget them by is no list to print either.
+			if err := a.needUUIDs(ctx, prov); err != nil {
+				return a.failure(err)
+			}
+		}
 	}
 	rows := make([][]any, 0, len(jobs))
 	for _, j := range jobs {

@@ -31,7 +31,7 @@ var rangePattern = regexp.MustCompile(`^[0-9]+-[0-9]+$`)
 // retryIDs resolves queue:retry's arguments as RetryCommand::getJobIds does: `all`, else --queue,
 // else the ids plus the --range ranges, without duplicates. explicit says the ids were named one by
 // one (they must all exist).
-func (a *adminRun) retryIDs(ctx context.Context, conn *laravel.Conn, prov failedProvider) (ids []string, explicit bool, err error) {
+func (a *adminRun) retryIDs(ctx context.Context, conn *laravel.Conn, prov failedProvider) (refs []*laravel.FailedJobRef, explicit bool, err error) {
 	if len(a.args) == 1 && a.args[0] == "all" {
 		ids, err := conn.FailedJobIDs(ctx, &laravel.FailedJobIDsParams{UUIDs: prov.byUUID})
 		return ids, false, err
@@ -43,7 +43,7 @@ func (a *adminRun) retryIDs(ctx context.Context, conn *laravel.Conn, prov failed
 		}
 		return ids, false, err
 	}
-	ids = append(ids, a.args...)
+	ids := append([]string(nil), a.args...)
 	for _, r := range a.fs.Lookup("range").Value.(*listFlag).values {
 		if !rangePattern.MatchString(r) {
 			return nil, false, fmt.Errorf("--range=%q: give FROM-TO with two whole numbers, e.g. --range=1-5", r)
@@ -61,15 +61,14 @@ func (a *adminRun) retryIDs(ctx context.Context, conn *laravel.Conn, prov failed
 			ids = append(ids, strconv.FormatInt(n, 10))
 		}
 	}
-	var out []string
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if id != "" && id != "0" && !seen[id] {
 			seen[id] = true
-			out = append(out, id)
+			refs = append(refs, prov.ref(id))
 		}
 	}
-	return out, len(a.fs.Lookup("range").Value.(*listFlag).values) == 0, nil
+	return refs, len(a.fs.Lookup("range").Value.(*listFlag).values) == 0, nil
 }
 
 func runQueueRetry(ctx context.Context, a *adminRun) int {
@@ -121,13 +120,13 @@ func (a *adminRun) newRetrier(ctx context.Context) (*retrier, error) {
 
 // retry retries the failed jobs with the given ids. When explicit, every id must exist, else nothing
 // is retried; otherwise a missing id is reported as PHP reports it and the others are retried.
-func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
+func (r *retrier) retry(ctx context.Context, ids []*laravel.FailedJobRef, explicit bool) int {
 	con := r.a.con
 	if explicit {
 		var missing []string
 		for _, id := range ids {
-			if _, err := r.conn.FailedJobFind(ctx, r.prov.ref(id)); errors.Is(err, laravel.ErrFailedJobNotFound) {
-				missing = append(missing, id)
+			if _, err := r.conn.FailedJobFind(ctx, id); errors.Is(err, laravel.ErrFailedJobNotFound) {
+				missing = append(missing, id.ID)
 			} else if err != nil {
 				return r.a.failure(err)
 			}
@@ -181,11 +180,12 @@ func (r *retrier) retry(ctx context.Context, ids []string, explicit bool) int {
 		group, groupIDs = group[:0], groupIDs[:0]
 		return nil
 	}
-	for i, id := range ids {
+	for i, ref := range ids {
+		id := ref.ID
 		if ctx.Err() != nil {
 			return stop()
 		}
-		f, err := r.conn.FailedJobFind(ctx, r.prov.ref(id))
+		f, err := r.conn.FailedJobFind(ctx, ref)
 		if errors.Is(err, laravel.ErrFailedJobNotFound) {
 			con.fail(fmt.Sprintf("Unable to find failed job with ID [%s].", id))
 			bar.add(1)
@@ -323,7 +323,11 @@ func runQueueRetryBatch(ctx context.Context, a *adminRun) int {
 	}
 	status := 0
 	for _, b := range batches {
-		if st := r.retry(ctx, b.FailedJobIDs, false); st != 0 {
+		refs := make([]*laravel.FailedJobRef, len(b.FailedJobIDs))
+		for i, id := range b.FailedJobIDs {
+			refs[i] = r.prov.ref(id)
+		}
+		if st := r.retry(ctx, refs, false); st != 0 {
 			status = st
 		}
 		if status == exitInterrupted {

@@ -85,11 +85,18 @@ type FailedJobRef struct {
 	ID string
 	// ByUUID looks the job up by its uuid column, as the database-uuids provider does.
 	ByUUID bool
+	// Row, when not 0, is the row's numeric id, which selects it whatever ID says: FailedJobIDs gives
+	// it, so that a row whose uuid is NULL (a failed_jobs table of Laravel 7 or older given a
+	// nullable uuid column, as Laravel 8's upgrade guide has it) is found, with ID "" as PHP shows it.
+	Row int64
 }
 
 // where returns the condition and argument that select the job; ok is false when a numeric id is
 // not a number, which no row can match.
 func (r *FailedJobRef) where() (string, any, bool) {
+	if r.Row != 0 {
+		return "id = ?", r.Row, true
+	}
 	if r.ByUUID {
 		return "uuid = ?", r.ID, true
 	}
@@ -237,12 +244,13 @@ type FailedJobIDsParams struct {
 	UUIDs bool
 }
 
-// FailedJobIDs returns the ids (or uuids) of failed jobs newest first, as queue:retry all and
-// queue:retry --queue take them; it reads no payload, so it is cheap on a large table.
-func (c *Conn) FailedJobIDs(ctx context.Context, p *FailedJobIDsParams) ([]string, error) {
-	col := "id"
+// FailedJobIDs returns the failed jobs newest first, as queue:retry all and queue:retry --queue take
+// them: each with its id (or uuid, "" where it is NULL) and its row; it reads no payload, so it is
+// cheap on a large table.
+func (c *Conn) FailedJobIDs(ctx context.Context, p *FailedJobIDsParams) ([]*FailedJobRef, error) {
+	col := "id, id"
 	if p.UUIDs {
-		col = "uuid"
+		col = "uuid, id"
 	}
 	q := "select " + col + " from " + c.quote(c.tables.FailedJobs)
 	var args []any
@@ -255,13 +263,14 @@ func (c *Conn) FailedJobIDs(ctx context.Context, p *FailedJobIDsParams) ([]strin
 		return nil, fmt.Errorf("list failed job ids: %w", c.translate(err))
 	}
 	defer rows.Close()
-	var ids []string
+	var ids []*FailedJobRef
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id sql.NullString
+		var row int64
+		if err := rows.Scan(&id, &row); err != nil {
 			return nil, fmt.Errorf("list failed job ids: %w", err)
 		}
-		ids = append(ids, id)
+		ids = append(ids, &FailedJobRef{ID: id.String, ByUUID: p.UUIDs, Row: row})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list failed job ids: %w", c.translate(err))
