@@ -249,6 +249,9 @@ func (mysqlDialect) ddlInProgressSQL() string {
 
 // mysqlFailedJobIDsSQL reads the size in bytes of job_batches.failed_job_ids (the table's name the
 // argument), and its type.
+// mysqlNarrowCharsetSQL finds the text columns of a table whose character set is not utf8mb4.
+const mysqlNarrowCharsetSQL = "select column_name, character_set_name from information_schema.columns where table_schema = database() and table_name = ? and column_name in ('payload', 'exception') and character_set_name is not null and character_set_name <> 'utf8mb4' order by ordinal_position"
+
 const mysqlFailedJobIDsSQL = "select character_octet_length, data_type from information_schema.columns where table_schema = database() and table_name = ? and column_name = 'failed_job_ids'"
 
 func (mysqlDialect) alterPrivilege() string { return "ALTER and INDEX privileges on the table" }

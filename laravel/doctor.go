@@ -313,6 +313,19 @@ func Diagnose(ctx context.Context, c *Conn, p DoctorParams) ([]Finding, error) {
 			}
 		}
 	}
+	if c.name == MySQL {
+		// Tables of Laravel 5.3 and older (utf8) hold no emoji: PHP cannot dispatch a job holding one,
+		// and PHP's worker loses the failure of one whose exception or payload holds one.
+		for _, tc := range []struct{ table, what string }{
+			{c.tables.Jobs, "PHP cannot dispatch a job whose payload holds one (Incorrect string value)"},
+			{c.tables.FailedJobs, "PHP's worker loses a failed job whose exception or payload holds one (Incorrect string value); artisan-go writes it with the payload's escaped and U+FFFD in the exception"},
+		} {
+			if cols, err := c.narrowCharset(ctx, tc.table); err == nil && len(cols) > 0 {
+				add("narrow-charset", SeverityWarning, "alter table "+tc.table+" convert to character set utf8mb4 collate utf8mb4_unicode_ci (the server copies the table: run it while the queue is quiet)",
+					"%s.%s holds no character outside the Basic Multilingual Plane (an emoji): %s", tc.table, strings.Join(cols, ", "), tc.what)
+			}
+		}
+	}
 	if skew, err := ClockSkew(ctx, c, ClockSkewParams{}); err == nil && skew.Abs() >= MaxClockSkew {
 		add("clock-skew", SeverityWarning, "synchronise this machine's clock and the database server's (NTP)",
 			"this machine's clock is %v ahead of the database server's (negative: behind): workers compare reservations with their own clocks, so one ahead takes running jobs before retry_after", skew.Round(time.Millisecond))
@@ -361,4 +374,23 @@ func grantFindings(ctx context.Context, c *Conn, p GrantsParams) []Finding {
 		return []Finding{{Code: "missing-table", Severity: SeverityError, Message: fmt.Sprintf("the table %q does not exist", mt.Table), Fix: "run " + mt.Fix}}
 	}
 	return []Finding{{Code: "grants-unknown", Severity: SeverityWarning, Message: "could not check the database user's privileges: " + err.Error(), Fix: "check that the user may select, insert, update and delete jobs rows and insert failed_jobs rows"}}
+}
+
+// narrowCharset lists a MySQL table's payload and exception columns whose character set is not
+// utf8mb4, each with its character set.
+func (c *Conn) narrowCharset(ctx context.Context, table string) ([]string, error) {
+	rows, err := c.db.QueryContext(ctx, mysqlNarrowCharsetSQL, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var col, set string
+		if err := rows.Scan(&col, &set); err != nil {
+			return nil, err
+		}
+		out = append(out, col+" ("+set+")")
+	}
+	return out, rows.Err()
 }

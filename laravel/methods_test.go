@@ -3,7 +3,11 @@ package laravel_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +167,60 @@ func openTables(t *testing.T, p laravel.OpenParams) *laravel.Conn {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestJobFailIntoUTF8MB3 fails a job into a failed_jobs table of Laravel 5.3's utf8mb3 charset, which
+// holds no emoji: the row is written (PHP's worker loses such a job), its payload with the emoji as
+// JSON escapes of the same value and its exception with U+FFFD, and the change is reported; queue:doctor
+// names the table.
+func TestJobFailIntoUTF8MB3(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := openTables(t, queuetest.OpenParams(testenv.MySQL(t)))
+	if _, err := queuetest.DB(c).ExecContext(ctx, "alter table "+c.Tables().FailedJobs+" convert to character set utf8mb3"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := laravel.NewQueue(c, laravel.QueueParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"uuid":"9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d","data":{"command":"O:1:\"A\":1:{s:1:\"m\";s:4:\"🙂\";}"},"note":"ü 🙂"}`
+	if _, err := q.JobPush(ctx, &laravel.JobPushParams{Queue: "default", Payload: []byte(payload), Now: 100, AvailableAt: 100}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := q.JobClaim(ctx, &laravel.JobClaimParams{Queue: "default", Now: 100, RetryAfter: 90, Limit: 1})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %d jobs, %v", len(jobs), err)
+	}
+	var said string
+	if err := q.JobFail(ctx, jobs[0], &laravel.JobFailParams{Connection: "database", Queue: "default", Exception: "RuntimeException: no 🙂 today",
+		FailedAt: time.Unix(100, 0), Rewritten: func(s string) { said = s }}); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := c.FailedJobList(ctx, &laravel.FailedJobListParams{})
+	if err != nil || len(failed) != 1 {
+		t.Fatalf("failed jobs: %d, %v", len(failed), err)
+	}
+	var got, want any
+	if err := json.Unmarshal(failed[0].Payload, &got); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal([]byte(payload), &want)
+	if !reflect.DeepEqual(got, want) || bytes.ContainsRune(failed[0].Payload, '🙂') {
+		t.Errorf("payload %s, want the same JSON with the emoji escaped", failed[0].Payload)
+	}
+	if failed[0].Exception != "RuntimeException: no \uFFFD today" || !strings.Contains(said, "utf8mb4") {
+		t.Errorf("exception %q, report %q", failed[0].Exception, said)
+	}
+	findings, err := laravel.Diagnose(ctx, c, laravel.DoctorParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(findings, func(f laravel.Finding) bool {
+		return f.Code == "narrow-charset" && strings.Contains(f.Message, c.Tables().FailedJobs+".payload (utf8mb3), exception (utf8mb3)")
+	}) || slices.ContainsFunc(findings, func(f laravel.Finding) bool {
+		return f.Code == "narrow-charset" && strings.Contains(f.Message, c.Tables().Jobs+".")
+	}) {
+		t.Errorf("queue:doctor findings %+v; want narrow-charset for %s alone", findings, c.Tables().FailedJobs)
+	}
 }

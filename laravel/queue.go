@@ -313,6 +313,31 @@ func (f *Fenced) JobFail(ctx context.Context, j *Job, p *JobFailParams) error {
 			p.Rewritten(fmt.Sprintf("failed_jobs refused uuid %.60q; written with the new uuid %s", old, args[0]))
 		}
 	}
+	if err != nil && charsetRefused(err) {
+		// A utf8mb3 failed_jobs table cannot hold an emoji: the payload keeps it as a JSON escape (the
+		// same value), the other columns get U+FFFD in its place, and the caller is told.
+		var changed []string
+		for i, col := range cols {
+			text, ok := args[i].(string)
+			if !ok || col == "failed_at" || col == "uuid" {
+				continue
+			}
+			var did bool
+			if col == "payload" {
+				text, did = jsonSupplementaryEscaped(text)
+			} else {
+				text, did = withoutSupplementary(text)
+			}
+			if did {
+				args[i], changed = text, append(changed, col)
+			}
+		}
+		if len(changed) > 0 {
+			if err = write(); err == nil && p.Rewritten != nil {
+				p.Rewritten(fmt.Sprintf("failed_jobs' character set holds no character outside the Basic Multilingual Plane (an emoji): written with them escaped in the payload (the same JSON) and replaced by U+FFFD elsewhere, in %s; convert the table to utf8mb4", strings.Join(changed, ", ")))
+			}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("fail job %d: %w", j.ID, err)
 	}
