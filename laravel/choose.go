@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // AutoStrategy is the strategy name that asks ChooseStrategy to pick one.
@@ -29,6 +30,9 @@ func ChooseStrategy(ctx context.Context, c *Conn) (name, reason string, err erro
 	switch {
 	case cols["delete_mark"]:
 		return "delete-mark", "the jobs table has a delete_mark column", nil
+	case c.caps.SkipLocked && !c.caps.UpdateReturning && legacyIndexed(ctx, c):
+		// The batch strategy's claims then take a plain FOR UPDATE (see rowClaimer.lockFor).
+		return "batch", c.engine + " " + c.version + " has SKIP LOCKED, but the jobs table has Laravel 5.4's (queue, reserved_at) index, over which it deadlocks: batched claims under a plain FOR UPDATE in READ COMMITTED transactions; artisan-go queue:migrate-index replaces the index", nil
 	case c.caps.UpdateReturning || c.caps.SkipLocked:
 		return "batch", c.d.batchReason(c.engine, c.version), nil
 	}
@@ -63,4 +67,10 @@ func Settle(ctx context.Context, q Queue) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// legacyIndexed reports whether the jobs table has Laravel 5.4's (queue, reserved_at) index.
+func legacyIndexed(ctx context.Context, c *Conn) bool {
+	t, err := InspectJobs(ctx, c)
+	return err == nil && slices.ContainsFunc(t.Indexes, Index.timeAfterQueue)
 }

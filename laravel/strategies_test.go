@@ -390,6 +390,11 @@ func TestChooseStrategy(t *testing.T) {
 			if name != "batch" || !strings.Contains(reason, "no SKIP LOCKED") {
 				t.Fatalf("without SKIP LOCKED: %q (%s), want batch, saying why", name, reason)
 			}
+			// Laravel 5.4's index: the claims take a plain FOR UPDATE, and the start says so.
+			legacy := queuetest.NewSetup(t, db, "batch", queuetest.Options{Schema: laravel.SchemaParams{LegacyJobsIndex: true}})
+			if name, reason, _ := laravel.ChooseStrategy(ctx, legacy.Conn); name != "batch" || !strings.Contains(reason, "(queue, reserved_at) index") || !strings.Contains(reason, "queue:migrate-index") {
+				t.Fatalf("with Laravel 5.4's index: %q (%s), want batch, naming the index and the fix", name, reason)
+			}
 		}
 		addColumn(t, s, "delete_mark")
 		if name, _, _ := laravel.ChooseStrategy(ctx, s.Conn); name != "delete-mark" {
