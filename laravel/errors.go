@@ -83,8 +83,12 @@ func (c *Conn) newMissingTable(name string, err error) *MissingTableError {
 		fix = "php artisan queue:failed-table && php artisan migrate"
 	case c.tables.JobBatches:
 		fix = "php artisan queue:batches-table && php artisan migrate"
-	case c.tables.Cache, c.tables.CacheLocks:
+	case c.tables.Cache:
 		fix = "php artisan cache:table && php artisan migrate"
+	case c.tables.CacheLocks:
+		// cache:table's migration (Laravel 8+) creates the cache table too, which an application from
+		// before 8 has already.
+		fix = "php artisan cache:table && php artisan migrate (with a cache table from before Laravel 8, keep only the cache_locks part of that migration)"
 	}
 	e := &MissingTableError{Table: name, Fix: fix, Err: err, Hidden: c.hiddenTable(name)}
 	if c.schema != "" {

@@ -187,6 +187,14 @@ func (w *Worker) findUniqueByLock(ctx context.Context, r *jobRun) (string, bool)
 		return "", false
 	}
 	found, err := held(ctx, key)
+	if errors.Is(err, laravel.ErrMissingTable) {
+		// No lock table: no lock is held (PHP's dispatch of a unique job fails without one), so no
+		// class is looked at again, and it is said once.
+		if w.uniqueWarned.add("\x00lock table") {
+			w.log.Warn("the cache store's lock table does not exist: unique job locks are not looked for", "error", err)
+		}
+		return "", false
+	}
 	if err != nil {
 		w.uniqueByLock.Delete(r.class) // look again with the next job
 		w.log.Warn("look for a unique job lock", "key", key, "error", err)

@@ -1011,3 +1011,28 @@ func TestChainLinkDelayAndConnection(t *testing.T) {
 		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
 	}
 }
+
+// TestNoCacheLocksTable runs jobs of classes that might be unique on an application whose cache store
+// has no cache_locks table (one upgraded from Laravel 7): they run, and the missing table is said once,
+// not for each class or job.
+func TestNoCacheLocksTable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	f.exec(t, "drop table "+f.Conn.Tables().CacheLocks)
+	var calls atomic.Int32
+	for _, class := range []string{`App\Jobs\A`, `App\Jobs\B`} {
+		f.reg.Register(class, ok(&calls))
+		for range 2 {
+			f.push(t, "default", envelope(t, class, "", nil))
+		}
+	}
+	w := f.worker(t, func(c *Config) { c.StopWhenEmpty = true; c.Concurrency = 1 })
+	var logged lockedLog
+	w.log = slog.New(slog.NewTextHandler(&logged, nil))
+	if _, err := w.Run(bg); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 4 || strings.Count(logged.String(), "lock table does not exist") != 1 || strings.Contains(logged.String(), "look for a unique job lock") {
+		t.Errorf("%d jobs ran; log:\n%s\nwant 4 and one warning", calls.Load(), logged.String())
+	}
+}
