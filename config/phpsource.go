@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/artisan-go/artisan-go/payload"
 )
 
 // This file reads an application's config/*.php as PHP evaluates it when no configuration is cached,
@@ -346,47 +348,20 @@ func (r *phpSourceReader) conditional() any {
 // skipOperand passes over an operand of a conditional: up to the ':' of its own depth (toColon), or
 // to the end of the expression.
 func (r *phpSourceReader) skipOperand(toColon bool) {
-	depth := 0
-	for r.pos < len(r.toks) {
-		switch r.toks[r.pos].kind {
-		case '[', '(', '{':
-			depth++
-		case ']', ')', '}':
-			if depth == 0 {
-				return
-			}
-			depth--
-		case ':':
-			if depth == 0 && toColon {
-				return
-			}
-		case ',', ';', '>', '?':
-			if depth == 0 {
-				return
-			}
-		}
-		r.pos++
+	if toColon {
+		r.skipTo(",;>?:")
+	} else {
+		r.skipTo(",;>?")
 	}
 }
 
 // phpTruthy is PHP's truthiness of a known value: null, false, 0, 0.0, "", "0" and an empty array are
 // false.
 func phpTruthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	case string:
-		return x != "" && x != "0"
-	case *phpArray:
-		return len(x.keys) > 0 || x.spread
+	if a, ok := v.(*phpArray); ok {
+		return len(a.keys) > 0 || a.spread
 	}
-	return true
+	return payload.Truthy(v)
 }
 
 // sum reads terms joined by . (concatenation), + and -, and product terms joined by * and /, of
@@ -597,10 +572,13 @@ func (r *phpSourceReader) ends() bool {
 }
 
 // skip passes over an expression up to the next ',' ']' ')' ';' or '=>' at its depth.
-func (r *phpSourceReader) skip() {
+func (r *phpSourceReader) skip() { r.skipTo(",;>") }
+
+// skipTo passes over tokens up to a closing bracket, or one of stops, at the depth it starts at.
+func (r *phpSourceReader) skipTo(stops string) {
 	depth := 0
 	for r.pos < len(r.toks) {
-		switch r.toks[r.pos].kind {
+		switch k := r.toks[r.pos].kind; k {
 		case '[', '(', '{':
 			depth++
 		case ']', ')', '}':
@@ -608,8 +586,8 @@ func (r *phpSourceReader) skip() {
 				return
 			}
 			depth--
-		case ',', ';', '>':
-			if depth == 0 {
+		default:
+			if depth == 0 && strings.IndexByte(stops, k) >= 0 {
 				return
 			}
 		}

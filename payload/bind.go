@@ -199,7 +199,7 @@ func bindValue(v Value, dst reflect.Value, path string, budget *bindState) error
 		case bool:
 			dst.SetBool(x)
 		case int64, float64, string:
-			dst.SetBool(truthy(x)) // 0, 0.0, "" and "0" are false
+			dst.SetBool(Truthy(x)) // 0, 0.0, "" and "0" are false
 		default:
 			return bindErr(path, "cannot put %s into a bool", typeName(v))
 		}
@@ -299,21 +299,6 @@ func toInt(v Value) (int64, error) {
 		return 0, nil
 	}
 	return 0, fmt.Errorf("cannot put %s into an integer", typeName(v))
-}
-
-// truthy is PHP's truthiness of a scalar: 0, 0.0, "" and "0" are false.
-func truthy(v Value) bool {
-	switch x := v.(type) {
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	case string:
-		return x != "" && x != "0"
-	case bool:
-		return x
-	}
-	return v != nil
 }
 
 // entries lists the name/value pairs of an object or array, for struct and map binding.

@@ -119,3 +119,23 @@ func leadingInt(s string) int64 {
 	}
 	return int64(f)
 }
+
+// Truthy is PHP's truthiness of a value, as `if ($v)` reads it: null, false, 0, 0.0, "", "0" and an
+// empty array are false; everything else, objects included, is true.
+func Truthy(v Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0"
+	case *Array:
+		return x.Len() > 0
+	}
+	return true
+}

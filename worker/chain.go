@@ -127,23 +127,7 @@ func (w *Worker) deleteWithChain(ctx context.Context, j *laravel.Job, next *chai
 }
 
 // phpFalsy reports whether PHP's `?:` would take the fallback for v.
-func phpFalsy(v payload.Value) bool {
-	switch v := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !v
-	case int64:
-		return v == 0
-	case float64:
-		return v == 0
-	case string:
-		return v == "" || v == "0"
-	case *payload.Array:
-		return v.Len() == 0
-	}
-	return false
-}
+func phpFalsy(v payload.Value) bool { return !payload.Truthy(v) }
 
 // phpString is PHP's (string) cast of a scalar.
 func phpString(v payload.Value) string { return payload.StringCast(v) }
