@@ -300,7 +300,7 @@ func (d *Dispatcher) build(j Job) ([]byte, string, int, error) {
 		return nil
 	}
 	queue := j.Queue
-	if q := public("queue"); queue == "" && q != nil && payload.StringCast(q) != "" && payload.StringCast(q) != "0" {
+	if q := public("queue"); queue == "" && payload.Truthy(q) {
 		queue = payload.StringCast(q) // onQueue(5) is queue "5"; a falsy one is the default
 	}
 	if queue == "" {
