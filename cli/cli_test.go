@@ -187,7 +187,8 @@ func TestAppDirWithoutEnvFile(t *testing.T) {
 	}
 }
 
-// TestUnknownOptionAsSymfony: an unknown option is refused in Symfony's words, as artisan refuses it.
+// TestUnknownOptionAsSymfony: an unknown option is refused in Symfony's words, as artisan refuses it,
+// and so is an option without the value it needs.
 func TestUnknownOptionAsSymfony(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -198,6 +199,8 @@ func TestUnknownOptionAsSymfony(t *testing.T) {
 		{[]string{"queue:work", "--bogus=1"}, `The "--bogus" option does not exist.`},
 		{[]string{"queue:failed", "-x"}, `The "-x" option does not exist.`},
 		{[]string{"queue:doctor", "--nope"}, `The "--nope" option does not exist.`},
+		// A value starting with "-" is no value to Symfony's parser: an option that needs one says so.
+		{[]string{"queue:push", `App\Jobs\X`, "--delay", "-5"}, `The "--delay" option requires a value (write --delay=VALUE for one starting with "-").`},
 	} {
 		var out, errb bytes.Buffer
 		code := Do(context.Background(), c.args, nil, &out, &errb)

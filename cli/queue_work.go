@@ -196,10 +196,18 @@ func parseAsSymfony(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(out)
 	fs.Usage = usage
 	name, unknown := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: ")
+	empty, valueless := "", false
+	if rest, ok := strings.CutPrefix(fmt.Sprint(err), `invalid value "" for flag -`); ok {
+		empty, _, _ = strings.Cut(rest, ":")
+		valueless = true
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
+	case valueless:
+		// --delay -5, or --tries at the end: Symfony takes no value from an argument starting with "-".
+		fmt.Fprintf(out, "The \"--%s\" option requires a value (write --%s=VALUE for one starting with \"-\").\n", empty, empty)
 	case unknown:
 		dashes := "--"
 		if len(name) == 2 { // -x
