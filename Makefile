@@ -54,7 +54,7 @@ demo: ## Run the demo on embedded SQLite
 BENCH := tmp/artisan-go-bench queue:bench --work-binary tmp/artisan-go --format json
 BUILD_BENCH := go build -o tmp/artisan-go ./cmd/artisan-go && go build $(TAGS) -o tmp/artisan-go-bench ./cmd/artisan-go
 
-bench-docs: ## Re-measure every figure of docs/bench.md and README (a quiet machine; about 24 minutes)
+bench-docs: ## Re-measure the burn-down figures of docs/bench.md and README (a quiet machine; about 22 minutes)
 	$(BUILD_BENCH)
 	$(BENCH) --db mysql,pgsql --php --peers --jobs 20000 --workers 1,4,16 --strategies batch > docs/bench-batch.json
 	$(BENCH) --db sqlite --jobs 20000 --workers 1,4,16 --strategies batch --repeat 3 > docs/bench-sqlite.json

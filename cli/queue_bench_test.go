@@ -240,6 +240,7 @@ func TestQueueBenchBadFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"--db", "oracle"}, {"--workers", "x"}, {"--db", "sqlite", "--repeat", "0"}, {"--db", "sqlite", "--long-tx"}, {"--format", "xml"}, {"--plot", "a.gif"}, {"--strategies", "nope", "--db", "sqlite"},
+		{"--db", "sqlite", "--rate=-5"}, {"--db", "sqlite", "--php-producers", "4"}, {"--db", "sqlite", "--peers"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := Do(context.Background(), append([]string{"queue:bench"}, args...), nil, &stdout, &stderr); status != 2 || stderr.Len() == 0 {

@@ -301,8 +301,17 @@ func (p *Params) defaults() error {
 			return fmt.Errorf("%w: --workers %d: use counts of at least 1", ErrParams, w)
 		}
 	}
+	if p.Rate < 0 {
+		return fmt.Errorf("%w: --rate %v: give jobs per second above 0, or 0 to enqueue every job first", ErrParams, p.Rate)
+	}
 	if p.LongTx && p.Rate <= 0 {
 		return fmt.Errorf("%w: --long-tx needs a steady churn: give --rate too, e.g. --rate 200 --jobs 120000 for ten minutes", ErrParams)
+	}
+	if p.PHPProducers > 0 && p.Rate <= 0 {
+		return fmt.Errorf("%w: --php-producers dispatch at a steady rate: give --rate too, e.g. --rate 500", ErrParams)
+	}
+	if p.PeersDir != "" && !slices.ContainsFunc(p.Databases, func(d Database) bool { return d.Dialect == laravel.Postgres }) {
+		return fmt.Errorf("%w: --peers adds rows on PostgreSQL only (River and graphile-worker run on it): give --db pgsql too", ErrParams)
 	}
 	if p.Repeat < 1 {
 		p.Repeat = 1

@@ -142,10 +142,11 @@ func (e *env) run1(ctx context.Context, name string, workers int, row *Row) erro
 	}
 	stats, rss, err := drain(rctx, proto, ready, stop)
 	if app != nil {
-		aw, err := app.stop()
+		aw, aerr := app.stop()
 		app = nil
-		if err != nil {
-			return err
+		// The row's own timeout ends the process too: the row then says it timed out, not that.
+		if aerr != nil && err == nil && rctx.Err() == nil {
+			return aerr
 		}
 		row.AppWrites = aw
 	}
