@@ -291,7 +291,9 @@ type Worker struct {
 	failedWarned onceSet
 	// batchCallbacks remembers which batches have PHP callbacks (see batchNeedsPHP).
 	batchCallbacks batchMemo
-	// uniqueWarned names the unique job classes whose uniqueId this worker cannot compute, logged once.
+	// uniqueWarned names what this worker has warned of about unique job locks, once each: the classes
+	// whose uniqueId it cannot compute, "via <store>" for a uniqueVia store it does not reach, and
+	// "\x00lock table" for a cache store without its lock table.
 	uniqueWarned onceSet
 	// chainWarned names the chain link classes whose connection is not this worker's, logged once each.
 	chainWarned onceSet
