@@ -33,7 +33,7 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	pgsqlDSN := fs.String("pgsql-dsn", bench.DefaultDSN(laravel.Postgres), "PostgreSQL URL; the database is created when missing")
 	sqliteFile := fs.String("sqlite-file", "", "SQLite file (default: a fresh temporary file)")
 	jobs := fs.Int("jobs", 10000, "no-op jobs per row")
-	repeat := fs.Int("repeat", 1, "run every row this many times, in rounds, and report each row's median run with the range of its rates")
+	repeat := fs.Int("repeat", 1, "run every row this many times, in rounds, and report each row's median run (the slower middle one for an even count) with the range of its rates")
 	workers := fs.String("workers", "1,4,16", "worker counts (comma-separated); each Go worker has its own connection")
 	concurrency := fs.Int("concurrency", 128, "jobs in flight per Go worker")
 	batch := fs.Int("batch", 0, "rows per claim for the batch strategy and the bare SQL loop (0: the concurrency, as queue:work)")
@@ -160,6 +160,11 @@ func runQueueBench(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	if err != nil && report == nil {
 		return fail(err)
+	}
+	if err != nil && len(report.Rows) == 0 {
+		// No row ran (a database that cannot be reached, say): the error alone, with no empty report.
+		fmt.Fprintf(stderr, "artisan-go queue:bench: %v\n", err)
+		return 1
 	}
 	if *format == "json" {
 		_ = report.WriteJSON(stdout)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,6 +246,20 @@ func TestQueueBenchBadFlags(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if status := Do(context.Background(), append([]string{"queue:bench"}, args...), nil, &stdout, &stderr); status != 2 || stderr.Len() == 0 {
 			t.Errorf("%v: status %d, stderr %q; want 2 and a message", args, status, stderr.String())
+		}
+	}
+}
+
+// TestQueueBenchUnreachable runs on a server nobody listens on: the error alone, on stderr, and no
+// table header or empty JSON report on stdout before it.
+func TestQueueBenchUnreachable(t *testing.T) {
+	t.Parallel()
+	dsn := fmt.Sprintf("root@tcp(127.0.0.1:%d)/artisan_go_bench", testenv.FreePort(t))
+	for _, format := range []string{"table", "json"} {
+		var stdout, stderr bytes.Buffer
+		status := Do(context.Background(), []string{"queue:bench", "--db", "mysql", "--mysql-dsn", dsn, "--format", format}, nil, &stdout, &stderr)
+		if status != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "connection refused") {
+			t.Errorf("--format %s: status %d, stdout %q, stderr %q; want 1, nothing on stdout, the refused connection on stderr", format, status, stdout.String(), stderr.String())
 		}
 	}
 }

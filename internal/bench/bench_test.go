@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,30 @@ func TestPlots(t *testing.T) {
 	}
 	if _, _, _, a := m.At(int(marginL)+2, int(marginT+10)+2).RGBA(); a == 0 {
 		t.Fatalf("transparent pixel in the chart")
+	}
+}
+
+// TestSummaryLines checks the lines under the table speak of one worker and one PHP process in the
+// singular.
+func TestSummaryLines(t *testing.T) {
+	t.Parallel()
+	r := &Report{Rows: []Row{
+		{Database: "pgsql", Strategy: RowPHP, Workers: 1, JobsPerSec: 500},
+		{Database: "pgsql", Strategy: RowBare, Workers: 1, JobsPerSec: 4000},
+		{Database: "pgsql", Strategy: "batch", Workers: 1, JobsPerSec: 3000},
+		{Database: "pgsql", Strategy: RowRiver, Workers: 1, JobsPerSec: 2000},
+	}}
+	var out bytes.Buffer
+	if err := r.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"pgsql: best Go row batch × 1 worker, 3000 jobs/s; 6.0× 1 PHP queue:work process; 0.75× the bare SQL loop at its best (1 worker)\n",
+		"pgsql, 1 worker: best Go row batch, 3000 jobs/s, 1.50× River (2000 jobs/s)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no line %q in\n%s", want, out.String())
+		}
 	}
 }
 

@@ -89,7 +89,7 @@ func (p *peers) command(ctx context.Context, name, dsn string, jobs, workers int
 // and reports its clock and executions, which become the row.
 func (e *env) runPeer(ctx context.Context, p *peers, name string, workers int) Row {
 	row := Row{Database: string(e.d.Dialect), Strategy: name, Workers: workers, Jobs: e.p.Jobs, MaxReorder: -1, P50Millis: -1, P99Millis: -1}
-	e.p.Progress("%s: %s with %d workers, %d jobs", e.d.Dialect, name, workers, e.p.Jobs)
+	e.p.Progress("%s: %s with %s, %d jobs", e.d.Dialect, name, workersText(workers), e.p.Jobs)
 	rctx, cancel := context.WithTimeout(ctx, e.p.Timeout)
 	defer cancel()
 	log := filepath.Join(p.tmp, "peer.log")

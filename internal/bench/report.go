@@ -52,22 +52,22 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if best == nil {
 			continue
 		}
-		line := fmt.Sprintf("%s: best Go row %s × %d workers, %.0f jobs/s", db, best.Strategy, best.Workers, best.JobsPerSec)
+		line := fmt.Sprintf("%s: best Go row %s × %s, %.0f jobs/s", db, best.Strategy, workersText(best.Workers), best.JobsPerSec)
 		if php != nil && php.JobsPerSec > 0 {
-			line += fmt.Sprintf("; %.1f× %d PHP queue:work processes", best.JobsPerSec/php.JobsPerSec, php.Workers)
+			line += fmt.Sprintf("; %.1f× %s", best.JobsPerSec/php.JobsPerSec, phpWorkersText(php.Workers))
 		}
 		if bare != nil && bare.JobsPerSec > 0 {
-			line += fmt.Sprintf("; %.2f× the bare SQL loop at its best (%d workers)", best.JobsPerSec/bare.JobsPerSec, bare.Workers)
+			line += fmt.Sprintf("; %.2f× the bare SQL loop at its best (%s)", best.JobsPerSec/bare.JobsPerSec, workersText(bare.Workers))
 		}
 		if barePK != nil && barePK.JobsPerSec > 0 {
-			line += fmt.Sprintf("; %.2f× the bare loop walking the primary key (%d workers)", best.JobsPerSec/barePK.JobsPerSec, barePK.Workers)
+			line += fmt.Sprintf("; %.2f× the bare loop walking the primary key (%s)", best.JobsPerSec/barePK.JobsPerSec, workersText(barePK.Workers))
 		}
 		fmt.Fprintln(w, line)
 	}
 	for _, row := range r.Rows {
 		if (row.Strategy == RowRiver || row.Strategy == RowGraphile) && row.Error == "" && row.JobsPerSec > 0 {
 			if ours := r.bestAt(row.Database, row.Workers); ours != nil {
-				fmt.Fprintf(w, "%s, %d workers: best Go row %s, %.0f jobs/s, %.2f× %s (%.0f jobs/s)\n", row.Database, row.Workers,
+				fmt.Fprintf(w, "%s, %s: best Go row %s, %.0f jobs/s, %.2f× %s (%.0f jobs/s)\n", row.Database, workersText(row.Workers),
 					ours.Strategy, ours.JobsPerSec, ours.JobsPerSec/row.JobsPerSec, row.Strategy, row.JobsPerSec)
 			}
 		}
@@ -234,4 +234,20 @@ func (r *Report) writeSteady(w io.Writer) error {
 			msOrDash(st.InsertMaxFirstMS), msOrDash(st.InsertMaxLastMS), msOrDash(positiveOr(st.MaxMS, -1)), st.DepthFirst, st.DepthLast, dead)
 	}
 	return tw.Flush()
+}
+
+// workersText is "1 worker" or "n workers".
+func workersText(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
+}
+
+// phpWorkersText is "1 PHP queue:work process" or "n PHP queue:work processes".
+func phpWorkersText(n int) string {
+	if n == 1 {
+		return "1 PHP queue:work process"
+	}
+	return fmt.Sprintf("%d PHP queue:work processes", n)
 }

@@ -24,10 +24,10 @@ type drainer func(ctx context.Context, proto *protocol, ready func(), stop func(
 // run measures one row.
 func (e *env) run(ctx context.Context, name string, workers int) Row {
 	row := Row{Database: string(e.d.Dialect), Strategy: name, Workers: workers, Jobs: e.p.Jobs, Duplicates: -1, MaxReorder: -1, P50Millis: -1, P99Millis: -1}
-	e.p.Progress("%s: %s with %d workers, %d jobs", e.d.Dialect, name, workers, e.p.Jobs)
+	e.p.Progress("%s: %s with %s, %d jobs", e.d.Dialect, name, workersText(workers), e.p.Jobs)
 	if err := e.run1(ctx, name, workers, &row); err != nil {
 		row.Error = err.Error()
-		e.p.Progress("%s: %s with %d workers: %v", e.d.Dialect, name, workers, err)
+		e.p.Progress("%s: %s with %s: %v", e.d.Dialect, name, workersText(workers), err)
 	}
 	return row
 }
