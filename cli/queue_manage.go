@@ -164,8 +164,17 @@ func runQueueClear(ctx context.Context, a *adminRun) int {
 // monitored is one queue of queue:monitor.
 type monitored struct {
 	connection, queue string
+	nullConnection    bool // the default connection is PHP's null: shown empty, null in JSON
 	sizes             *laravel.QueueSizes
 	alert             bool
+}
+
+// shownConnection is the connection's name as PHP prints it: empty for PHP's null.
+func (m monitored) shownConnection() string {
+	if m.nullConnection {
+		return ""
+	}
+	return m.connection
 }
 
 func runQueueMonitor(ctx context.Context, a *adminRun) int {
@@ -182,8 +191,10 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 	var list []monitored
 	for _, spec := range strings.Split(a.args[0], ",") {
 		conn, queue, ok := strings.Cut(spec, ":")
+		nullConn := false
 		if !ok {
 			conn, queue = a.cfg.Connection, spec
+			nullConn = a.cfg.ConnectionShown() == "" && conn == "null"
 		}
 		driver, err := a.connectionDriver(conn)
 		if err != nil {
@@ -200,7 +211,7 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 				return a.failure(err)
 			}
 		}
-		list = append(list, monitored{connection: conn, queue: name, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
+		list = append(list, monitored{connection: conn, nullConnection: nullConn, queue: name, sizes: s, alert: phpCompare(strconv.FormatInt(s.Size, 10), max) >= 0})
 	}
 	detailed := a.at(12, 19)
 	if !a.at(12, 53) {
@@ -221,7 +232,7 @@ func runQueueMonitor(ctx context.Context, a *adminRun) int {
 			if m.alert {
 				status = a.con.paint("red", "ALERT")
 			}
-			rows = append(rows, []string{m.connection, m.queue, strconv.FormatInt(m.sizes.Size, 10), status})
+			rows = append(rows, []string{m.shownConnection(), m.queue, strconv.FormatInt(m.sizes.Size, 10), status})
 		}
 		a.con.table([]string{"Connection", "Queue", "Size", "Status"}, rows)
 	}
@@ -249,7 +260,11 @@ func (a *adminRun) monitorJSON(list []monitored, detailed bool) {
 		if m.alert {
 			status = "ALERT"
 		}
-		row := map[string]any{"connection": m.connection, "queue": m.queue, "size": m.sizes.Size, "status": status,
+		var conn any = m.connection
+		if m.nullConnection {
+			conn = nil
+		}
+		row := map[string]any{"connection": conn, "queue": m.queue, "size": m.sizes.Size, "status": status,
 			"pending": m.sizes.Pending, "delayed": m.sizes.Delayed, "reserved": m.sizes.Reserved}
 		if m.sizes.OldestPending != 0 {
 			row["oldest_pending"] = m.sizes.OldestPending
@@ -268,7 +283,7 @@ func (a *adminRun) monitorDetails(list []monitored, detailed bool) {
 		if m.alert {
 			status = a.con.paint("yellow;bold", "ALERT")
 		}
-		a.con.detail("["+m.connection+"] "+m.queue, "["+strconv.FormatInt(m.sizes.Size, 10)+"] "+status)
+		a.con.detail("["+m.shownConnection()+"] "+m.queue, "["+strconv.FormatInt(m.sizes.Size, 10)+"] "+status)
 		if detailed {
 			a.con.detail("Pending jobs", strconv.FormatInt(m.sizes.Pending, 10))
 			a.con.detail("Delayed jobs", strconv.FormatInt(m.sizes.Delayed, 10))

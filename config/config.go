@@ -90,6 +90,9 @@ type Config struct {
 	// configured is the connection the .env, the YAML file and the environment name, when the
 	// connection argument of queue:work overrides it; "" otherwise.
 	configured string
+	// nullConnection says the default connection is PHP's null (QUEUE_CONNECTION=null or (null)), which
+	// QueueManager takes as the null driver: Connection is then "null", and PHP shows the name empty.
+	nullConnection bool
 	// notes are observations made while loading (such as an unknown ARTISAN_GO_ variable) that are
 	// reported by Warnings.
 	notes []string
@@ -646,4 +649,13 @@ func Default() Config {
 		Tracing:   Tracing{ServiceName: "artisan-go"},
 		Pulse:     Pulse{Mode: "auto", SlowJobThreshold: time.Second, FlushInterval: time.Second},
 	}
+}
+
+// ConnectionShown is the default connection's name as PHP's commands print it: "" when it is PHP's
+// null (QUEUE_CONNECTION=null), else Connection.
+func (c *Config) ConnectionShown() string {
+	if c.nullConnection && c.Connection == "null" {
+		return ""
+	}
+	return c.Connection
 }

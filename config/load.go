@@ -160,6 +160,7 @@ func Load(p LoadParams) (*Config, error) {
 	}
 	var fromFiles map[string]string // what config/*.php give, without a cached configuration
 	var srcFacts sourceFacts
+	envNull := false // QUEUE_CONNECTION is PHP's null
 	if cache == nil {
 		// Without a cached configuration PHP reads config/app.php and config/queue.php, whose values
 		// written there (the timezone, retry_after up to Laravel 10) win over the environment's
@@ -179,7 +180,7 @@ func Load(p LoadParams) (*Config, error) {
 				if v, ok := lookup(name); ok && envConnection == "" {
 					var defined bool
 					if envConnection, defined = laravelEnvValue(v); !defined {
-						envConnection = "null" // QueueManager reads a null connection as the null driver
+						envConnection, envNull = "null", true // QueueManager reads a null connection as the null driver
 					}
 				}
 			}
@@ -284,6 +285,7 @@ func Load(p LoadParams) (*Config, error) {
 		}
 	}
 	cfg.notes = notes
+	cfg.nullConnection = envNull || facts.nullConnection
 	deriveDefaults(cfg, winner, appDir)
 	if cache == nil {
 		if err := checkQueueDatabase(cfg, ver, dotenv, environ, srcFacts); err != nil {

@@ -363,6 +363,8 @@ echo '<?php return '.var_export($config, true).';'.PHP_EOL;
 			wantErr: []string{"[nosuchdb]", "Database connection [nosuchdb] not configured."}},
 		{name: "a default connection of another driver", connection: "main",
 			wantErr: []string{"[main]", "redis driver", "not the database driver"}},
+		{name: "a null default connection (QUEUE_CONNECTION=null when cached)", connection: "database", set: map[string]any{"queue.default": nil},
+			wantErr: []string{"[null]", "null driver"}},
 		{name: "schemas as a list", connection: "pgq", workable: true,
 			set: map[string]any{"queue.failed.database": "pg", "queue.batching.database": "pg"},
 			check: func(t *testing.T, c *Config) {

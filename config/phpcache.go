@@ -282,7 +282,13 @@ func (p *exportParser) number() (any, error) {
 func cachedSettings(arr *phpArray, connection, where, dir string) (out []setting, covered map[string]bool, c cachedFacts) {
 	s := &settingSink{covered: map[string]bool{}, where: where, dir: dir}
 	c.connections = map[string]string{}
-	s.from("connection", arr, "queue", "default")
+	if v, ok := arr.get("queue", "default"); ok && v == nil {
+		c.nullConnection = true
+		s.covered["connection"] = true
+		s.out = append(s.out, setting{path: "connection", value: "null", source: "in " + s.where, dir: s.dir})
+	} else {
+		s.from("connection", arr, "queue", "default")
+	}
 	if connection == "" {
 		connection = arrString(arr, "queue", "default")
 	}
@@ -553,6 +559,9 @@ func writeConfig(d *phpArray) *phpArray {
 type cachedFacts struct {
 	connections map[string]string // queue connection → its driver
 	problems    []error
+	// nullConnection says queue.default is null (QUEUE_CONNECTION=null when it was cached), which
+	// QueueManager takes as the null driver.
+	nullConnection bool
 }
 
 // otherDatabases reports the tables PHP keeps on another database connection than the queue's,
