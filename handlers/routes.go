@@ -398,8 +398,12 @@ func namedException(body string) (class, msg string, ok bool) {
 	return strings.TrimPrefix(v.Exception, `\`), v.Message, true
 }
 
-// Error implements error.
+// Error implements error: the endpoint's message alone when it named its exception class, as a PHP
+// exception's message is, else the request, the status and the body.
 func (e *HTTPError) Error() string {
+	if e.Class != "" {
+		return e.Body
+	}
 	s := fmt.Sprintf("POST %s: %d %s", e.URL, e.Status, http.StatusText(e.Status))
 	if e.Body != "" {
 		s += ": " + e.Body

@@ -340,7 +340,7 @@ func TestHTTPRoute(t *testing.T) {
 		{"/busy", 0, 429, ActionNone, "429 Too Many Requests: slow down"},
 		{"/moved", 0, 302, ActionNone, "302 Found"},
 		{"/down", 0, 503, ActionNone, "503 Service Unavailable: database unavailable"},
-		{"/named", 0, 502, ActionNone, "502 Bad Gateway: upstream returned 503"},
+		{"/named", 0, 502, ActionNone, "upstream returned 503"},
 		{"/slow", 200 * time.Millisecond, 0, ActionNone, "deadline exceeded"},
 	}
 	for _, tt := range tests {
@@ -368,6 +368,9 @@ func TestHTTPRoute(t *testing.T) {
 			}
 			if tt.path == "/unprocessable" && failure.Error() != "POST "+srv.URL+"/unprocessable: 422 Unprocessable Entity: order 991 is cancelled" {
 				t.Errorf("failure %q", failure)
+			}
+			if tt.path == "/named" && err.Error() != "upstream returned 503" {
+				t.Errorf("error %q, want the message the endpoint named alone", err)
 			}
 			if want := map[bool]string{true: `App\Exceptions\UpstreamDown`}[tt.path == "/named"]; he != nil && he.PHPClass() != want {
 				t.Errorf("PHP class %q, want %q", he.PHPClass(), want)
