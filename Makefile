@@ -10,7 +10,7 @@ PARALLEL := 4
 TIMEOUT := -timeout 30m
 
 help: ## List the tasks
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 test: ## Run every test against the local MariaDB, PostgreSQL, SQLite and PHP
 	go test $(TAGS) -count=1 $(TIMEOUT) -parallel $(PARALLEL) $(PKGS)

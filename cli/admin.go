@@ -36,7 +36,7 @@ var adminCommands = []adminCommand{
 	},
 	{
 		name: "queue:retry-batch", summary: "Retry the failed jobs for a batch, as php artisan queue:retry-batch",
-		usage: "ID", since: [2]int{8, 0}, arguments: func(v payload.Version) []string {
+		usage: "ID (several from Laravel 11.24)", since: [2]int{8, 0}, arguments: func(v payload.Version) []string {
 			if v.AtLeast(11, 24) {
 				return []string{"id*"}
 			}
@@ -173,6 +173,7 @@ func (c adminCommand) exec(ctx context.Context, name string, args []string, stdi
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: artisan-go %s %s\n", name, c.usage)
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr, symfonyOptionsHelp)
 	}
 	var positional []string
 	if err := parseWithPositional(fs, args, func(s string) { positional = append(positional, s) }); err != nil {

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -96,6 +97,10 @@ type stopSignalsKey struct{}
 
 // Do runs the subcommand named by args[0] and returns the process exit status.
 func Do(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 2 && args[0] == "help" && !strings.HasPrefix(args[1], "-") {
+		// artisan help queue:work: that command's own help.
+		return Do(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "list" {
 		usage(stdout)
 		return 0

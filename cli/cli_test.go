@@ -98,6 +98,27 @@ func TestDoListsCommands(t *testing.T) {
 	}
 }
 
+// TestHelpCommand: `help queue:work` prints that command's help, as artisan's help does, with its
+// defaults and the console options every command takes; an unknown command is refused.
+func TestHelpCommand(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"help", "queue:work"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	help := out.String() + errb.String()
+	for _, want := range []string{"Usage: artisan-go queue:work", "-sleep", "[default: 3]", "[default: 256]", "--no-interaction"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help queue:work does not say %q:\n%s", want, help)
+		}
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Do(context.Background(), []string{"help", "queue:nope"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), `"queue:nope" is not defined`) {
+		t.Errorf("help queue:nope: exit %d, %q", code, errb.String())
+	}
+}
+
 // TestAppEnvPicksEnvFile reads .env.<APP_ENV> when the process environment sets APP_ENV and that file
 // exists, as Laravel's LoadEnvironmentVariables does, also when --env names a file that does not
 // exist; a false APP_ENV picks none. (Not parallel: it sets the process environment.)
@@ -184,6 +205,17 @@ func TestAppDirWithoutEnvFile(t *testing.T) {
 	}
 	if log := run(); strings.Contains(log, "maintenance mode") {
 		t.Fatalf("in a directory without artisan: want no application directory\n%s", log)
+	}
+	// A database that cannot be opened from the application's directory without .env: the hint says
+	// so, rather than to run from the application's directory.
+	if err := os.WriteFile(filepath.Join(dir, "artisan"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DB_DATABASE", filepath.Join(dir, "missing.sqlite"))
+	var out, errb bytes.Buffer
+	if code := Do(context.Background(), []string{"queue:work", "--once"}, nil, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "the application's directory "+dir+" has no .env file") {
+		t.Errorf("exit %d: %s", code, errb.String())
 	}
 }
 

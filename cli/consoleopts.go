@@ -18,6 +18,14 @@ type consoleOptions struct {
 	ansi          *bool  // --ansi (true), --no-ansi (false): colours forced on or off; nil decides by the terminal
 }
 
+// symfonyOptionsHelp closes every command's --help: the console options it takes besides its own.
+const symfonyOptionsHelp = `Console options every command takes, as artisan's do:
+  -q, --quiet          nothing on standard output (--silent too)
+  -v, -vv, -vvv        more output; -vvv logs at debug level (SHELL_VERBOSITY too)
+  -n, --no-interaction questions take their default answer
+  --ansi, --no-ansi    colours on or off, whatever the terminal
+  --env=ENV            the application environment, and .env.ENV beside the .env file when it exists`
+
 type consoleOptionsKey struct{}
 
 // combinedShorts is a token of Symfony Console's flag-only short options written together (-nv).

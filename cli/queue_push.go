@@ -64,6 +64,7 @@ func runQueuePush(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: artisan-go queue:push 'App\Jobs\Class' [options]`)
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr, symfonyOptionsHelp)
 	}
 	var classes []string
 	if err := parseWithPositional(fs, args, func(arg string) { classes = append(classes, arg) }); err != nil {

@@ -33,22 +33,22 @@ var workFlags = []struct {
 	name, key, usage string
 	boolean          bool
 }{
-	{"queue", "worker.queues", "queues to work, in priority order (comma-separated)", false},
-	{"sleep", "worker.sleep", "seconds to sleep when no job is available", false},
-	{"tries", "worker.tries", "attempts before a job fails, when the job does not say (0 is unlimited)", false},
-	{"timeout", "worker.timeout", "seconds a job may run (0 is no limit)", false},
-	{"backoff", "worker.backoff", "seconds to wait before retrying a job that threw (comma list, by attempt)", false},
-	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit)", false},
-	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit)", false},
+	{"queue", "worker.queues", "queues to work, in priority order (comma-separated) [default: the connection's queue]", false},
+	{"sleep", "worker.sleep", "seconds to sleep when no job is available [default: 3]", false},
+	{"tries", "worker.tries", "attempts before a job fails, when the job does not say (0 is unlimited) [default: 1; 0 before Laravel 6]", false},
+	{"timeout", "worker.timeout", "seconds a job may run (0 is no limit) [default: 60]", false},
+	{"backoff", "worker.backoff", "seconds to wait before retrying a job that threw (comma list, by attempt) [default: 0]", false},
+	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit) [default: 0]", false},
+	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit) [default: 0]", false},
 	{"stop-when-empty", "worker.stop_when_empty", "stop when the queues are empty", true},
 	{"stop-when-empty-for", "worker.stop_when_empty_for", "stop once the queues have been empty this many seconds since the last job finished (0 never; Laravel 11.53+, 12.60+, 13.10+)", false},
 	{"once", "worker.once", "work one job and stop", true},
-	{"rest", "worker.rest", "seconds to rest after each job", false},
-	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check)", false},
-	{"name", "worker.name", "the worker's name", false},
+	{"rest", "worker.rest", "seconds to rest after each job [default: 0]", false},
+	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check) [default: 128]", false},
+	{"name", "worker.name", "the worker's name [default: default]", false},
 	{"force", "worker.force", "work even in maintenance mode", true},
-	{"concurrency", "worker.concurrency", "jobs run at once by this process", false},
-	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (must match config/queue.php)", false},
+	{"concurrency", "worker.concurrency", "jobs run at once by this process (1 runs one job at a time, as PHP's worker) [default: " + strconv.Itoa(config.DefaultConcurrency) + "]", false},
+	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (keep it equal to config/queue.php's; a difference is warned of)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
 	{"claim-lanes", "worker.claim_lanes", "claim-and-delete cycles the batch strategy runs side by side (0: two for one process per jobs table, one for the others; 1: one)", false},
 	{"strategy", "worker.strategy", "claim strategy (" + strings.Join(laravel.Strategies(), ", ") + "); empty chooses", false},
@@ -77,6 +77,7 @@ func runQueueWork(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: artisan-go queue:work [connection] [options]")
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr, symfonyOptionsHelp)
 	}
 	overrides := map[string]any{}
 	positional := 0
@@ -334,6 +335,8 @@ func openConn(ctx context.Context, cfg *config.Config) (*laravel.Conn, error) {
 	case err == nil:
 	case cfg.CachedConfig() != "":
 		err = fmt.Errorf("%w (the database settings were read from the cached configuration %s, not from .env, as PHP reads them: after changing .env, run php artisan config:cache again)", err, cfg.CachedConfig())
+	case cfg.EnvFile() == "" && appDir("") != "":
+		err = fmt.Errorf("%w (the application's directory %s has no .env file: the database settings came from the environment and Laravel's defaults; set DB_CONNECTION, DB_DATABASE and the others as PHP's workers have them, or pass --env-file)", err, appDir(""))
 	case cfg.EnvFile() == "":
 		err = fmt.Errorf("%w (no .env file was read: run artisan-go from the application's directory, or pass --env-file /path/to/app/.env)", err)
 	}
