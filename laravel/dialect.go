@@ -70,6 +70,9 @@ type dialect interface {
 	rebind(q string) string
 	// least is the name of the two-argument minimum function.
 	least() string
+	// maxTimestamp is the largest Unix time Laravel's available_at column holds (its migration's
+	// unsignedInteger): MySQL's int unsigned, PostgreSQL's integer; 0 for no bound (SQLite).
+	maxTimestamp() int64
 	// encodeText and decodeText store a cache value where a text column cannot hold it as it is (NUL
 	// on PostgreSQL), as Laravel's cache store does; elsewhere they return v.
 	encodeText(v string) string

@@ -162,6 +162,7 @@ func (mysqlDialect) capabilities(engine, lock string) capabilities {
 func (mysqlDialect) quote(name string) string   { return "`" + name + "`" }
 func (mysqlDialect) rebind(q string) string     { return q }
 func (mysqlDialect) least() string              { return "least" }
+func (mysqlDialect) maxTimestamp() int64        { return 1<<32 - 1 }
 func (mysqlDialect) encodeText(v string) string { return v }
 func (mysqlDialect) decodeText(v string) string { return v }
 

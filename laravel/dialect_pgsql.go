@@ -181,6 +181,7 @@ func (pgsqlDialect) capabilities(engine, lock string) capabilities {
 func (pgsqlDialect) quote(name string) string { return `"` + name + `"` }
 func (pgsqlDialect) rebind(q string) string   { return sqlx.Rebind(sqlx.DOLLAR, q) }
 func (pgsqlDialect) least() string            { return "least" }
+func (pgsqlDialect) maxTimestamp() int64      { return 1<<31 - 1 }
 
 // encodeText base64-encodes values containing NUL, which PostgreSQL's text columns cannot hold.
 func (pgsqlDialect) encodeText(v string) string {

@@ -133,6 +133,7 @@ func (sqliteDialect) capabilities(engine, lock string) capabilities {
 func (sqliteDialect) quote(name string) string   { return `"` + name + `"` }
 func (sqliteDialect) rebind(q string) string     { return q }
 func (sqliteDialect) least() string              { return "min" }
+func (sqliteDialect) maxTimestamp() int64        { return 0 }
 func (sqliteDialect) encodeText(v string) string { return v }
 func (sqliteDialect) decodeText(v string) string { return v }
 

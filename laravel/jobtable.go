@@ -34,9 +34,15 @@ func NewJobTable(d Dialect, table string) (*JobTable, error) {
 	return newJobTable(impl, t.Jobs), nil
 }
 
-// jobRow is the insert's arguments.
-func jobRow(p *JobPushParams) []any {
-	return []any{p.Queue, p.Attempts, nil, p.AvailableAt, p.Now, string(p.Payload)}
+// jobRow is the insert's arguments in dialect d. An available_at past what the column holds (a
+// backoff or delay of many years) is written as the column's largest, which is as good as never, rather
+// than refused: a refused release would leave its row reserved, to be run again after retry_after.
+func jobRow(d dialect, p *JobPushParams) []any {
+	at := p.AvailableAt
+	if limit := d.maxTimestamp(); limit > 0 && at > limit {
+		at = limit
+	}
+	return []any{p.Queue, p.Attempts, nil, at, p.Now, string(p.Payload)}
 }
 
 func newJobTable(d dialect, table string) *JobTable {
@@ -47,7 +53,7 @@ func newJobTable(d dialect, table string) *JobTable {
 // JobInsert inserts one row as Laravel's DatabaseQueue::buildDatabaseRecord does (reserved_at NULL,
 // the payload byte for byte) through ex and returns its id. The driver's error is returned as it is.
 func (t *JobTable) JobInsert(ctx context.Context, ex Execer, p *JobPushParams) (int64, error) {
-	return t.d.insertID(ctx, ex, t.insert, jobRow(p))
+	return t.d.insertID(ctx, ex, t.insert, jobRow(t.d, p))
 }
 
 // Pool is the connection's own pool as an Execer, for a statement that commits on its own (a job

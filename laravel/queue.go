@@ -447,7 +447,7 @@ func (c *Conn) insertSQL(table string, cols []string) string {
 // insertJob inserts one jobs row as Laravel's buildDatabaseRecord does and returns its id. Errors are
 // returned untranslated.
 func (c *Conn) insertJob(ctx context.Context, ex Execer, p *JobPushParams) (int64, error) {
-	return c.d.insertID(ctx, ex, c.jobs.insert, jobRow(p))
+	return c.d.insertID(ctx, ex, c.jobs.insert, jobRow(c.d, p))
 }
 
 // AvailableJobsSQL returns Laravel's getNextAvailableJob select for up to limit rows, with the

@@ -172,6 +172,23 @@ func caseRelease(t *testing.T, s *Setup) {
 	}
 }
 
+// caseReleaseFarFuture releases with a delay past what available_at holds (PostgreSQL's integer ends in
+// 2038): the release is written, not refused, and the row waits at least until then.
+func caseReleaseFarFuture(t *testing.T, s *Setup) {
+	s.Push(t, "default", t0, t0, 1)
+	j := s.Claim(t, s.Queue, "default", t0+2, 90)
+	if err := s.Queue.JobRelease(bg, j, &laravel.JobReleaseParams{Now: t0 + 10, Delay: 5_000_000_000}); err != nil {
+		t.Fatalf("release with a delay of 5e9 s: %v", err)
+	}
+	rows := s.Rows(t)
+	if len(rows) != 1 || rows[0].ReservedAt != nil || rows[0].AvailableAt < 1<<31-1 {
+		t.Fatalf("rows after release %+v; want one, unreserved, available_at at 2^31-1 or later", rows)
+	}
+	if j := s.Claim(t, s.Queue, "default", t0+1_000_000, 90); j != nil {
+		t.Fatalf("claimed job %d long before its available_at", j.ID)
+	}
+}
+
 func caseReleaseFenced(t *testing.T, s *Setup) {
 	first, second := claimTwice(t, s)
 	wantLost(t, "release", s.Queue.JobRelease(bg, first, &laravel.JobReleaseParams{Now: t0 + 100}))

@@ -202,6 +202,7 @@ var cases = []testCase{
 	{"Push", Options{}, casePush},
 	{"DeleteFenced", Options{}, caseDeleteFenced},
 	{"Release", Options{}, caseRelease},
+	{"ReleaseFarFuture", Options{}, caseReleaseFarFuture},
 	{"ReleaseFenced", Options{}, caseReleaseFenced},
 	{"FailFenced", Options{}, caseFailFenced},
 	{"RenewFenced", Options{}, caseRenewFenced},
