@@ -506,8 +506,14 @@ func (r *envReader) truthy(key string, v json.RawMessage) *bool {
 // rounded down (the second it falls in is the last one at or before it).
 func (r *envReader) deadline(key string, v json.RawMessage) *int64 {
 	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f != math.Trunc(f) && math.Abs(f) < 1<<53 {
+		f, err := strconv.ParseFloat(string(v), 64)
+		switch {
+		case err == nil && f != math.Trunc(f) && math.Abs(f) < 1<<53:
 			n := int64(math.Floor(f))
+			return &n
+		case (err == nil || errors.Is(err, strconv.ErrRange)) && math.Abs(f) >= 1<<53:
+			// 1e30: PHP compares the clock with it as a float, a time never reached (or long past).
+			n := int64(math.Copysign(1<<53, f))
 			return &n
 		}
 	}
@@ -524,9 +530,12 @@ func (r *envReader) backoff(key string, v json.RawMessage) *string {
 	if len(v) > 0 && v[0] == '"' {
 		return r.strp(key, v)
 	}
-	if n := r.int64p(key, v); n != nil {
-		s := strconv.FormatInt(*n, 10)
+	if _, err := strconv.ParseFloat(string(v), 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// A number, as old payloads write it: PHP's explode() reads its text (1e30 too), and the
+		// worker casts each entry to int as PHP does.
+		s := string(v)
 		return &s
 	}
+	r.fail(key, "is not a string of delays")
 	return nil
 }

@@ -210,6 +210,12 @@ func TestParseEnvelopeAsPHPReadsIt(t *testing.T) {
 			t.Errorf("%s: maxTries %d maxExceptions %d backoff %q", tt.in, *e.MaxTries, *e.MaxExceptions, backoffSpec(e))
 		}
 	}
+	// Numbers past any clock or delay: a retryUntil PHP's clock never reaches (or passed long ago), a
+	// backoff whose text the worker casts as PHP's (int) does.
+	e, err := ParseEnvelope([]byte(`{"job":"X","retryUntil":1e30,"timeoutAt":-1e30,"backoff":1e30}`))
+	if err != nil || *e.RetryUntil != 1<<53 || *e.TimeoutAt != -(1<<53) || backoffSpec(e) != "1e30" {
+		t.Errorf("huge numbers: %v %+v", err, e)
+	}
 	// Fractions, as a class's `$tries = 2.5` writes them: PHP compares attempts with them as they
 	// are, so tries bound the attempts at claim by their floor (and an exception never reaches them),
 	// maxExceptions count up to their ceiling, and a timeout is the whole seconds pcntl_alarm takes;
