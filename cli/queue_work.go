@@ -432,14 +432,15 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
 	}
 	st := w.Stats()
-	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "deleted", st.Deleted, "released", st.Released,
-		"failed", st.Failed, "left_for_php", st.LeftForPHP, "moved", st.Moved, "chained", st.ChainDispatched, "lost", st.Lost,
-		"reapplied", st.Reapplied, "unapplied", st.Unapplied)
 	if st.Refused > 0 && err == nil {
 		// Nothing is lost (the rows stay reserved), but the worker did not finish what it ran: a
 		// supervisor, a deploy script or a CI step must see it.
-		return 1, fmt.Errorf("the database refused the completion of %d job(s) (COMPLETION REFUSED above): their rows stay reserved and run again after retry_after; fix the cause (the grant or table the error names) before then", st.Refused)
+		status = 1
+		err = fmt.Errorf("the database refused the completion of %d job(s) (COMPLETION REFUSED above): their rows stay reserved and run again after retry_after; fix the cause the error names (a grant, a table, a trigger, a value the column does not hold) before then", st.Refused)
 	}
+	log.Info("artisan-go worker stopped", "status", status, "processed", st.Processed, "deleted", st.Deleted, "released", st.Released,
+		"failed", st.Failed, "left_for_php", st.LeftForPHP, "moved", st.Moved, "chained", st.ChainDispatched, "lost", st.Lost,
+		"reapplied", st.Reapplied, "unapplied", st.Unapplied)
 	return status, err
 }
 

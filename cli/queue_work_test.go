@@ -160,7 +160,8 @@ func TestQueueWorkRefusedCompletion(t *testing.T) {
 	}
 	errb.Reset()
 	code := Do(ctx, []string{"queue:work", "--env-file", env, "--config", cfg, "--stop-when-empty", "--sleep=0"}, nil, &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), "COMPLETION REFUSED") || !strings.Contains(errb.String(), "the database refused the completion of 1 job(s)") {
+	if code != 1 || !strings.Contains(errb.String(), "COMPLETION REFUSED") || !strings.Contains(errb.String(), "the database refused the completion of 1 job(s)") ||
+		!strings.Contains(errb.String(), "artisan-go worker stopped\" status=1") {
 		t.Fatalf("queue:work exit status %d, want 1 naming the refused completion:\n%s", code, errb.String())
 	}
 	var reserved int
