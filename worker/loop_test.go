@@ -521,6 +521,21 @@ func TestClaimBackoffResetsAfterEmptyClaim(t *testing.T) {
 	}
 }
 
+// TestClaimBackoffBound: failed claims wait 1 s, doubling, and never more than 5 s, so a worker is back
+// within seconds of a database outage's end, however long the outage.
+func TestClaimBackoffBound(t *testing.T) {
+	t.Parallel()
+	var waits []time.Duration
+	d := time.Duration(0)
+	for range 6 {
+		d = nextClaimBackoff(d)
+		waits = append(waits, d)
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second}; !slices.Equal(waits, want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+}
+
 func TestReservationLostCompletionDoesNothing(t *testing.T) {
 	t.Parallel()
 	eachStrategy(t, func(t *testing.T, f *fixture) {

@@ -627,7 +627,7 @@ func (w *Worker) Run(ctx context.Context) (int, error) {
 			w.log.Debug("claim conflict; retrying", "error", err)
 			sleepCtx(ctx, 20*time.Millisecond)
 		case err != nil:
-			claimBackoff = min(max(2*claimBackoff, time.Second), 30*time.Second)
+			claimBackoff = nextClaimBackoff(claimBackoff)
 			w.log.Error("claim failed; retrying", "error", err, "retry_in", claimBackoff)
 			sleepCtx(ctx, claimBackoff)
 		case claimed == 0 && passed > 0 && w.passedTop.Load() > top && w.jumpAhead(ctx, st.paused):
@@ -1241,6 +1241,17 @@ func (w *Worker) claimAndStart(ctx, jobCtx context.Context, limit int, paused ma
 
 // claimTimeout bounds one claim call.
 const claimTimeout = 30 * time.Second
+
+// maxClaimBackoff bounds the wait between claims that fail (a database that went away): the worker
+// is back at work within it once the server answers again, at the cost of one failed connection and
+// one log line per wait while it does not.
+const maxClaimBackoff = 5 * time.Second
+
+// nextClaimBackoff is the wait after a claim that failed, given the last one (0 after a claim that
+// worked): 1 s, doubling up to maxClaimBackoff.
+func nextClaimBackoff(last time.Duration) time.Duration {
+	return min(max(2*last, time.Second), maxClaimBackoff)
+}
 
 // maxParallelClaims bounds the claim transactions one worker runs at once.
 const maxParallelClaims = 8
