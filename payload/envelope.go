@@ -162,6 +162,28 @@ func (s *envScan) member(depth int, key, val []byte) {
 	}
 }
 
+// PeekEnvelope reads only the names of a payload ParseEnvelope refuses (a key of the wrong type, data
+// missing): uuid, displayName, job and data.commandName, each when it is a JSON string. It is what
+// PHP's worker can still show and route such a job by; ok is false when the payload is not a JSON
+// object with a job.
+func PeekEnvelope(raw []byte) (e *Envelope, ok bool) {
+	var top struct {
+		UUID, DisplayName, Job any
+		Data                   struct{ CommandName any }
+	}
+	if err := json.Unmarshal(raw, &top); err != nil {
+		// A data that is not an object leaves the other names legible.
+		var names struct{ UUID, DisplayName, Job any }
+		if json.Unmarshal(raw, &names) != nil {
+			return nil, false
+		}
+		top.UUID, top.DisplayName, top.Job = names.UUID, names.DisplayName, names.Job
+	}
+	text := func(v any) string { s, _ := v.(string); return s }
+	e = &Envelope{UUID: text(top.UUID), DisplayName: text(top.DisplayName), Job: text(top.Job), CommandName: text(top.Data.CommandName)}
+	return e, e.Job != ""
+}
+
 // ParseEnvelope reads a payload column. Data and Extra are slices of Raw. It accepts the key sets of every Laravel version from 5.5 to
 // 13.x and keeps unknown keys in Extra. It fails with an *EnvelopeError (wrapping ErrEnvelope) when the
 // document is not a JSON object, a known key has the wrong type, or an object job lacks data.command.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/artisan-go/artisan-go/fixtures"
@@ -151,6 +152,26 @@ func TestRawTarget(t *testing.T) {
 		c, m := e.RawTarget()
 		if c != tt.class || m != tt.method {
 			t.Errorf("RawTarget(%q) = %q, %q", tt.job, c, m)
+		}
+	}
+}
+
+// TestPeekEnvelope reads the names of payloads ParseEnvelope refuses, and nothing of what is not a JSON
+// object with a job.
+func TestPeekEnvelope(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"uuid":"u","displayName":"A","job":"X@y","maxTries":"three","data":{"commandName":"C"}}`: "u A X@y C",
+		`{"uuid":5,"displayName":["A"],"job":"X","data":"oops"}`:                                   "  X ",
+		`{"job":"X","data":{"commandName":7}}`:                                                     "  X ",
+	} {
+		e, ok := PeekEnvelope([]byte(in))
+		if !ok || strings.Join([]string{e.UUID, e.DisplayName, e.Job, e.CommandName}, " ") != want {
+			t.Errorf("PeekEnvelope(%s) = %+v, %v; want %q", in, e, ok, want)
+		}
+	}
+	for _, in := range []string{``, `null`, `[1]`, `{"job":1}`, `{"uuid":"u"}`, `{"job":`} {
+		if _, ok := PeekEnvelope([]byte(in)); ok {
+			t.Errorf("PeekEnvelope(%s) ok, want no job", in)
 		}
 	}
 }

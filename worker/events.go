@@ -37,17 +37,15 @@ const (
 
 // report sends one event of r's run to Params.Events.
 func (w *Worker) report(r *jobRun, status, result string, cause error) {
-	if w.events == nil || r.env == nil {
-		// A payload that does not read as a job has no name PHP could print: its worker prints
-		// nothing for it (resolving the name throws in the JobProcessing listener).
+	if w.events == nil || r.env == nil && r.peeked == nil {
+		// A payload that is not a JSON object with a job has no name PHP could print: its worker
+		// prints nothing for it (resolving the name throws in the JobProcessing listener).
 		return
 	}
 	j := r.rj.job
 	e := RunEvent{Status: status, Result: result, ID: j.ID, Connection: w.cfg.Connection, Queue: j.Queue,
 		Job: r.displayName, Attempts: j.Attempts, Time: w.clock()}
-	if r.env != nil {
-		e.UUID = r.env.UUID
-	}
+	e.UUID = r.uuid()
 	if status != EventStarting {
 		e.Duration = time.Since(r.rj.started)
 	}

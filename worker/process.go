@@ -66,6 +66,20 @@ type jobRun struct {
 	hj          *handlers.Job
 	at          Frame // the handler's source location, for errors without one
 	notRun      bool  // handed back at shutdown after its middleware let it through, before it started
+	// peeked holds the names of a payload that does not read as a job (env is nil), when it has them
+	// (payload.PeekEnvelope): its uuid and the name PHP shows it by.
+	peeked *payload.Envelope
+}
+
+// uuid is the job's payload uuid: the envelope's, or the one peeked from a payload that does not read.
+func (r *jobRun) uuid() string {
+	switch {
+	case r.env != nil:
+		return r.env.UUID
+	case r.peeked != nil:
+		return r.peeked.UUID
+	}
+	return ""
 }
 
 // phpOnly lists classes that only PHP can run even if a handler is registered under their name.
@@ -116,9 +130,19 @@ func (w *Worker) process(ctx context.Context, rj *runningJob) {
 		env, err = payload.ParseEnvelope(j.Payload)
 	}
 	if err != nil {
+		r = &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
+		if peeked, ok := payload.PeekEnvelope(j.Payload); ok {
+			r.peeked = peeked
+			r.class, r.displayName = classOf(peeked)
+			if _, ok := w.lookup(r); !ok && r.class != "" {
+				// A class Go does not run: PHP reads such values as PHP compares them, and runs it.
+				w.unhandled(ctx, r)
+				return
+			}
+			w.report(r, EventStarting, "", nil) // PHP prints its start under the name it can read
+		}
 		// A payload no one can read still goes to failed_jobs, byte for byte, where it can be inspected
 		// and retried; it is never dropped.
-		r = &jobRun{rj: rj, class: "", displayName: fmt.Sprintf("job %d", j.ID)}
 		w.fail(ctx, r, fmt.Errorf("read payload of job %d: %w; the row is kept in failed_jobs as it was", j.ID, err))
 		return
 	}
@@ -600,10 +624,7 @@ func (w *Worker) failRow(ctx context.Context, r *jobRun, cause error, batch *lar
 	j := r.rj.job
 	// Laravel converts the text to UTF-8 (9.2+); invalid bytes become "?" as mb_convert_encoding does.
 	text := strings.ToValidUTF8(ExceptionText(cause, r.at), "?")
-	uuid := ""
-	if r.env != nil {
-		uuid = r.env.UUID
-	}
+	uuid := r.uuid()
 	failWith := func(ctx context.Context, batch *laravel.BatchStep, hooks *laravel.JobPushParams) error {
 		var push []*laravel.JobPushParams
 		if hooks != nil {

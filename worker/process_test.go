@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -416,6 +418,48 @@ func TestDamagedPayloadIsFailedNotLost(t *testing.T) {
 		fr := f.onlyFailed(t)
 		if string(fr.Payload) != `{"uuid":"x","job":` || !strings.Contains(fr.Exception, "read payload of job") {
 			t.Fatalf("failed row %+v", fr)
+		}
+	})
+}
+
+// TestUnreadablePayloadNamed: a payload the worker refuses (a maxTries that is a word) but whose names
+// read: its class without a Go handler is left for PHP, which runs it; with one it fails, its start
+// and failure reported under the name PHP shows and its uuid kept.
+func TestUnreadablePayloadNamed(t *testing.T) {
+	t.Parallel()
+	eachStrategy(t, func(t *testing.T, f *fixture) {
+		var mu sync.Mutex
+		var events []string
+		f.reg.Register(jobClass, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		cfg := Defaults()
+		w, err := New(Params{Queue: f.Queue, Conn: f.Conn, Registry: f.reg, Config: cfg, Clock: f.clock.Now,
+			Events: func(e RunEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				events = append(events, e.Job+" "+e.Status+" "+e.UUID)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := envelope(t, `App\Jobs\PHPOnly`, `"maxTries":"abc"`, nil)
+		f.push(t, "default", other)
+		runOnce(t, w)
+		rows := f.Rows(t)
+		if len(rows) != 1 || rows[0].ReservedAt != nil || rows[0].Attempts != 0 || len(f.FailedRows(t)) != 0 {
+			t.Fatalf("rows %+v, failed %d: want the job of a class without a Go handler left for PHP, untouched", rows, len(f.FailedRows(t)))
+		}
+		f.exec(t, "delete from "+queuetest.Q(f.Conn, f.Conn.Tables().Jobs))
+		ours := envelope(t, jobClass, `"maxTries":"abc"`, nil)
+		env, _ := payload.PeekEnvelope(ours)
+		f.push(t, "default", ours)
+		runOnce(t, w)
+		fr := f.onlyFailed(t)
+		if fr.UUID != env.UUID || !strings.Contains(fr.Exception, `"maxTries" is not an integer`) {
+			t.Fatalf("failed row %+v", fr)
+		}
+		want := []string{jobClass + " starting " + env.UUID, jobClass + " failed " + env.UUID}
+		if !slices.Equal(events, want) {
+			t.Fatalf("events %q, want %q", events, want)
 		}
 	})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPayloadFieldsAsPHPReadsThem runs one job whose payload carries a value Laravel never writes but
-// PHP accepts (maxTries -1, maxTries beyond int32, backoff as an object) once under PHP's worker and
+// PHP accepts (maxTries -1, maxTries beyond int32, backoff as an object, numbers past any clock) once under PHP's worker and
 // once under Go's, on fresh tables, and compares what is left: the row, its attempts, failed_jobs.
 func TestPayloadFieldsAsPHPReadsThem(t *testing.T) {
 	t.Parallel()
@@ -24,6 +24,8 @@ func TestPayloadFieldsAsPHPReadsThem(t *testing.T) {
 		{"maxTries -1 fails before running", "plain", `"maxTries":null`, `"maxTries":-1`},
 		{"maxTries beyond int32 is never reached", "failing", `"maxTries":1`, `"maxTries":99999999999`},
 		{"backoff object runs", "plain", `"backoff":null`, `"backoff":{"a":1}`},
+		{"retryUntil 1e30 runs", "plain", `"retryUntil":null`, `"retryUntil":1e30`},
+		{"backoff 1e30 runs", "plain", `"backoff":null`, `"backoff":1e30`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run := func(php bool) outcome {
