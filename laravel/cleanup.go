@@ -3,6 +3,8 @@ package laravel
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -87,14 +89,35 @@ func (c *Conn) HoldSnapshot(ctx context.Context) (release func() error, err erro
 	if !c.caps.RowLocks {
 		return func() error { return nil }, nil
 	}
-	tx, err := c.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	conn, err := c.db.Conn(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
+	}
+	// Its own connection, without the pool's idle transaction timeout (see idleTxTimeout), closed
+	// when released rather than given back to the pool so.
+	discard := func() error {
+		// ErrBadConn makes database/sql close the connection instead of pooling it.
+		if err := conn.Raw(func(any) error { return driver.ErrBadConn }); !errors.Is(err, driver.ErrBadConn) {
+			return conn.Close()
+		}
+		return nil
+	}
+	if c.idleGuard.Load() {
+		if _, err := conn.ExecContext(ctx, c.d.idleTxOffSQL()); err != nil {
+			_ = discard()
+			return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
+		}
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		_ = discard()
 		return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
 	}
 	var n int64
 	if err := tx.QueryRowContext(ctx, "select count(*) from "+c.d.quote(c.tables.Jobs)).Scan(&n); err != nil {
 		_ = tx.Rollback()
+		_ = discard()
 		return nil, fmt.Errorf("hold a snapshot: %w", c.translate(err))
 	}
-	return tx.Rollback, nil
+	return func() error { return errors.Join(tx.Rollback(), discard()) }, nil
 }

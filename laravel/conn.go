@@ -78,7 +78,8 @@ type OpenParams struct {
 // Conn is an open database with Laravel's queue tables. It is safe for concurrent use.
 type Conn struct {
 	db          *sqlx.DB
-	gate        *writeGate // SQLite's, which counts the writes (see ConnStats.Writes); nil on servers
+	gate        *writeGate   // SQLite's, which counts the writes (see ConnStats.Writes); nil on servers
+	idleGuard   *atomic.Bool // new connections have the server end a transaction idle for idleTxTimeout
 	name        Dialect
 	d           dialect
 	caps        capabilities
@@ -149,9 +150,10 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db, gate, err := d.openDB(driver, dsn)
+	guard := new(atomic.Bool)
+	db, gate, err := d.openDB(driver, dsn, guard)
 	if err != nil {
-		return nil, fmt.Errorf("open %s database %s: %w", p.Dialect, where, err)
+		return nil, fmt.Errorf("open %s database %s: %w; %s", p.Dialect, where, err, connectHint(err))
 	}
 	if p.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(p.MaxOpenConns)
@@ -161,7 +163,7 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 		idle = p.MaxOpenConns
 	}
 	db.SetMaxIdleConns(idle)
-	c := &Conn{db: db, gate: gate, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, indexTable: indexTable, cachePrefix: p.CachePrefix, tablePrefix: p.TablePrefix, clock: p.Clock, where: where, schema: p.Schema}
+	c := &Conn{db: db, gate: gate, idleGuard: guard, name: p.Dialect, d: d, jobs: newJobTable(d, p.Tables.Jobs), tables: p.Tables, indexTable: indexTable, cachePrefix: p.CachePrefix, tablePrefix: p.TablePrefix, clock: p.Clock, where: where, schema: p.Schema}
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -200,7 +202,48 @@ func Open(ctx context.Context, p OpenParams) (*Conn, error) {
 	}
 	c.xactIDSQL, c.xactStatusSQL = d.xactStatus(reported)
 	c.readAttemptsLimit(pctx)
+	c.guardIdleTransactions(pctx, idle)
 	return c, nil
+}
+
+// idleTxTimeout is how long the server keeps a transaction of this process's connections that waits
+// for its next statement: past it the server ends the session, and the transaction's locks with it.
+// A claim, a completion and the lanes' lead (renewed within half of it) are never idle so long; a
+// connection lost mid-transaction across a network that drops packets is, and its server session
+// would otherwise hold the rows it locked until the server's TCP keepalive ends it (two hours by
+// default), the claims of every worker passing over them.
+var idleTxTimeout = newDuration(60 * time.Second)
+
+// newDuration is an atomic duration set to d.
+func newDuration(d time.Duration) *atomic.Int64 {
+	var v atomic.Int64
+	v.Store(int64(d))
+	return &v
+}
+
+// guardIdleTransactions sets idleTxTimeout on the pool's connections (those it opens from now on,
+// and the idle one Open used, closed) where the server has the setting, leaves it off, and is
+// reached directly: a server or role that sets a timeout of its own keeps it, and behind a pooler
+// such as PgBouncer a connection's setting is not its own.
+func (c *Conn) guardIdleTransactions(ctx context.Context, idle int) {
+	q := c.d.idleTxSQL(c.engine)
+	if q == "" {
+		return
+	}
+	var current int64
+	if err := c.db.QueryRowContext(ctx, q).Scan(&current); err != nil || current != 0 {
+		return
+	}
+	if c.d.sessionIDSQL() != "" && c.db.Stats().MaxOpenConnections != 1 {
+		if pooled, err := c.TransactionPooled(ctx); err != nil || pooled {
+			return
+		}
+	} else if c.name == Postgres {
+		return // one connection: TransactionPooled cannot tell a pooler from the server
+	}
+	c.idleGuard.Store(true)
+	c.db.SetMaxIdleConns(0) // the connections open now reconnect with the setting
+	c.db.SetMaxIdleConns(idle)
 }
 
 // connectHint says what to check when a connection could not be opened.

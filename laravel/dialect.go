@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -25,8 +26,14 @@ type dialect interface {
 	// (no password), for messages.
 	driverDSN(p OpenParams) (driver, dsn, where string, err error)
 	// openDB opens the pool for driverDSN's driver and DSN, and the gate its writes pass where the
-	// dialect has one (SQLite's, see writeGate), else nil.
-	openDB(driver, dsn string) (*sqlx.DB, *writeGate, error)
+	// dialect has one (SQLite's, see writeGate), else nil. Once guard is set, every new connection
+	// of the pool has the server end an idle transaction after idleTxTimeout (see idleTxSQL).
+	openDB(driver, dsn string, guard *atomic.Bool) (*sqlx.DB, *writeGate, error)
+	// idleTxSQL reads the session's timeout of a transaction left idle, in the unit the server keeps
+	// it (0: none), on an engine that has one the pool's connections can set when connecting; "".
+	idleTxSQL(engine string) string
+	// idleTxOffSQL turns that timeout off for the session.
+	idleTxOffSQL() string
 	// versionSQL reads the version string as PHP's PDO::ATTR_SERVER_VERSION reports it.
 	versionSQL() string
 	// popLock returns the engine name and the lock clause Laravel's getLockForPopping chooses for a

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -22,10 +24,39 @@ type mysqlDialect struct{}
 
 func (mysqlDialect) name() Dialect { return MySQL }
 
-func (mysqlDialect) openDB(driver, dsn string) (*sqlx.DB, *writeGate, error) {
-	db, err := sqlx.Open(driver, dsn)
-	return db, nil, err
+func (mysqlDialect) openDB(driver, dsn string, guard *atomic.Bool) (*sqlx.DB, *writeGate, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = cfg.Apply(mysql.BeforeConnect(func(_ context.Context, c *mysql.Config) error {
+		if guard.Load() {
+			if c.Params == nil {
+				c.Params = map[string]string{}
+			}
+			c.Params["idle_transaction_timeout"] = strconv.FormatInt(max(idleTxTimeout.Load()/int64(time.Second), 1), 10)
+		}
+		return nil
+	}))
+	if err != nil {
+		return nil, nil, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(connector), driver), nil, nil
 }
+
+// idleTxSQL: MariaDB's idle_transaction_timeout (10.3+), in seconds; MySQL has no such variable.
+func (mysqlDialect) idleTxSQL(engine string) string {
+	if engine != "mariadb" {
+		return ""
+	}
+	return "select @@session.idle_transaction_timeout"
+}
+
+func (mysqlDialect) idleTxOffSQL() string { return "set session idle_transaction_timeout = 0" }
 
 func (mysqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	cfg := mysql.NewConfig()

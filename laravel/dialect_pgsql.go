@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -22,9 +24,28 @@ type pgsqlDialect struct{}
 
 func (pgsqlDialect) name() Dialect { return Postgres }
 
-func (pgsqlDialect) openDB(driver, dsn string) (*sqlx.DB, *writeGate, error) {
-	db, err := sqlx.Open(driver, dsn)
-	return db, nil, err
+func (pgsqlDialect) openDB(driver, dsn string, guard *atomic.Bool) (*sqlx.DB, *writeGate, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+		if !guard.Load() {
+			return nil
+		}
+		// A statement, not a startup parameter, which PgBouncer refuses even in session pooling;
+		// Open sets guard only where the session is the connection's own.
+		_, err := c.Exec(ctx, "set idle_in_transaction_session_timeout = "+strconv.FormatInt(idleTxTimeout.Load()/int64(time.Millisecond), 10))
+		return err
+	}))
+	return sqlx.NewDb(db, driver), nil, nil
+}
+
+// idleTxSQL: idle_in_transaction_session_timeout (9.6+), in milliseconds.
+func (pgsqlDialect) idleTxOffSQL() string { return "set idle_in_transaction_session_timeout = 0" }
+
+func (pgsqlDialect) idleTxSQL(string) string {
+	return "select coalesce((select setting::bigint from pg_settings where name = 'idle_in_transaction_session_timeout'), -1)"
 }
 
 func (pgsqlDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -23,9 +24,13 @@ type sqliteDialect struct{}
 func (sqliteDialect) name() Dialect { return SQLite }
 
 // openDB opens the pool behind a write gate of its own (see writeGate).
-func (sqliteDialect) openDB(_, dsn string) (*sqlx.DB, *writeGate, error) {
+func (sqliteDialect) openDB(_, dsn string, _ *atomic.Bool) (*sqlx.DB, *writeGate, error) {
 	return openSQLite(dsn, sqliteBusyTimeout(dsn))
 }
+
+// idleTxSQL: a SQLite transaction is the process's own; nothing outlives it.
+func (sqliteDialect) idleTxSQL(string) string { return "" }
+func (sqliteDialect) idleTxOffSQL() string    { return "" }
 
 func (sqliteDialect) driverDSN(p OpenParams) (driver, dsn, where string, err error) {
 	path := p.DSN
