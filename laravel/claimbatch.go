@@ -200,7 +200,17 @@ func (q *batchQueue) JobReturnPrefetched(ctx context.Context) error {
 	if len(all) == 0 {
 		return nil
 	}
-	return q.Fenced.JobReturn(ctx, all)
+	err := q.Fenced.JobReturn(ctx, all)
+	if err != nil && ConnectionLost(err) {
+		// Kept for the caller to try again once the connection is back (the return is fenced: rows
+		// a try that lost its answer did give back are not touched twice).
+		q.mu.Lock()
+		for _, j := range all {
+			q.buf[j.Queue] = append(q.buf[j.Queue], j)
+		}
+		q.mu.Unlock()
+	}
+	return err
 }
 
 // deleteAndPrefetch deletes a group of finished jobs. When the last claim filled its batch and the

@@ -38,6 +38,8 @@ type SlotAware interface {
 // claims. JobReturnPrefetched gives back the rows never handed out, as JobReturn does; a worker calls
 // it when it stops, so that no claimed-but-not-started job waits for retry_after.
 type Prefetcher interface {
+	// JobReturnPrefetched gives back the rows claimed ahead; when the connection is lost it keeps
+	// them, to be given back by a later call.
 	JobReturnPrefetched(ctx context.Context) error
 }
 

@@ -135,9 +135,34 @@ func (w *Worker) returnPrefetched(ctx context.Context) {
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	if err := p.JobReturnPrefetched(rctx); err != nil {
-		w.log.Warn("give back claimed jobs not started", "error", err)
+	err := p.JobReturnPrefetched(rctx)
+	if err == nil {
+		return
 	}
+	if !laravel.ConnectionLost(err) {
+		w.log.Warn("give back claimed jobs not started", "error", err)
+		return
+	}
+	// The connection is lost (a server restarting, a network cut): the rows are given back once it
+	// is back, as long as their reservation holds (past it other workers take them anyway) and until
+	// StopNow, while the running jobs finish; otherwise the next worker would take them at their next
+	// attempt, and with --tries 1 fail them unrun.
+	w.log.Warn("database connection lost; the claimed jobs not started are given back once it is back", "error", err, "for_up_to", w.cfg.RetryAfter)
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		rctx, cancel := context.WithTimeout(w.completionCtx.parent, w.cfg.RetryAfter)
+		defer cancel()
+		pause := reconnectFirst
+		for laravel.ConnectionLost(err) && rctx.Err() == nil {
+			sleepCtx(rctx, pause)
+			pause = min(2*pause, reconnectMax)
+			err = p.JobReturnPrefetched(rctx)
+		}
+		if err != nil {
+			w.log.Warn("give back claimed jobs not started: not given back; they run again after retry_after", "error", err)
+		}
+	}()
 }
 
 // jobGoner is implemented by queues that can say whether a jobs row is gone (every strategy, through

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"database/sql/driver"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,4 +61,64 @@ func TestStopGivesBackUnstartedAtOnce(t *testing.T) {
 		<-done
 		f.wantRows(t, 3, 0)
 	})
+}
+
+// flakyReturns is a prefetching queue whose first give-backs fail as a lost connection does, before
+// reaching the database.
+type flakyReturns struct {
+	laravel.Queue
+	p     laravel.Prefetcher
+	mu    sync.Mutex
+	fails int
+}
+
+func (q *flakyReturns) JobReturnPrefetched(ctx context.Context) error {
+	q.mu.Lock()
+	fail := q.fails > 0
+	q.fails--
+	q.mu.Unlock()
+	if fail {
+		return fmt.Errorf("give back: %w", driver.ErrBadConn)
+	}
+	return q.p.JobReturnPrefetched(ctx)
+}
+
+// TestStopGivesBackUnstartedOnceConnected: rows claimed ahead whose give-back on a stop signal meets a
+// lost connection are given back once it answers again, not left to expire (and, with --tries 1, fail
+// unrun at the next worker's claim).
+func TestStopGivesBackUnstartedOnceConnected(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testenv.SQLite(t))
+	q, err := laravel.NewQueue(f.Conn, laravel.QueueParams{Strategy: "batch", Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Queue = &flakyReturns{Queue: q, p: q.(laravel.Prefetcher), fails: 3}
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		once.Do(func() { close(started) })
+		<-release
+		return nil
+	}))
+	for range 4 {
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+	}
+	w := f.worker(t, func(c *Config) { c.Concurrency, c.ShutdownGrace = 1, time.Minute })
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Run(ctx)
+	}()
+	<-started
+	cancel()
+	close(release)
+	<-done // Run waits for the give-back
+	f.wantRows(t, 3, 0)
+	for _, r := range f.Rows(t) {
+		if r.ReservedAt != nil || r.Attempts != 0 {
+			t.Fatalf("row %+v after the stop: want the 3 rows claimed ahead given back, their attempt undone", r)
+		}
+	}
 }
