@@ -13,6 +13,33 @@ import (
 	"github.com/artisan-go/artisan-go/laravel"
 )
 
+// stopWhileOneRuns pushes four jobs, runs a worker of one slot over f.Queue until the first job runs
+// (the others claimed ahead by a batch queue), and stops it with a signal. The job runs until release
+// is closed; done is closed when Run returns.
+func stopWhileOneRuns(t *testing.T, f *fixture) (release, done chan struct{}) {
+	t.Helper()
+	started := make(chan struct{})
+	release, done = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
+		once.Do(func() { close(started) })
+		<-release
+		return nil
+	}))
+	for range 4 {
+		f.push(t, "default", envelope(t, jobClass, "", nil))
+	}
+	w := f.worker(t, func(c *Config) { c.Concurrency, c.ShutdownGrace = 1, time.Minute })
+	ctx, cancel := context.WithCancel(bg)
+	go func() {
+		defer close(done)
+		_, _ = w.Run(ctx)
+	}()
+	<-started
+	cancel()
+	return release, done
+}
+
 // TestStopGivesBackUnstartedAtOnce: on a stop signal, rows claimed ahead (the batch strategy's
 // prefetch) are given back at once, while a running job still runs, not after it finishes.
 func TestStopGivesBackUnstartedAtOnce(t *testing.T) {
@@ -24,25 +51,7 @@ func TestStopGivesBackUnstartedAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Queue = q
-		started, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-			once.Do(func() { close(started) })
-			<-release
-			return nil
-		}))
-		for range 4 {
-			f.push(t, "default", envelope(t, jobClass, "", nil))
-		}
-		w := f.worker(t, func(c *Config) { c.Concurrency, c.ShutdownGrace = 1, time.Minute })
-		ctx, cancel := context.WithCancel(bg)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_, _ = w.Run(ctx)
-		}()
-		<-started
-		cancel()
+		release, done := stopWhileOneRuns(t, f)
 		deadline := time.Now().Add(10 * time.Second)
 		for unreserved := 0; unreserved != 3; {
 			unreserved = 0
@@ -94,25 +103,7 @@ func TestStopGivesBackUnstartedOnceConnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Queue = &flakyReturns{Queue: q, p: q.(laravel.Prefetcher), fails: 3}
-	started, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	f.reg.Register(jobClass, handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-		once.Do(func() { close(started) })
-		<-release
-		return nil
-	}))
-	for range 4 {
-		f.push(t, "default", envelope(t, jobClass, "", nil))
-	}
-	w := f.worker(t, func(c *Config) { c.Concurrency, c.ShutdownGrace = 1, time.Minute })
-	ctx, cancel := context.WithCancel(bg)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = w.Run(ctx)
-	}()
-	<-started
-	cancel()
+	release, done := stopWhileOneRuns(t, f)
 	close(release)
 	<-done // Run waits for the give-back
 	f.wantRows(t, 3, 0)
