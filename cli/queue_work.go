@@ -428,7 +428,11 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 	}
 	defer worker.TuneGC(cfg.Worker.MemoryMB)()
 	status, err := w.Run(ctx)
-	if rerr := laravel.Settle(context.WithoutCancel(ctx), q); rerr != nil {
+	// Bounded: across a network that drops packets a statement waits for TCP to give up (minutes);
+	// what it leaves reserved runs again after retry_after.
+	sctx, cancelSettle := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancelSettle()
+	if rerr := laravel.Settle(sctx, q); rerr != nil {
 		log.Warn("settle the queue: give back prefetched jobs, sweep marked ones", "error", rerr)
 	}
 	st := w.Stats()
@@ -443,6 +447,9 @@ func work(ctx context.Context, cfg *config.Config, conn *laravel.Conn, reg *hand
 		"reapplied", st.Reapplied, "unapplied", st.Unapplied)
 	return status, err
 }
+
+// settleTimeout bounds the give-back and sweep after the worker stops.
+const settleTimeout = 10 * time.Second
 
 // claimBatch is the batch size a batching strategy uses: worker.claim_batch, or by default the
 // worker's concurrency, so that a process reserves at most as many rows as it can run at once; and
