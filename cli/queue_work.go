@@ -28,15 +28,23 @@ import (
 	"github.com/artisan-go/artisan-go/worker"
 )
 
+// workDefaults are the worker settings of an application that sets none, for queue:work's --help.
+var workDefaults = config.Default().Worker
+
+// defaultIs is " [default: v]" (and more), as Symfony's help shows an option's default.
+func defaultIs(v any, more ...string) string {
+	return fmt.Sprintf(" [default: %v%s]", v, strings.Join(more, ""))
+}
+
 // workFlags maps each queue:work option to the configuration key it overrides.
 var workFlags = []struct {
 	name, key, usage string
 	boolean          bool
 }{
 	{"queue", "worker.queues", "queues to work, in priority order (comma-separated) [default: the connection's queue]", false},
-	{"sleep", "worker.sleep", "seconds to sleep when no job is available [default: 3]", false},
-	{"tries", "worker.tries", "attempts before a job fails, when the job does not say (0 is unlimited) [default: 1; 0 before Laravel 6]", false},
-	{"timeout", "worker.timeout", "seconds a job may run (0 is no limit) [default: 60]", false},
+	{"sleep", "worker.sleep", "seconds to sleep when no job is available" + defaultIs(workDefaults.Sleep.Seconds()), false},
+	{"tries", "worker.tries", "attempts before a job fails, when the job does not say (0 is unlimited)" + defaultIs(workDefaults.Tries, "; 0 before Laravel 6"), false},
+	{"timeout", "worker.timeout", "seconds a job may run (0 is no limit)" + defaultIs(workDefaults.Timeout.Seconds()), false},
 	{"backoff", "worker.backoff", "seconds to wait before retrying a job that threw (comma list, by attempt) [default: 0]", false},
 	{"max-jobs", "worker.max_jobs", "stop after this many jobs (0 is no limit) [default: 0]", false},
 	{"max-time", "worker.max_time", "stop after this many seconds (0 is no limit) [default: 0]", false},
@@ -44,10 +52,10 @@ var workFlags = []struct {
 	{"stop-when-empty-for", "worker.stop_when_empty_for", "stop once the queues have been empty this many seconds since the last job finished (0 never; Laravel 11.53+, 12.60+, 13.10+)", false},
 	{"once", "worker.once", "work one job and stop", true},
 	{"rest", "worker.rest", "seconds to rest after each job [default: 0]", false},
-	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check) [default: 128]", false},
-	{"name", "worker.name", "the worker's name [default: default]", false},
+	{"memory", "worker.memory_mb", "memory limit in megabytes (0 disables the check)" + defaultIs(workDefaults.MemoryMB), false},
+	{"name", "worker.name", "the worker's name" + defaultIs(workDefaults.Name), false},
 	{"force", "worker.force", "work even in maintenance mode", true},
-	{"concurrency", "worker.concurrency", "jobs run at once by this process (1 runs one job at a time, as PHP's worker) [default: " + strconv.Itoa(config.DefaultConcurrency) + "]", false},
+	{"concurrency", "worker.concurrency", "jobs run at once by this process (1 runs one job at a time, as PHP's worker)" + defaultIs(workDefaults.Concurrency), false},
 	{"retry-after", "worker.retry_after", "the connection's retry_after in seconds (keep it equal to config/queue.php's; a difference is warned of)", false},
 	{"claim-batch", "worker.claim_batch", "rows a batching claim strategy takes per round trip (0: the concurrency)", false},
 	{"claim-lanes", "worker.claim_lanes", "claim-and-delete cycles the batch strategy runs side by side (0: two for one process per jobs table, one for the others; 1: one)", false},
